@@ -1,0 +1,1 @@
+"""Record contracts, versioned Parquet schemas and the dataset manifest."""

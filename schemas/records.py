@@ -1,0 +1,81 @@
+"""The frozen records that every stage of the mining pipeline passes along."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AlignedPair:
+    """One aligned (pivot, candidate) pair as read from a shard.
+
+    The pivot is the source-language sentence that several candidates may
+    translate; the candidate is the target-language sentence.
+
+    Attributes:
+        pivot: Source-language sentence, as read (only line ends stripped).
+        candidate: Target-language sentence, as read.
+        pivot_lang: Language code of the pivot, e.g. ``en``.
+        lang: Language code of the candidate, e.g. ``pl``.
+        corpus: Name of the corpus the shard belongs to.
+        shard: URL of the shard the pair was read from.
+        line: 1-based record number in the shard (line for line formats,
+            translation unit or link number for XML formats).
+    """
+
+    pivot: str
+    candidate: str
+    pivot_lang: str
+    lang: str
+    corpus: str
+    shard: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """An aligned pair with its cross-lingual cosine similarity."""
+
+    pair: AlignedPair
+    score: float
+
+
+@dataclass(frozen=True)
+class ParaphrasePair:
+    """Two candidates that translate the same pivot: one output row.
+
+    ``score_a`` and ``score_b`` are the cosines of each sentence with the
+    pivot; ``group_size`` is the number of distinct candidates in the pivot's
+    group after capping.
+    """
+
+    sentence_a: str
+    sentence_b: str
+    lang: str
+    pivot: str
+    pivot_lang: str
+    score_a: float
+    score_b: float
+    group_size: int
+    corpus: str
+    pair_id: str
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A malformed input record, kept with the reason it was rejected.
+
+    Attributes:
+        record: The raw record, decoded with replacement characters where it
+            was not valid UTF-8, cut to a bounded length.
+        reason: Machine-readable reason, e.g. ``invalid_utf8``.
+        shard: URL of the shard.
+        line: 1-based record number in the shard (0 when not applicable).
+        stage: The stage that rejected it, e.g. ``ReadBitext``.
+    """
+
+    record: str
+    reason: str
+    shard: str
+    line: int
+    stage: str = "ReadBitext"
