@@ -1,0 +1,1 @@
+"""Encoders: model resolution, the RunInference handler, pooling, training."""

@@ -1,0 +1,1 @@
+"""Beam pipelines of paramine, their options, transforms and the CLI."""
