@@ -1,0 +1,319 @@
+"""Tests for pipelines.text: normalization, comparison keys and offline counting."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines import text
+from pipelines.text import (
+    canonical_lang,
+    comparison_key,
+    edit_similarity,
+    lang_aliases,
+    normalize,
+    punkt_languages,
+    sentence_count,
+    word_count,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _no_nltk_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that would download or look up NLTK data files."""
+    import nltk
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"NLTK data access attempted: {args!r}")
+
+    monkeypatch.setattr(nltk, "download", refuse)
+    monkeypatch.setattr(nltk.data, "find", refuse)
+    monkeypatch.setattr(nltk.data, "load", refuse)
+
+
+# normalize
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("ﬁne ﬂower", "fine flower"),  # NFKC ligatures
+        ("ＡＢＣ１２３", "ABC123"),  # NFKC full-width forms
+        ("a\u00a0b", "a b"),  # NBSP
+        ("a\u202fb\u3000c", "a b c"),  # narrow NBSP, ideographic space
+        ("a\tb\nc\r\nd", "a b c d"),  # tabs and newlines
+        ("a \t \n b", "a b"),  # a run collapses to one space
+        ("a\x00b\x85c\u2028d", "a b c d"),  # control chars, NEL, line separator
+        ("  padded  ", "padded"),
+        ("\ufeffBOM at start", "BOM at start"),
+        ("zero\u200bwidth", "zerowidth"),
+        (" \t\n ", ""),
+        ("", ""),
+        ("Zażółć gęślą jaźń.", "Zażółć gęślą jaźń."),  # already normal: unchanged
+    ],
+)
+def test_normalize(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+def test_normalize_composes_decomposed_letters() -> None:
+    decomposed = "z\u0307o\u0301łw"  # ż and ó as base + combining mark
+    assert normalize(decomposed) == "żółw"
+
+
+def test_normalize_is_idempotent() -> None:
+    once = normalize("  ﬁ\u00a0x\t\ty\u200b ")
+    assert normalize(once) == once
+
+
+# comparison_key and edit_similarity
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Tom is here.", "tom is here"),
+        ("Tom is here.", "  TOM   is here!!! "),
+        ("„Czy on przyjdzie?” – zapytała.", "czy on przyjdzie zapytała"),
+        ("Straße", "STRASSE"),  # casefold, not lower
+        ("ﬁne", "fine"),
+        ("Ahoj, jak se máš?", "ahoj jak se máš"),
+    ],
+)
+def test_comparison_key_equal(a: str, b: str) -> None:
+    assert comparison_key(a) == comparison_key(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("25 is a number", "26 is a number"),
+        ("It costs $5.", "It costs €5."),  # symbols are kept
+        ("5 + 3", "5 = 3"),
+        ("Mam kota.", "Mam psa."),
+        ("żółw", "zolw"),  # diacritics are letters, not punctuation
+    ],
+)
+def test_comparison_key_different(a: str, b: str) -> None:
+    assert comparison_key(a) != comparison_key(b)
+
+
+def test_comparison_key_strips_punctuation_and_spaces() -> None:
+    assert comparison_key(" Tom, is here... ") == "tomishere"
+    assert comparison_key("?!… — «»") == ""
+
+
+def test_edit_similarity_bounds() -> None:
+    assert edit_similarity("Tom is here.", "tom is here") == 1.0
+    assert edit_similarity("", "") == 1.0
+    assert edit_similarity("abc", "xyz") == 0.0
+    assert edit_similarity("abc", "") == 0.0
+    near = edit_similarity("I have a cat.", "I have a car.")
+    assert 0.8 < near < 1.0
+    far = edit_similarity("I have a cat.", "She left yesterday.")
+    assert 0.0 <= far < near
+
+
+def test_edit_similarity_is_symmetric() -> None:
+    a, b = "Mieszkam w Krakowie.", "Mieszkał w Krakowie od lat."
+    assert edit_similarity(a, b) == edit_similarity(b, a)
+
+
+# word_count
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang", "expected"),
+    [
+        ("Hello, world!", "en", 2),
+        # Treebank rules split "Don't" into "Do" + "n't": both hold letters.
+        ("Don't panic.", "eng", 3),
+        ("Tom has 25 apples.", "en", 4),
+        ("Nie wiem, czy on przyjdzie... – powiedziała.", "pl", 6),
+        ("„Gdzie jest ul. Długa?” – zapytał turysta.", "pol", 6),
+        ("Ahoj, jak se máš? Mám se dobře!", "cs", 7),
+        ("Viděl jsem to (např. včera) na vlastní oči.", "ces", 8),
+        ("... !!! ?", "en", 0),
+        ("", "pl", 0),
+    ],
+)
+def test_word_count(sentence: str, lang: str, expected: int) -> None:
+    assert word_count(sentence, lang) == expected
+
+
+def test_word_count_treats_curly_and_straight_apostrophes_alike() -> None:
+    assert word_count("I don’t know.", "en") == word_count("I don't know.", "en") == 4
+
+
+# sentence_count
+
+
+def _naive_split_count(passage: str) -> int:
+    return len(re.split(r"(?<=[.!?]) ", passage))
+
+
+@pytest.mark.parametrize(
+    ("passage", "lang"),
+    [
+        # "ul.", "tzw.", "m.in." are in the Polish model's abbreviation list.
+        ("Mieszka przy ul. Marszałkowskiej. Ma kota.", "pl"),
+        ("To jest tzw. efekt motyla. Znasz go?", "pl"),
+        ("Pracował m.in. w Krakowie. Potem wyjechał.", "pol"),
+        # "tzv.", "např.", "mudr." are in the Czech model's abbreviation list.
+        ("Je to tzv. zlatý řez. Znáš ho?", "cs"),
+        ("Viz např. kapitola dvě. Je zajímavá.", "ces"),
+        ("Navštívil MUDr. Nováka. Byl nemocný.", "cze"),
+    ],
+)
+def test_sentence_count_respects_abbreviations(passage: str, lang: str) -> None:
+    assert _naive_split_count(passage) == 3
+    assert sentence_count(passage, lang) == 2
+
+
+def test_sentence_count_polish_passage() -> None:
+    passage = (
+        "Urodził się w 1990 r. w Warszawie. Studiował m.in. fizykę i matematykę. "
+        "Czy wiesz, gdzie teraz mieszka? Chyba przy ul. Marszałkowskiej! "
+        "Nie jestem pewien."
+    )
+    assert sentence_count(passage, "pl") == 5
+
+
+def test_sentence_count_czech_passage() -> None:
+    passage = (
+        "Přednášel prof. Novák. Mluvil o tzv. zlatém řezu a o dalších tématech. "
+        "Bylo to zajímavé? Ano, velmi! Příště přijde Ing. Dvořák."
+    )
+    assert sentence_count(passage, "cs") == 5
+
+
+def test_sentence_count_real_tatoeba_polish(shared_corpora: Path) -> None:
+    path = shared_corpora / "tatoeba_test_v2021-08-07/eng-pol/tatoeba-test-v2021-08-07.pol"
+    lines = path.read_text(encoding="utf-8").splitlines()[:500]
+    # A line with no terminal mark before its end is a single sentence.
+    single = [ln for ln in lines if not re.search(r"[.!?…]\s", ln.strip())]
+    assert len(single) > 400
+    assert all(sentence_count(ln, "pl") == 1 for ln in single)
+    # Three single sentences in a row are three sentences.
+    joined = " ".join(ln for ln in single[:60] if re.search(r"[.!?]$", ln))
+    expected = sum(1 for ln in single[:60] if re.search(r"[.!?]$", ln))
+    assert sentence_count(joined, "pl") == expected
+
+
+def test_sentence_count_empty() -> None:
+    assert sentence_count("", "pl") == 0
+    assert sentence_count(" \n\t", "cs") == 0
+    assert sentence_count("Bez kropki na końcu", "pl") == 1
+
+
+def test_sentence_count_fallback_warns_once_per_language(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The warning is cached per process; start from a clean cache so the
+    # test sees the first call for this language.
+    text._punkt_model_name.cache_clear()
+    text._sentence_tokenizer.cache_clear()
+    passage = "Dr. Smith is here. He came yesterday."  # English rules for "Dr."
+    with caplog.at_level(logging.WARNING, logger="pipelines.text"):
+        counts = [sentence_count(passage, code) for code in ("hu", "hun", "HU", "hu")]
+    assert counts == [2, 2, 2, 2]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "'hu'" in warnings[0].getMessage()
+
+
+def test_sentence_count_no_warning_for_modelled_language(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text._punkt_model_name.cache_clear()
+    text._sentence_tokenizer.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="pipelines.text"):
+        assert sentence_count("Ma kota. Ma psa.", "polish") == 2
+    assert not caplog.records
+
+
+def test_punkt_languages() -> None:
+    langs = punkt_languages()
+    assert langs == sorted(langs)
+    assert {"cs", "de", "en", "pl", "ru"} <= set(langs)
+    assert "sk" not in langs
+    assert all(len(code) == 2 for code in langs)
+
+
+@pytest.mark.parametrize("lang", punkt_languages())
+def test_every_punkt_model_loads(lang: str) -> None:
+    assert sentence_count("One. Two.", lang) == 2
+
+
+# canonical_lang and lang_aliases
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("eng", "en"),
+        ("en", "en"),
+        ("pol", "pl"),
+        ("ces", "cs"),
+        ("cze", "cs"),
+        ("slk", "sk"),
+        ("deu", "de"),
+        ("ger", "de"),
+        ("fra", "fr"),
+        ("fre", "fr"),
+        ("rus", "ru"),
+        ("ukr", "uk"),
+        ("swe", "sv"),
+        ("spa", "es"),
+        ("ell", "el"),
+        ("gre", "el"),
+        ("nor", "no"),
+        ("nob", "nb"),
+        ("zho", "zh"),
+        ("cmn", "zh"),
+        ("POL", "pl"),
+        (" Polish ", "pl"),
+        ("czech", "cs"),
+        ("pt_BR", "pt-br"),
+        ("por-BR", "pt-br"),
+        ("XYZ", "xyz"),
+        ("tlh", "tlh"),
+    ],
+)
+def test_canonical_lang(code: str, expected: str) -> None:
+    assert canonical_lang(code) == expected
+
+
+def test_lang_aliases() -> None:
+    assert lang_aliases("pl") == {"pl", "pol"}
+    assert lang_aliases("pol") == {"pl", "pol"}
+    assert lang_aliases("cs") == {"cs", "ces", "cze"}
+    assert lang_aliases("German") == {"de", "deu", "ger"}
+    assert lang_aliases("xx") == {"xx"}
+
+
+def test_lang_aliases_returns_a_fresh_set() -> None:
+    aliases = lang_aliases("pl")
+    aliases.add("mutated")
+    assert lang_aliases("pl") == {"pl", "pol"}
+
+
+# import cost
+
+
+def test_import_does_not_load_nltk_or_models() -> None:
+    code = (
+        "import sys, pipelines.text; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'nltk', 'punkt'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
