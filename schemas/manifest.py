@@ -11,6 +11,7 @@ where the unit changes (candidates become pairs in MakePairs).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -69,7 +70,7 @@ def accounting_errors(counts: Mapping[str, Mapping[str, Any]]) -> list[str]:
                 f"{stage}: in={c['in']} but kept={c['kept']} + dropped={dropped} "
                 f"({c['dropped']}) = {c['kept'] + dropped}"
             )
-    for before, after in zip(ALIGNED_STAGES, ALIGNED_STAGES[1:]):
+    for before, after in itertools.pairwise(ALIGNED_STAGES):
         if before in counts and after in counts and counts[before]["kept"] != counts[after]["in"]:
             errors.append(
                 f"{before} kept {counts[before]['kept']} but {after} took in {counts[after]['in']}"

@@ -38,7 +38,9 @@ def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
         table = pq.read_table(path, filesystem=fs)
         version = schema_version(table.schema)
         if version != PAIRS_SCHEMA_VERSION:
-            raise ValueError(f"{url}: schema version {version!r}, expected {PAIRS_SCHEMA_VERSION!r}")
+            raise ValueError(
+                f"{url}: schema version {version!r}, expected {PAIRS_SCHEMA_VERSION!r}"
+            )
         tables.append(table.cast(PAIRS_SCHEMA))
     if not tables:
         return PAIRS_SCHEMA.empty_table(), manifest

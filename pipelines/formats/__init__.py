@@ -1,0 +1,32 @@
+"""Readers of bitext formats: each turns one shard into AlignedPair records.
+
+A reader never drops a record silently: whatever it cannot turn into an
+``AlignedPair`` it yields as a ``Rejected`` with a reason and a locator.
+"""
+
+from __future__ import annotations
+
+from pipelines.formats.base import (
+    FORMATS,
+    BitextFormat,
+    ReaderOptions,
+    ReadResult,
+    Shard,
+    read_shard,
+    register_format,
+)
+from pipelines.formats.resolve import resolve_inputs
+
+# Importing a format module registers it.
+from pipelines.formats import moses, tsv  # noqa: F401  isort: skip
+
+__all__ = [
+    "FORMATS",
+    "BitextFormat",
+    "ReadResult",
+    "ReaderOptions",
+    "Shard",
+    "read_shard",
+    "register_format",
+    "resolve_inputs",
+]

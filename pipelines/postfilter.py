@@ -1,0 +1,99 @@
+"""PostFilter: drop trivial pairs and pairs that several groups produced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import apache_beam as beam
+
+from pipelines.accounting import DROPPED, Dropper, StageResult
+from pipelines.text import comparison_key, edit_similarity
+from schemas.records import ParaphrasePair
+
+
+def postfilter_reason(pair: ParaphrasePair, near_equal: float) -> str:
+    """Return why a pair is trivial, or ``""`` to keep it."""
+    if comparison_key(pair.sentence_a) == comparison_key(pair.sentence_b):
+        return "equal_after_normalization"
+    if edit_similarity(pair.sentence_a, pair.sentence_b) >= near_equal:
+        return "near_equal"
+    return ""
+
+
+class _TrivialFn(beam.DoFn):
+    def __init__(self, near_equal: float) -> None:
+        self.near_equal = near_equal
+        self.drop = Dropper("postfilter")
+
+    def process(self, pair: ParaphrasePair) -> Iterator:
+        reason = postfilter_reason(pair, self.near_equal)
+        if reason:
+            yield self.drop(reason)
+        else:
+            yield pair
+
+
+def _preferred(a: ParaphrasePair, b: ParaphrasePair) -> ParaphrasePair:
+    # Any fixed order will do; this one keeps the pair of the smallest pivot.
+    return min(a, b, key=lambda p: (p.pivot, p.sentence_a, p.sentence_b))
+
+
+class _OnePerPair(beam.CombineFn):
+    """Keeps one row per unordered pair of sentences, and counts the others."""
+
+    def create_accumulator(self) -> tuple[ParaphrasePair | None, int]:
+        return None, 0
+
+    def add_input(self, acc: tuple, pair: ParaphrasePair) -> tuple:
+        best, n = acc
+        return (pair if best is None else _preferred(best, pair)), n + 1
+
+    def merge_accumulators(self, accs: Iterable[tuple]) -> tuple:
+        best, total = None, 0
+        for other, n in accs:
+            total += n
+            if other is not None:
+                best = other if best is None else _preferred(best, other)
+        return best, total
+
+    def extract_output(self, acc: tuple) -> tuple:
+        return acc
+
+
+class _EmitOne(beam.DoFn):
+    def __init__(self) -> None:
+        self.drop = Dropper("postfilter")
+
+    def process(self, keyed: tuple) -> Iterator:
+        _, (best, n) = keyed
+        yield best
+        if n > 1:
+            yield self.drop("duplicate_across_groups", n - 1)
+
+
+class PostFilter(beam.PTransform):
+    """Drops pairs equal or near-equal after normalization, then cross-group duplicates.
+
+    Args:
+        near_equal: Pairs whose normalized edit similarity is at least this
+            are dropped as ``near_equal`` (a changed comma is no paraphrase).
+    """
+
+    def __init__(self, near_equal: float = 0.95) -> None:
+        super().__init__()
+        if not 0 < near_equal <= 1:
+            raise ValueError(f"near_equal must be in (0, 1], got {near_equal}")
+        self.near_equal = near_equal
+
+    def expand(self, pairs: beam.PCollection) -> StageResult:
+        checked = pairs | "DropTrivial" >> beam.ParDo(_TrivialFn(self.near_equal)).with_outputs(
+            DROPPED, main="kept"
+        )
+        deduped = (
+            checked["kept"]
+            | "KeyByPair" >> beam.Map(lambda p: (p.pair_id, p))
+            | "OnePerPair" >> beam.CombinePerKey(_OnePerPair())
+            | "EmitOne" >> beam.ParDo(_EmitOne()).with_outputs(DROPPED, main="kept")
+        )
+        dropped = (checked[DROPPED], deduped[DROPPED]) | "AllDropped" >> beam.Flatten()
+        return StageResult(deduped["kept"], dropped)

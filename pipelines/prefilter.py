@@ -1,0 +1,138 @@
+"""Prefilter: normalize pairs and drop those not worth encoding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import apache_beam as beam
+
+from pipelines.accounting import DROPPED, Dropper, StageResult
+from pipelines.text import comparison_key, normalize, sentence_count, word_count
+from schemas.records import AlignedPair
+
+
+@dataclass(frozen=True)
+class PrefilterOptions:
+    """Limits of the prefilter; lengths count words by NLTK's tokenizer.
+
+    Attributes:
+        min_words: Fewest words on either side.
+        max_words: Most words on either side.
+        max_length_ratio: Largest (longer + 1) / (shorter + 1) word-count
+            ratio; the +1 keeps one-word sentences from tripping it.
+        sentence_count_filter: Drop pairs whose sides punkt splits into
+            different numbers of sentences (misalignments often do).
+    """
+
+    min_words: int = 1
+    max_words: int = 80
+    max_length_ratio: float = 2.5
+    sentence_count_filter: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_words <= self.max_words:
+            raise ValueError(
+                f"need 0 <= min_words <= max_words, got {self.min_words} and {self.max_words}"
+            )
+        if self.max_length_ratio < 1:
+            raise ValueError(f"max_length_ratio must be >= 1, got {self.max_length_ratio}")
+
+
+def prefilter_reason(pair: AlignedPair, options: PrefilterOptions) -> str:
+    """Return why a normalized pair is dropped, or ``""`` to keep it."""
+    if not pair.pivot or not pair.candidate:
+        return "empty"
+    if comparison_key(pair.pivot) == comparison_key(pair.candidate):
+        return "untranslated"
+    pivot_words = word_count(pair.pivot, pair.pivot_lang)
+    candidate_words = word_count(pair.candidate, pair.lang)
+    shorter, longer = sorted((pivot_words, candidate_words))
+    if shorter < options.min_words:
+        return "too_short"
+    if longer > options.max_words:
+        return "too_long"
+    if (longer + 1) / (shorter + 1) > options.max_length_ratio:
+        return "length_ratio"
+    if options.sentence_count_filter and sentence_count(
+        pair.pivot, pair.pivot_lang
+    ) != sentence_count(pair.candidate, pair.lang):
+        return "sentence_count_mismatch"
+    return ""
+
+
+class _FilterFn(beam.DoFn):
+    def __init__(self, options: PrefilterOptions) -> None:
+        self.options = options
+        self.drop = Dropper("prefilter")
+
+    def process(self, pair: AlignedPair) -> Iterator:
+        pair = replace(pair, pivot=normalize(pair.pivot), candidate=normalize(pair.candidate))
+        reason = prefilter_reason(pair, self.options)
+        if reason:
+            yield self.drop(reason)
+        else:
+            yield pair
+
+
+class _FirstOfDuplicates(beam.CombineFn):
+    """Keeps the first occurrence of a pair (by shard and line) and counts the rest.
+
+    A combiner rather than a GroupByKey: duplicates collapse on each worker
+    before the shuffle, and a pair repeated 100,000 times ("Yes." / "Tak.")
+    never sits in memory as a list.
+    """
+
+    def create_accumulator(self) -> tuple[AlignedPair | None, int]:
+        return None, 0
+
+    def add_input(self, acc: tuple, pair: AlignedPair) -> tuple:
+        first, n = acc
+        if first is None or (pair.shard, pair.line) < (first.shard, first.line):
+            first = pair
+        return first, n + 1
+
+    def merge_accumulators(self, accs: Iterator[tuple]) -> tuple:
+        first, total = None, 0
+        for other, n in accs:
+            total += n
+            if other is not None and (
+                first is None or (other.shard, other.line) < (first.shard, first.line)
+            ):
+                first = other
+        return first, total
+
+    def extract_output(self, acc: tuple) -> tuple:
+        return acc
+
+
+class _EmitFirst(beam.DoFn):
+    def __init__(self) -> None:
+        self.drop = Dropper("prefilter")
+
+    def process(self, keyed: tuple) -> Iterator:
+        _, (first, n) = keyed
+        yield first
+        if n > 1:
+            yield self.drop("duplicate_pair", n - 1)
+
+
+class Prefilter(beam.PTransform):
+    """Normalizes text, drops bad pairs by reason, then exact duplicate pairs."""
+
+    def __init__(self, options: PrefilterOptions | None = None) -> None:
+        super().__init__()
+        self.options = options or PrefilterOptions()
+
+    def expand(self, pairs: beam.PCollection) -> StageResult:
+        filtered = pairs | "NormalizeAndFilter" >> beam.ParDo(_FilterFn(self.options)).with_outputs(
+            DROPPED, main="kept"
+        )
+        deduped = (
+            filtered["kept"]
+            | "KeyByText" >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang), p))
+            | "FirstOfDuplicates" >> beam.CombinePerKey(_FirstOfDuplicates())
+            | "EmitFirst" >> beam.ParDo(_EmitFirst()).with_outputs(DROPPED, main="kept")
+        )
+        dropped = (filtered[DROPPED], deduped[DROPPED]) | "AllDropped" >> beam.Flatten()
+        return StageResult(deduped["kept"], dropped)
