@@ -1,0 +1,185 @@
+"""LSTM pooling: a sentence vector from an LSTM run over a Transformer's tokens.
+
+Dadas (2022) replaced mean pooling with a one-layer LSTM over the last
+layer's token embeddings and took, as the sentence vector, the LSTM's hidden
+state at the last real (unpadded) token. The module follows
+sentence-transformers' conventions, so a model is
+``Transformer -> LSTMPooling (-> Normalize)``.
+
+Loading a saved model: sentence-transformers 6 imports module classes outside
+its own namespace only with ``trust_remote_code=True``, even from a local
+folder. :func:`load_encoder` hands this class to the loader directly, so a
+paramine model loads with no flag and no code is imported from the folder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from sentence_transformers.sentence_transformer.modules import Module
+from torch import nn
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+#: The ``type`` that ``modules.json`` records for this module.
+CLASS_REF = "encoders.lstm_pooling.LSTMPooling"
+
+
+def right_align(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Move each row's real tokens to the front, keeping their order.
+
+    ``pack_padded_sequence`` assumes right padding; tokenizers that pad on the
+    left (many decoder models) would otherwise feed the LSTM pad vectors first.
+
+    Args:
+        token_embeddings: ``(batch, seq, hidden)``.
+        attention_mask: ``(batch, seq)``, 1 for real tokens.
+
+    Returns:
+        A new ``(batch, seq, hidden)`` tensor with real tokens first.
+    """
+    # A stable sort on "is padding" puts real tokens first in their order.
+    is_pad = (attention_mask == 0).to(torch.int8)  # (batch, seq)
+    order = torch.argsort(is_pad, dim=1, stable=True)  # (batch, seq)
+    index = order.unsqueeze(-1).expand_as(token_embeddings)  # (batch, seq, hidden)
+    return torch.gather(token_embeddings, 1, index)
+
+
+class LSTMPooling(Module):
+    """Pool token embeddings with an LSTM: the state at the last real token.
+
+    Unidirectional: the sentence vector is the forward LSTM's hidden state
+    after the last real token. Bidirectional: that state concatenated with the
+    backward LSTM's state at the first token (after it has read the whole
+    sentence right to left), so the vector is ``2 * hidden_size`` wide.
+
+    Args:
+        embedding_dimension: Width of the token embeddings (the Transformer's
+            hidden size).
+        hidden_size: LSTM hidden size; the paper used 1024, 2048 and 4096.
+        bidirectional: Run a backward LSTM too and concatenate.
+    """
+
+    config_keys: list[str] = ["embedding_dimension", "hidden_size", "bidirectional"]  # noqa: RUF012
+
+    def __init__(
+        self, embedding_dimension: int, hidden_size: int = 1024, bidirectional: bool = False
+    ) -> None:
+        super().__init__()
+        if embedding_dimension < 1 or hidden_size < 1:
+            raise ValueError(
+                f"LSTMPooling: embedding_dimension ({embedding_dimension}) and hidden_size "
+                f"({hidden_size}) must be positive integers"
+            )
+        self.embedding_dimension = int(embedding_dimension)
+        self.hidden_size = int(hidden_size)
+        self.bidirectional = bool(bidirectional)
+        self.lstm = nn.LSTM(
+            input_size=self.embedding_dimension,
+            hidden_size=self.hidden_size,
+            num_layers=1,
+            batch_first=True,
+            bidirectional=self.bidirectional,
+        )
+
+    def forward(self, features: dict[str, torch.Tensor | Any], **kwargs: Any) -> dict[str, Any]:
+        """Add ``sentence_embedding`` to a copy of ``features``.
+
+        Reads ``token_embeddings`` ``(batch, seq, emb)`` and ``attention_mask``
+        ``(batch, seq)``; neither is modified.
+        """
+        token_embeddings = features["token_embeddings"]  # (batch, seq, emb)
+        attention_mask = features["attention_mask"]  # (batch, seq)
+        # Under a bf16/fp16 Transformer without autocast, the LSTM's fp32
+        # weights would refuse half-precision inputs.
+        weight = next(self.lstm.parameters())
+        inputs = right_align(token_embeddings, attention_mask).to(weight.dtype)
+        # An empty text still has [CLS]/[SEP]; the clamp only guards odd masks.
+        lengths = attention_mask.sum(dim=1).clamp(min=1).to("cpu", torch.int64)  # (batch,)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            inputs, lengths, batch_first=True, enforce_sorted=False
+        )
+        # With packed input, h_n holds each sequence's state at its own last
+        # real token, already put back in batch order: padding never reaches it.
+        _, (h_n, _) = self.lstm(packed)  # h_n: (directions, batch, hidden)
+        # Bidirectional: h_n[0] is forward after the last token, h_n[1] backward
+        # after the first: (batch, 2 * hidden); else (batch, hidden).
+        embedding = torch.cat([h_n[0], h_n[1]], dim=-1) if self.bidirectional else h_n[0]
+        output = dict(features)
+        output["sentence_embedding"] = embedding
+        return output
+
+    def get_embedding_dimension(self) -> int:
+        """Return the width of the sentence vector."""
+        return self.hidden_size * (2 if self.bidirectional else 1)
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """Return the width of the sentence vector (the name before v6)."""
+        return self.get_embedding_dimension()
+
+    def save(
+        self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any
+    ) -> None:
+        """Write the config and the weights (safetensors) into ``output_path``."""
+        self.save_config(output_path)
+        # safetensors refuses the LSTM's flattened cuDNN weights on GPU, so the
+        # weights are written from the CPU (sentence-transformers' LSTM does so too).
+        device = next(self.lstm.parameters()).device
+        self.cpu()
+        try:
+            self.save_torch_weights(output_path, safe_serialization=safe_serialization)
+        finally:
+            self.to(device)
+
+    @classmethod
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        init_defaults: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LSTMPooling:
+        """Build the module from its saved config and load its weights."""
+        hub_kwargs: dict[str, Any] = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
+        config = cls.load_config(model_name_or_path, **hub_kwargs)
+        for key, value in (init_defaults or {}).items():
+            config.setdefault(key, value)  # the saved config wins
+        module = cls(**{key: value for key, value in config.items() if key in cls.config_keys})
+        cls.load_torch_weights(model_name_or_path, model=module, **hub_kwargs)
+        return module
+
+
+def load_encoder(path: str, device: str | None = None, **kwargs: Any) -> SentenceTransformer:
+    """Load a sentence-transformers folder that may contain an LSTMPooling.
+
+    sentence-transformers 6 refuses ``encoders.lstm_pooling.LSTMPooling`` from
+    ``modules.json`` without ``trust_remote_code=True``. The class is already
+    imported here, so it is handed to the loader instead of being imported
+    from the folder: the same route the library's trainer takes to reload its
+    own checkpoints. Every other module resolves as usual, flag included.
+
+    Args:
+        path: A local folder or hub id.
+        device: ``cpu``, ``cuda``...; None lets sentence-transformers choose.
+        **kwargs: Passed on to ``SentenceTransformer``.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    loader = getattr(SentenceTransformer, "_load_with_module_classes", None)
+    if loader is None:
+        # sentence-transformers < 6 imported a local folder's classes without the flag.
+        return SentenceTransformer(path, device=device, **kwargs)
+    model: SentenceTransformer = loader(path, {CLASS_REF: LSTMPooling}, device=device, **kwargs)
+    return model

@@ -1,0 +1,115 @@
+"""Tests of the LSTMPooling sentence-transformers module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+
+from encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
+
+SHORT = "ala ma kota"
+LONG = "the quick brown fox jumps over the lazy dog " * 6
+
+
+def lstm_model(tiny_model_dir: Path, hidden: int = 24, bidirectional: bool = False):
+    torch.manual_seed(0)
+    base = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    pooling = LSTMPooling(base[0].get_embedding_dimension(), hidden, bidirectional)
+    return SentenceTransformer(modules=[base[0], pooling], device="cpu")
+
+
+def test_forward_shapes_and_no_mutation() -> None:
+    torch.manual_seed(0)
+    module = LSTMPooling(embedding_dimension=8, hidden_size=5)
+    tokens = torch.randn(3, 7, 8)  # (batch, seq, emb)
+    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3, [1] * 2 + [0] * 5])
+    features = {"token_embeddings": tokens, "attention_mask": mask}
+    before = tokens.clone()
+    output = module(features)
+    assert output["sentence_embedding"].shape == (3, 5)
+    assert "sentence_embedding" not in features  # the caller's dict is untouched
+    assert torch.equal(tokens, before)
+    assert module.get_embedding_dimension() == 5
+    assert module.get_sentence_embedding_dimension() == 5
+
+
+def test_vector_is_the_state_at_the_last_real_token() -> None:
+    torch.manual_seed(0)
+    module = LSTMPooling(embedding_dimension=4, hidden_size=3)
+    tokens = torch.randn(1, 6, 4)
+    mask = torch.tensor([[1, 1, 1, 0, 0, 0]])
+    _, (h_n, _) = module.lstm(tokens[:, :3])  # the real tokens only, no packing
+    got = module({"token_embeddings": tokens, "attention_mask": mask})["sentence_embedding"]
+    torch.testing.assert_close(got, h_n[0], atol=1e-6, rtol=0)
+
+
+def test_bidirectional_concatenates_forward_last_and_backward_first() -> None:
+    torch.manual_seed(0)
+    module = LSTMPooling(embedding_dimension=4, hidden_size=3, bidirectional=True)
+    tokens = torch.randn(2, 5, 4)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
+    got = module({"token_embeddings": tokens, "attention_mask": mask})["sentence_embedding"]
+    assert got.shape == (2, 6)
+    assert module.get_embedding_dimension() == 6
+    output, _ = module.lstm(tokens[1:, :2])  # (1, 2, 2 * hidden)
+    expected = torch.cat([output[0, -1, :3], output[0, 0, 3:]])
+    torch.testing.assert_close(got[1], expected, atol=1e-6, rtol=0)
+
+
+def test_left_padding_gives_the_same_vector() -> None:
+    torch.manual_seed(0)
+    module = LSTMPooling(embedding_dimension=4, hidden_size=3)
+    real = torch.randn(1, 3, 4)
+    right = torch.cat([real, torch.randn(1, 2, 4)], dim=1)
+    left = torch.cat([torch.randn(1, 2, 4), real], dim=1)
+    a = module({"token_embeddings": right, "attention_mask": torch.tensor([[1, 1, 1, 0, 0]])})
+    b = module({"token_embeddings": left, "attention_mask": torch.tensor([[0, 0, 1, 1, 1]])})
+    torch.testing.assert_close(a["sentence_embedding"], b["sentence_embedding"])
+    moved = right_align(left, torch.tensor([[0, 0, 1, 1, 1]]))
+    torch.testing.assert_close(moved[:, :3], real)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_padding_never_changes_a_sentence_vector(tiny_model_dir: Path, bidirectional: bool) -> None:
+    model = lstm_model(tiny_model_dir, bidirectional=bidirectional)
+    alone = model.encode([SHORT], convert_to_tensor=True)
+    batched = model.encode([SHORT, LONG], convert_to_tensor=True)
+    assert batched.shape == (2, 48 if bidirectional else 24)
+    assert (alone[0] - batched[0]).abs().max().item() < 1e-5
+
+
+def test_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
+    model = lstm_model(tiny_model_dir, hidden=16, bidirectional=True)
+    model.save(str(tmp_path / "m"))
+    saved = (tmp_path / "m" / "modules.json").read_text()
+    assert CLASS_REF in saved
+    assert (tmp_path / "m" / "1_LSTMPooling" / "model.safetensors").is_file()
+    loaded = load_encoder(str(tmp_path / "m"), device="cpu")
+    assert isinstance(loaded[1], LSTMPooling)
+    assert loaded[1].get_config_dict() == {
+        "embedding_dimension": 32,
+        "hidden_size": 16,
+        "bidirectional": True,
+    }
+    texts = [SHORT, LONG]
+    torch.testing.assert_close(
+        loaded.encode(texts, convert_to_tensor=True),
+        model.encode(texts, convert_to_tensor=True),
+        atol=0,
+        rtol=0,
+    )
+    # Plain sentence-transformers loads it only when told to trust the class.
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        SentenceTransformer(str(tmp_path / "m"), device="cpu")
+    trusted = SentenceTransformer(str(tmp_path / "m"), device="cpu", trust_remote_code=True)
+    torch.testing.assert_close(
+        trusted.encode(texts, convert_to_tensor=True), model.encode(texts, convert_to_tensor=True)
+    )
+
+
+def test_bad_sizes_are_refused() -> None:
+    with pytest.raises(ValueError, match="hidden_size"):
+        LSTMPooling(embedding_dimension=8, hidden_size=0)
