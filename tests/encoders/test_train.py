@@ -1,0 +1,213 @@
+"""Tests of ``paramine train``: data preparation, a few steps, resume."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from encoders.train import (
+    eval_mask,
+    filter_pairs,
+    hash_fraction,
+    load_split,
+    main,
+    pivot_key,
+)
+from schemas.dataset import PAIRS_SCHEMA
+from schemas.manifest import Manifest, write_manifest
+
+# Words the tiny model's tokenizer was trained on.
+WORDS = [
+    *("the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog"),
+    *("ala", "ma", "kota", "to", "jest", "zdanie", "po", "polsku"),
+    *("this", "is", "a", "sentence", "in", "english", "dobry", "wieczór"),
+    *("jak", "się", "masz", "how", "are", "you", "today", "my", "friend"),
+]
+
+
+def make_rows(groups: int = 48, seed: int = 0) -> list[dict]:
+    """Paraphrase-like rows: in each group, b is a with words swapped and one changed."""
+    rng = random.Random(seed)
+    rows = []
+    for g in range(groups):
+        words = rng.sample(WORDS, 5)
+        a = " ".join(words)
+        b_words = words[:]
+        b_words[0], b_words[1] = b_words[1], b_words[0]
+        b = " ".join(b_words)
+        rows.append(
+            {
+                "pair_id": f"p{g:04d}",
+                "sentence_a": a,
+                "sentence_b": b,
+                "lang": "pl",
+                "pivot": f"Pivot sentence number {g}.",
+                "pivot_lang": "en",
+                "score_a": 0.80 + (g % 10) / 100,
+                "score_b": 0.85,
+                "group_size": 2,
+                "corpus": "synthetic",
+            }
+        )
+    return rows
+
+
+def write_dataset(folder: Path, rows: list[dict], with_manifest: bool = True) -> str:
+    """Write rows as a PAIRS_SCHEMA Parquet dataset with (optionally) its manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows, schema=PAIRS_SCHEMA)
+    pq.write_table(table, folder / "pairs-00000.parquet")
+    if with_manifest:
+        manifest = Manifest(
+            created_at="2026-01-01T00:00:00Z",
+            code_version="test",
+            options={},
+            model={"model_id": "tiny"},
+            threshold={"value": 0.8},
+            inputs=[],
+            counts={},
+            files={"pairs": ["pairs-00000.parquet"]},
+            rows={"pairs": len(rows)},
+        )
+        write_manifest(str(folder), manifest)
+    return str(folder)
+
+
+def test_pivot_key_and_hash_are_stable() -> None:
+    assert pivot_key("  Yes.\u00a0 THANKS ") == pivot_key("yes thanks")
+    assert hash_fraction("yes.") == hash_fraction("yes.")
+    assert 0.0 <= hash_fraction("yes.") < 1.0
+
+
+def test_eval_split_keeps_each_pivot_on_one_side(tmp_path: Path) -> None:
+    rows = make_rows(200)
+    # Same pivot in two spellings, with several pairs: it must not straddle the split.
+    for i in range(0, 40):
+        rows[i]["pivot"] = "Yes." if i % 2 else "  yes. "
+    url = write_dataset(tmp_path / "ds", rows)
+    held_out = load_split(url, 0.3, "eval")
+    kept = load_split(url, 0.3, "train")
+    assert len(held_out) + len(kept) == len(rows)
+    assert not set(held_out["pivot"].map(pivot_key)) & set(kept["pivot"].map(pivot_key))
+    assert 0.15 < len(held_out) / len(rows) < 0.45
+    # Deterministic: the same call gives the same rows.
+    assert load_split(url, 0.3, "eval")["pair_id"].tolist() == held_out["pair_id"].tolist()
+    assert load_split(url, 0.3, "eval", max_rows=5)["pair_id"].tolist() == (
+        load_split(url, 0.3, "eval", max_rows=5)["pair_id"].tolist()
+    )
+    assert len(load_split(url, 0.3, "eval", max_rows=5)) == 5
+
+
+def test_eval_mask_rejects_bad_share() -> None:
+    import pandas as pd
+
+    with pytest.raises(ValueError, match="eval-share"):
+        eval_mask(pd.Series(["a"]), 1.0)
+
+
+def test_filters_count_drops_by_reason() -> None:
+    import pandas as pd
+
+    df = pd.DataFrame(
+        {
+            "sentence_a": ["Ala ma kota.", "Ala ma kota", "Dobry wieczór", "Jak się masz?"],
+            "sentence_b": ["Kot ma Alę.", "ala ma  kota", "Dobry wieczór!", "Co słychać?"],
+            "score_a": [0.70, 0.95, 0.90, 0.99],
+            "score_b": [0.90, 0.86, 0.90, 0.85],
+        }
+    )
+    kept, dropped = filter_pairs(df, min_score=0.8, max_score=0.88, near_identical_threshold=0.9)
+    # row 0: min 0.70 < 0.8; row 2: min 0.90 > 0.88; row 1: identical after normalizing.
+    assert dropped == {"below_min_score": 1, "above_max_score": 1, "near_identical": 1}
+    assert kept.index.tolist() == [3]
+    kept, dropped = filter_pairs(df, near_identical_threshold=0.9)
+    assert dropped == {"near_identical": 2}
+    assert kept.index.tolist() == [0, 3]
+
+
+def test_dataset_without_manifest_is_refused(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = write_dataset(tmp_path / "ds", make_rows(8), with_manifest=False)
+    status = main([url, "--base", str(tiny_model_dir), "--output", str(tmp_path / "out")])
+    assert status == 2
+    assert "manifest.json" in capsys.readouterr().err
+
+
+def mnrl_loss(model_dir: str, rows: list[dict]) -> float:
+    """Mean in-batch ranking loss of a saved model over all rows in one batch."""
+    import torch
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from encoders.lstm_pooling import load_encoder
+
+    model = load_encoder(model_dir, device="cpu")
+    loss = MultipleNegativesRankingLoss(model)
+    features = [
+        model.tokenize([r["sentence_a"] for r in rows]),
+        model.tokenize([r["sentence_b"] for r in rows]),
+    ]
+    with torch.no_grad():
+        return float(loss(features, None))
+
+
+def test_training_lowers_the_loss_and_resumes(tmp_path: Path, tiny_model_dir: Path) -> None:
+    rows = make_rows(48)
+    url = write_dataset(tmp_path / "ds", rows)
+    out = tmp_path / "model"
+    common = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    common += ["--lstm-hidden", "32", "--batch-size", "8", "--lr", "5e-3", "--save-steps", "4"]
+    common += ["--eval-share", "0.2", "--logging-steps", "1", "--seed", "1"]
+    assert main([*common, "--max-steps", "4"]) == 0
+
+    summary = json.loads((out / "paramine_training.json").read_text())
+    assert summary["training"]["global_step"] == 4
+    assert (out / "checkpoint-4").is_dir()
+    counts = summary["counts"]
+    assert counts["rows_read"] == 48
+    assert counts["train_rows"] + counts["eval_pivots_rows"] == 48
+    assert set(summary["results"]) == {"base", "trained"}
+    card = (out / "README.md").read_text()
+    assert "| this model |" in card and url in card
+
+    # Without --resume an output with checkpoints is refused rather than mixed.
+    assert main([*common, "--max-steps", "8"]) == 2
+
+    train_rows = [r for r in rows if r["pair_id"] in set(load_split(url, 0.2, "train")["pair_id"])]
+    loss_after_4 = mnrl_loss(str(out), train_rows)
+    assert main([*common, "--max-steps", "8", "--resume"]) == 0
+    summary = json.loads((out / "paramine_training.json").read_text())
+    assert summary["training"]["global_step"] == 8
+    assert summary["settings"]["resumed_from"].endswith("checkpoint-4")
+    state = json.loads((out / "checkpoint-8" / "trainer_state.json").read_text())
+    assert state["global_step"] == 8
+    # The resumed run only logged steps 5..8: the step count continued.
+    steps = [e["step"] for e in state["log_history"] if "loss" in e]
+    assert steps == list(range(1, 9))
+
+    loss_after_8 = mnrl_loss(str(out), train_rows)
+    initial = tmp_path / "initial"
+    # The same model before any step: --max-steps would train, so build it directly.
+    from sentence_transformers import SentenceTransformer
+
+    from encoders.lstm_pooling import LSTMPooling
+
+    torch_seed(1)
+    base = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    untrained = SentenceTransformer(
+        modules=[base[0], LSTMPooling(base[0].get_embedding_dimension(), 32)], device="cpu"
+    )
+    untrained.save(str(initial))
+    loss_before = mnrl_loss(str(initial), train_rows)
+    assert loss_after_8 < loss_after_4 < loss_before
+
+
+def torch_seed(seed: int) -> None:
+    import torch
+
+    torch.manual_seed(seed)
