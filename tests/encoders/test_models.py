@@ -1,0 +1,338 @@
+"""Resolving ``--model`` values, the atomic cache, and ``paramine models``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from encoders import e5_small, models
+from encoders.models import COMPLETE_MARKER, ResolvedModel, atomic_build, resolve_model
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("PARAMINE_CACHE", str(root))
+    return root
+
+
+@pytest.fixture
+def empty_hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point huggingface_hub at an empty cache, whatever this machine holds."""
+    import huggingface_hub.constants
+
+    hub_cache = tmp_path / "hf-hub"
+    hub_cache.mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
+    return hub_cache
+
+
+@pytest.fixture
+def memory_model(tiny_model_dir: Path) -> Iterator[str]:
+    """The tiny model copied under memory://, removed afterwards."""
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    root = "/paramine-test/tiny"
+    for path in sorted(tiny_model_dir.rglob("*")):
+        if path.is_file():
+            fs.pipe(f"{root}/{path.relative_to(tiny_model_dir).as_posix()}", path.read_bytes())
+    yield f"memory://{root}"
+    fs.rm("/paramine-test", recursive=True)
+
+
+# -------------------------------------------------------------- the cache
+
+
+def test_cache_root_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("PARAMINE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert models.cache_root() == tmp_path / "home" / ".cache" / "paramine"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert models.cache_root() == tmp_path / "xdg" / "paramine"
+    monkeypatch.setenv("PARAMINE_CACHE", str(tmp_path / "pc"))
+    assert models.cache_root() == tmp_path / "pc"
+    assert models.cache_root(str(tmp_path / "given")) == tmp_path / "given"
+
+
+def test_atomic_build_writes_marker_and_reuses(tmp_path: Path) -> None:
+    calls: list[Path] = []
+
+    def build(tmp: Path) -> dict[str, str]:
+        calls.append(tmp)
+        assert tmp.parent == tmp_path and tmp.name.startswith(".out.tmp-")
+        (tmp / "weights").write_text("w")
+        return {"source": "test"}
+
+    target = tmp_path / "out"
+    assert atomic_build(target, build) == target
+    assert atomic_build(target, build) == target
+    assert len(calls) == 1
+    assert json.loads((target / COMPLETE_MARKER).read_text())["source"] == "test"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_atomic_build_uses_the_winner_of_a_race(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+
+    def build(tmp: Path) -> dict[str, str]:
+        # Another process finishes first, while this one is still building.
+        target.mkdir()
+        (target / "weights").write_text("theirs")
+        (target / COMPLETE_MARKER).write_text("{}")
+        (tmp / "weights").write_text("ours")
+        return {}
+
+    assert atomic_build(target, build) == target
+    assert (target / "weights").read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_atomic_build_replaces_incomplete_and_cleans_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "weights").write_text("half")
+
+    def failing(tmp: Path) -> dict[str, str]:
+        (tmp / "weights").write_text("partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        atomic_build(target, failing)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # temp removed
+    assert not models.is_complete(target)
+
+    def good(tmp: Path) -> dict[str, str]:
+        (tmp / "weights").write_text("good")
+        return {}
+
+    atomic_build(target, good)
+    assert (target / "weights").read_text() == "good"
+    assert models.is_complete(target)
+
+
+# --------------------------------------------------------------- prefixes
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix"),
+    [
+        ("intfloat/multilingual-e5-small", "query: "),
+        ("intfloat/e5-base-v2", "query: "),
+        ("my_e5_large", "query: "),
+        ("e5-small", "query: "),
+        ("sentence-transformers/LaBSE", ""),
+        ("sentence-transformers/paraphrase-multilingual-mpnet-base-v2", ""),
+        ("bge5-small", ""),
+    ],
+)
+def test_detect_prefix_by_name(name: str, prefix: str) -> None:
+    assert models.detect_prefix(name) == prefix
+
+
+def test_detect_prefix_by_folder_prompts(tmp_path: Path) -> None:
+    (tmp_path / "config_sentence_transformers.json").write_text(
+        json.dumps({"prompts": {"query": "query: ", "document": "passage: "}})
+    )
+    assert models.detect_prefix("renamed-model", tmp_path) == "query: "
+    (tmp_path / "config_sentence_transformers.json").write_text(
+        json.dumps({"prompts": {"query": "Represent this sentence for searching: "}})
+    )
+    assert models.detect_prefix("bge-small", tmp_path) == ""
+
+
+# ------------------------------------------------------------- resolution
+
+
+def test_local_folder(tiny_model_dir: Path) -> None:
+    resolved = resolve_model(str(tiny_model_dir))
+    assert resolved.path == str(tiny_model_dir.resolve())
+    assert resolved.model_id == str(tiny_model_dir.resolve())
+    assert resolved.prefix == ""
+    assert resolved.revision is not None and resolved.revision.startswith("sha256:")
+    assert resolve_model(str(tiny_model_dir)).revision == resolved.revision
+
+
+def test_local_revision_follows_content(tiny_model_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dir, copy)
+    before = resolve_model(str(copy)).revision
+    assert before == resolve_model(str(tiny_model_dir)).revision  # content, not location
+    config = json.loads((copy / "config.json").read_text())
+    config["hidden_dropout_prob"] = 0.2
+    (copy / "config.json").write_text(json.dumps(config))
+    assert resolve_model(str(copy)).revision != before
+
+
+def test_local_folder_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"neither modules\.json nor config\.json"):
+        resolve_model(str(tmp_path))
+    (tmp_path / "weights.bin").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        resolve_model(str(tmp_path / "weights.bin"))
+    with pytest.raises(ValueError, match="neither a short name"):
+        resolve_model("./no/such/folder")
+    with pytest.raises(ValueError, match="empty"):
+        resolve_model("  ")
+
+
+def test_fsspec_folder_is_copied_into_the_cache(
+    memory_model: str, tiny_model_dir: Path, cache: Path
+) -> None:
+    resolved = resolve_model(memory_model)
+    folder = Path(resolved.path)
+    assert folder.parent == cache / "models"
+    assert folder.name.startswith("url-tiny-")
+    assert models.is_complete(folder)
+    assert resolved.model_id == memory_model
+    assert resolved.revision == resolve_model(str(tiny_model_dir)).revision
+    for original in tiny_model_dir.rglob("*"):
+        if original.is_file():
+            copied = folder / original.relative_to(tiny_model_dir)
+            assert copied.read_bytes() == original.read_bytes()
+
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["ala ma kota", "the quick brown fox"]
+    remote = SentenceTransformer(resolved.path, device="cpu").encode(texts)
+    local = SentenceTransformer(str(tiny_model_dir), device="cpu").encode(texts)
+    assert remote.tolist() == local.tolist()
+
+
+def test_fsspec_folder_reused_until_it_changes(memory_model: str, cache: Path) -> None:
+    import fsspec
+
+    first = resolve_model(memory_model)
+    marker = Path(first.path) / COMPLETE_MARKER
+    built_at = marker.stat().st_mtime_ns
+    assert resolve_model(memory_model + "/") == first
+    assert marker.stat().st_mtime_ns == built_at  # not copied again
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe(memory_model.removeprefix("memory://") + "/README.md", b"retrained")
+    second = resolve_model(memory_model)
+    assert second.path != first.path
+    assert second.revision != first.revision
+    assert (Path(second.path) / "README.md").read_bytes() == b"retrained"
+
+
+def test_fsspec_missing_folder(cache: Path) -> None:
+    with pytest.raises(ValueError, match="is not a folder"):
+        resolve_model("memory://paramine-test/absent")
+
+
+def test_hub_id_without_hub_names_the_offline_default(
+    monkeypatch: pytest.MonkeyPatch, empty_hf_cache: Path
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for spec in ("sentence-transformers/LaBSE", "labse"):
+        with pytest.raises(ValueError, match="cannot be reached") as info:
+            resolve_model(spec)
+        assert "e5-small" in str(info.value)
+        assert "HF_HUB_OFFLINE" in str(info.value)
+
+
+def test_hub_id_with_network_down(monkeypatch: pytest.MonkeyPatch, empty_hf_cache: Path) -> None:
+    import huggingface_hub
+
+    def down(self: object, repo_id: str, **kwargs: object) -> None:
+        assert kwargs.get("timeout") == models.HUB_TIMEOUT_S
+        raise ConnectionError("Name or service not known")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", down)
+    with pytest.raises(ValueError, match=r"cannot be reached.*ConnectionError") as info:
+        resolve_model("intfloat/multilingual-e5-base")
+    assert "--model e5-small" in str(info.value)
+
+
+def test_hub_id_reachable(monkeypatch: pytest.MonkeyPatch, empty_hf_cache: Path) -> None:
+    import huggingface_hub
+
+    class Info:
+        sha = "0123abcd" * 5
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, repo_id, **kw: Info())
+    assert resolve_model("intfloat/multilingual-e5-base") == ResolvedModel(
+        "intfloat/multilingual-e5-base", "intfloat/multilingual-e5-base", Info.sha, "query: "
+    )
+
+
+def test_hub_id_in_local_hf_cache(monkeypatch: pytest.MonkeyPatch, empty_hf_cache: Path) -> None:
+    commit = "f" * 40
+    repo = empty_hf_cache / "models--sentence-transformers--LaBSE"
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "modules.json").write_text("[]")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    resolved = resolve_model("labse")
+    assert resolved == ResolvedModel(str(snapshot), "sentence-transformers/LaBSE", commit, "")
+
+
+def test_e5_small_short_name_routes_to_materialize(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[object] = []
+
+    def fake(cache_dir: object = None) -> tuple[Path, str]:
+        seen.append(cache_dir)
+        return tmp_path, "sha256:0011"
+
+    monkeypatch.setattr(e5_small, "materialize", fake)
+    assert resolve_model("E5-small", cache_dir="/somewhere") == ResolvedModel(
+        str(tmp_path), "e5-small", "sha256:0011", "query: "
+    )
+    assert seen == ["/somewhere"]
+
+
+# -------------------------------------------------------- paramine models
+
+
+def test_models_command_lists_names_and_cache(
+    cache: Path, capsys: pytest.CaptureFixture[str], empty_hf_cache: Path
+) -> None:
+    from pipelines.cli import main as cli_main
+
+    assert cli_main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert f"cache: {cache / 'models'}" in out
+    for name, entry in models.REGISTRY.items():
+        assert name in out
+        if entry.hub_id:
+            assert f"hub id {entry.hub_id}; not cached" in out
+    assert "paramine models --materialize e5-small" in out
+
+
+def test_models_command_materialize(
+    cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    empty_hf_cache: Path,
+) -> None:
+    # The real build is covered in test_e5_small; here only the command's wiring.
+    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
+    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
+    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "12" * 32)
+    assert models.main(["--materialize", "e5-small"]) == 0
+    folder = cache / "models" / ("e5-small-" + "12" * 8)
+    out = capsys.readouterr().out
+    assert f"e5-small: {folder} (revision sha256:{'12' * 8})" in out
+    assert f"cached: {folder}" in out
+
+    with pytest.raises(SystemExit):
+        models.main(["--materialize", "labse"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def _fake_writer(q4: object, dest: Path) -> None:
+    (dest / "modules.json").write_text("[]")
