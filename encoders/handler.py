@@ -149,6 +149,8 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         pivots = embeddings[[index[p.pivot] for p in batch]]  # (batch, dim)
         candidates = embeddings[[index[p.candidate] for p in batch]]  # (batch, dim)
         scores = (pivots.astype("float32") * candidates.astype("float32")).sum(axis=1)
+        # Rounding puts identical texts at 1.0000001; a cosine stays in [-1, 1].
+        scores = scores.clip(-1.0, 1.0)
         return [ScoredPair(pair, float(score)) for pair, score in zip(batch, scores, strict=False)]
 
     def batch_elements_kwargs(self) -> dict[str, Any]:

@@ -6,6 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+
+# Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
+TestPipeline.__test__ = False  # type: ignore[attr-defined]
 
 # Before torch or faiss is imported: on 2-core machines, spinning OpenMP
 # threads made tiny-model tests 27x slower (shared/DESIGN.md).

@@ -1,0 +1,266 @@
+"""``paramine mine`` end to end: real Beam pipelines, real Parquet, a real (tiny) model."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from encoders.handler import PairEncoderHandler
+from pipelines.formats import ReaderOptions, Shard, resolve_inputs
+from pipelines.formats.moses import MisalignedShardError
+from pipelines.mine import demo_input, run
+from pipelines.read_bitext import ReadBitext
+from pipelines.score import ScorePairs
+from schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA, schema_version
+from schemas.manifest import STAGES, IncompleteDatasetError, accounting_errors, read_manifest
+from schemas.reader import read_pairs
+from schemas.records import AlignedPair
+
+TATOEBA = "tatoeba_test_v2021-08-07/eng-pol"
+
+
+def write_moses(folder: Path, pivots: list[str], candidates: list[str], gz: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang, lines in (("en", pivots), ("pl", candidates)):
+        data = "".join(line + "\n" for line in lines).encode()
+        path = folder / f"corpus.en-pl.{lang}{'.gz' if gz else ''}"
+        path.write_bytes(gzip.compress(data) if gz else data)
+    return folder / "corpus.en-pl"
+
+
+def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Path, object]:
+    output = tmp_path / name
+    manifest = run([*args, "--model", str(model), "--output", str(output), "--threshold", "0.0"])
+    return output, manifest
+
+
+class TestScorePairs:
+    def test_identical_texts_score_one_and_each_text_is_encoded_once(
+        self, tiny_model_dir: Path
+    ) -> None:
+        handler = PairEncoderHandler(str(tiny_model_dir), batch_size=8, progress_every_s=0)
+        model = handler.load_model()
+        calls: list[int] = []
+        encode = model.encode
+
+        def counting_encode(texts, **kwargs):
+            calls.append(len(texts))
+            return encode(texts, **kwargs)
+
+        model.encode = counting_encode
+        batch = [
+            AlignedPair("Yes.", "Tak.", "en", "pl", "c", "s", 1),
+            AlignedPair("Yes.", "Jasne.", "en", "pl", "c", "s", 2),
+            AlignedPair("same", "same", "en", "pl", "c", "s", 3),
+        ]
+        scored = list(handler.run_inference(batch, model))
+        assert calls == [4]  # "Yes." and "same" are encoded once each: 4 distinct texts
+        assert [s.pair for s in scored] == batch
+        assert scored[2].score == pytest.approx(1.0, abs=1e-5)
+        assert all(-1.0 <= s.score <= 1.0 for s in scored)
+
+    def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
+        handler = PairEncoderHandler(str(tiny_model_dir), batch_size=2, progress_every_s=0)
+        pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
+        with TestPipeline() as p:
+            scores = (
+                p
+                | beam.Create(pairs)
+                | ScorePairs(handler)
+                | beam.Map(lambda s: (s.pair.line, round(s.score, 4)))
+            )
+            assert_that(scores, equal_to([(i, 1.0) for i in range(5)]))
+
+
+class TestReadBitext:
+    def test_moses_and_tsv_with_rejects(self, tmp_path: Path) -> None:
+        prefix = write_moses(tmp_path / "m", ["Hello.", "Bye."], ["Cześć.", "Pa."], gz=True)
+        tsv = tmp_path / "t.tsv"
+        tsv.write_text("Yes.\tTak.\nbroken line\neng\tpol\tNo.\tNie.\n", encoding="utf-8")
+        shards = resolve_inputs([str(prefix), str(tsv)], "en", "pl")
+        assert sorted(s.format for s in shards) == ["moses", "tsv"]
+        with TestPipeline() as p:
+            read = p | ReadBitext(shards, ReaderOptions())
+            assert_that(
+                read.kept | beam.Map(lambda a: (a.pivot, a.candidate, a.line)),
+                equal_to(
+                    [
+                        ("Hello.", "Cześć.", 1),
+                        ("Bye.", "Pa.", 2),
+                        ("Yes.", "Tak.", 1),
+                        ("No.", "Nie.", 3),
+                    ]
+                ),
+                label="Pairs",
+            )
+            assert_that(
+                read.rejected | beam.Map(lambda r: (r.reason, r.line, r.record)),
+                equal_to([("column_count", 2, "broken line")]),
+                label="Rejected",
+            )
+
+    def test_tatoeba_four_columns_in_either_direction(self, tmp_path: Path) -> None:
+        tsv = tmp_path / "test.txt"
+        tsv.write_text("eng\tpol\tYes.\tTak.\npol\teng\tNie.\tNo.\ndeu\teng\tJa.\tYes.\n")
+        shard = Shard("tsv", str(tsv), "t", "en", "pl")
+        from pipelines.formats import read_shard
+
+        results = list(read_shard(shard, ReaderOptions()))
+        assert [(r.pivot, r.candidate) for r in results[:2]] == [("Yes.", "Tak."), ("No.", "Nie.")]
+        assert results[2].reason == "language_mismatch"
+
+    def test_misaligned_moses_names_both_files_and_counts(self, tmp_path: Path) -> None:
+        prefix = write_moses(tmp_path, ["a", "b", "c"], ["x"])
+        shard = resolve_inputs([str(prefix)], "en", "pl")[0]
+        from pipelines.formats import read_shard
+
+        with pytest.raises(MisalignedShardError) as error:
+            list(read_shard(shard, ReaderOptions()))
+        message = str(error.value)
+        assert "corpus.en-pl.en has 3 lines" in message and "corpus.en-pl.pl has 1" in message
+        tail = list(read_shard(shard, ReaderOptions(on_length_mismatch="reject_tail")))
+        assert [getattr(r, "reason", "pair") for r in tail] == [
+            "pair",
+            "unaligned_tail",
+            "unaligned_tail",
+        ]
+
+    def test_unknown_input_is_a_clear_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ValueError, match="matches no file"):
+            resolve_inputs([str(tmp_path / "nothing")], "en", "pl")
+        (tmp_path / "a.en").write_text("x\n")
+        with pytest.raises(ValueError, match="no .*a.pl file is beside it"):
+            resolve_inputs([str(tmp_path / "a.en")], "en", "pl")
+
+
+class TestMineEndToEnd:
+    def test_demo_writes_schema_manifest_and_balanced_counts(
+        self, tmp_path: Path, tiny_model_dir: Path
+    ) -> None:
+        output, manifest = mine(tmp_path, tiny_model_dir)
+        table, read_back = read_pairs(str(output))
+        assert table.schema.equals(PAIRS_SCHEMA, check_metadata=False)
+        for name in read_back.files["pairs"]:
+            assert schema_version(pq.read_schema(output / name)) == PAIRS_SCHEMA_VERSION
+        for name in read_back.files["rejects"]:
+            assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
+        counts = read_back.counts
+        assert accounting_errors(counts) == []
+        assert set(counts) == set(STAGES)
+        demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
+        assert counts["read"]["in"] == demo_lines
+        assert counts["postfilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100
+        # The demo's noise is caught by name.
+        assert counts["prefilter"]["dropped"]["untranslated"] >= 2
+        assert counts["prefilter"]["dropped"]["duplicate_pair"] == 1
+        assert counts["prefilter"]["dropped"]["empty"] == 1
+        rows = table.to_pylist()
+        assert all(r["sentence_a"] != r["sentence_b"] for r in rows)
+        assert len({r["pair_id"] for r in rows}) == len(rows)
+        assert all(r["lang"] == "pl" and r["pivot_lang"] == "en" for r in rows)
+        assert read_back.threshold == {**read_back.threshold, "mode": "fixed", "value": 0.0}
+        assert read_back.model["id"] == str(tiny_model_dir)
+
+    def test_two_runs_give_identical_rows(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        first, _ = mine(tmp_path, tiny_model_dir, demo_input(), name="a")
+        second, _ = mine(tmp_path, tiny_model_dir, demo_input(), "--num-shards", "2", name="b")
+
+        def rows(path: Path) -> list[tuple]:
+            table, _ = read_pairs(str(path))
+            return sorted(tuple(r.values()) for r in table.to_pylist())
+
+        assert rows(first) == rows(second)
+
+    def test_many_shards_and_rejects_parquet(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        one = write_moses(
+            tmp_path / "one", ["Good night.", "Good night."], ["Dobranoc.", "Spokojnej nocy."]
+        )
+        two = tmp_path / "two.tsv"
+        two.write_bytes(
+            "Good night.\tDobrej nocy.\nno tab here\nGood night.\tŚpij dobrze.\n".encode()
+        )
+        output, manifest = mine(tmp_path, tiny_model_dir, str(one), str(two))
+        counts = manifest.counts
+        assert counts["read"] == {"in": 5, "kept": 4, "dropped": {"column_count": 1}}
+        assert counts["group"]["kept"] == 4
+        rejects = pq.read_table(output / manifest.files["rejects"][0]).to_pylist()
+        rejects += [
+            r for f in manifest.files["rejects"][1:] for r in pq.read_table(output / f).to_pylist()
+        ]
+        assert [(r["reason"], r["line"], r["record"]) for r in rejects] == [
+            ("column_count", 2, "no tab here")
+        ]
+        assert {s["corpus"] for s in manifest.inputs} == {"corpus.en-pl", "two"}
+
+    def test_existing_output_needs_overwrite(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        output, _ = mine(tmp_path, tiny_model_dir)
+        with pytest.raises(SystemExit, match="--overwrite"):
+            mine(tmp_path, tiny_model_dir)
+        _, manifest = mine(tmp_path, tiny_model_dir, "--overwrite")
+        assert read_manifest(str(output)).rows == manifest.rows
+
+    def test_dataset_without_manifest_is_incomplete(self, tmp_path: Path) -> None:
+        (tmp_path / "pairs").mkdir()
+        with pytest.raises(IncompleteDatasetError, match="no manifest.json"):
+            read_pairs(str(tmp_path))
+
+    def test_cli_help_and_run(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        help_text = subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "mine", "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for flag in (
+            "--src-lang",
+            "--tgt-lang",
+            "--model",
+            "--threshold",
+            "--pair-mode",
+            "--max-group-size",
+            "--batch-size",
+            "--output",
+        ):
+            assert flag in help_text
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipelines.cli",
+                "mine",
+                "--model",
+                str(tiny_model_dir),
+                "--output",
+                str(tmp_path / "cli"),
+                "--threshold",
+                "0.0",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "pairs written" in done.stderr
+        manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
+        assert manifest["counts"]["read"]["in"] > 300
+
+    def test_tatoeba_groups_yield_pairs(
+        self, shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
+    ) -> None:
+        source = shared_corpora / TATOEBA / "test.txt"
+        output, manifest = mine(
+            tmp_path, tiny_model_dir, str(source), "--src-lang", "en", "--tgt-lang", "pl"
+        )
+        assert manifest.counts["read"]["in"] == 10_099
+        assert accounting_errors(manifest.counts) == []
+        table, _ = read_pairs(str(output))
+        # 159 English sentences have two or more Polish translations.
+        assert 100 <= len(set(table.column("pivot").to_pylist())) <= 159

@@ -1,0 +1,236 @@
+"""Each mining stage on its own, in a real Beam pipeline on the DirectRunner."""
+
+from __future__ import annotations
+
+import math
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipelines.accounting import CountStage, counts_from_rows
+from pipelines.group_by_pivot import CandidateGroupFn, Group, GroupByPivot, group_weight
+from pipelines.make_pairs import MakePairs, make_pairs, pair_id
+from pipelines.postfilter import PostFilter
+from pipelines.prefilter import Prefilter, PrefilterOptions, prefilter_reason
+from pipelines.score import ThresholdFilter
+from schemas.records import AlignedPair, ParaphrasePair, ScoredPair
+
+
+def aligned(pivot: str, candidate: str, line: int = 1, shard: str = "s") -> AlignedPair:
+    return AlignedPair(pivot, candidate, "en", "pl", "test", shard, line)
+
+
+def scored(pivot: str, candidate: str, score: float = 0.9, line: int = 1) -> ScoredPair:
+    return ScoredPair(aligned(pivot, candidate, line), score)
+
+
+def paraphrase(a: str, b: str, pivot: str = "Hi.") -> ParaphrasePair:
+    return ParaphrasePair(a, b, "pl", pivot, "en", 0.9, 0.8, 2, "test", pair_id("pl", a, b))
+
+
+def counts_equal(stage: str, expected: dict):
+    """A matcher of CountStage rows: the stage's counts equal ``expected``."""
+
+    def check(rows: list) -> None:
+        actual = counts_from_rows(rows)[stage]
+        assert actual == expected, f"{actual} != {expected}"
+
+    return check
+
+
+def check_stage(transform: beam.PTransform, elements: list, kept, counts: dict) -> None:
+    """Apply a stage to ``elements``; assert on what it keeps and its counts."""
+    with TestPipeline() as p:
+        result = p | beam.Create(elements) | transform
+        assert_that(result.kept, kept, label="Kept")
+        assert_that(result | CountStage("s"), counts_equal("s", counts), label="Counts")
+
+
+class TestPrefilter:
+    def test_reasons(self) -> None:
+        options = PrefilterOptions(min_words=1, max_words=5, max_length_ratio=2.5)
+        cases = {
+            ("", "Cześć."): "empty",
+            ("Hello there.", "Hello there."): "untranslated",
+            ("Hello there.", "hello there"): "untranslated",
+            ("...", "!!!"): "untranslated",
+            ("one two three four five six", "jeden dwa trzy"): "too_long",
+            ("I saw it yesterday evening.", "Tak."): "length_ratio",
+            ("Good morning.", "Dzień dobry."): "",
+        }
+        for (pivot, candidate), reason in cases.items():
+            assert prefilter_reason(aligned(pivot, candidate), options) == reason, (
+                pivot,
+                candidate,
+            )
+
+    def test_sentence_count_filter_is_optional(self) -> None:
+        pair = aligned("Hi. How are you?", "Cześć, jak się masz?")
+        assert prefilter_reason(pair, PrefilterOptions()) == ""
+        on = PrefilterOptions(sentence_count_filter=True)
+        assert prefilter_reason(pair, on) == "sentence_count_mismatch"
+
+    def test_normalizes_and_dedups_keeping_the_first(self) -> None:
+        pairs = [
+            aligned("Yes.", "Tak.", line=3),
+            aligned("Yes. ", "Tak.", line=1),
+            aligned("Yes.", "Tak.", line=2, shard="t"),
+            aligned("No.", "", line=4),
+            aligned("No.", "Nie.", line=5),
+        ]
+        check_stage(
+            Prefilter(),
+            pairs,
+            equal_to([aligned("Yes.", "Tak.", 1), aligned("No.", "Nie.", 5)]),
+            {"in": 5, "kept": 2, "dropped": {"duplicate_pair": 2, "empty": 1}},
+        )
+
+    def test_invalid_options_are_refused(self) -> None:
+        with pytest.raises(ValueError, match="min_words"):
+            PrefilterOptions(min_words=5, max_words=2)
+
+
+class TestThresholdFilter:
+    def test_fixed_cut(self) -> None:
+        elements = [scored("a", "b", 0.5), scored("c", "d", 0.84), scored("e", "f", 0.85)]
+        check_stage(
+            ThresholdFilter(0.84),
+            elements,
+            equal_to(elements[1:]),
+            {"in": 3, "kept": 2, "dropped": {"below_threshold": 1}},
+        )
+
+    def test_cut_from_a_side_input(self) -> None:
+        with TestPipeline() as p:
+            cut = p | "Cut" >> beam.Create([0.6])
+            scores = p | "Scores" >> beam.Create([scored("a", "b", 0.5), scored("c", "d", 0.7)])
+            result = scores | ThresholdFilter(cut)
+            assert_that(result.kept | beam.Map(lambda s: s.score), equal_to([0.7]))
+
+
+class TestGroupByPivot:
+    def test_groups_distinct_candidates_by_normalized_pivot(self) -> None:
+        elements = [
+            scored("Thank you.", "Dziękuję.", line=1),
+            scored("thank you.", "Dzięki.", line=2),
+            scored("Thank you.", "Dziękuję.", line=3),
+            scored("Alone.", "Sam.", line=4),
+        ]
+
+        def one_group(groups: list[Group]) -> None:
+            assert len(groups) == 1
+            group = groups[0]
+            assert (group.key, group.pivot) == ("thank you.", "Thank you.")
+            # The first occurrence (line 1) stands for the duplicate candidate.
+            assert sorted((c.pair.candidate, c.pair.line) for c in group.candidates) == [
+                ("Dzięki.", 2),
+                ("Dziękuję.", 1),
+            ]
+
+        with TestPipeline() as p:
+            result = p | beam.Create(elements) | GroupByPivot(max_group_size=50)
+            assert_that(result.kept, one_group, label="Kept")
+            rows = result | CountStage("group", weight=group_weight)
+            expected = {
+                "in": 4,
+                "kept": 2,
+                "dropped": {"duplicate_candidate": 1, "singleton_group": 1},
+            }
+            assert_that(rows, counts_equal("group", expected), label="Counts")
+
+    def test_cap_is_deterministic_and_counted(self) -> None:
+        elements = [scored("Yes.", f"Tak {i}.", line=i) for i in range(40)]
+        fn = CandidateGroupFn(cap=5)
+        forward = fn.extract_output(
+            fn.merge_accumulators(
+                [
+                    _fold(fn, elements[:13]),
+                    _fold(fn, elements[13:]),
+                ]
+            )
+        )
+        backward = fn.extract_output(
+            fn.merge_accumulators([_fold(fn, elements[::-1][:7]), _fold(fn, elements[::-1][7:])])
+        )
+        assert set(forward.kept) == set(backward.kept)
+        assert len(forward.kept) == 5 and forward.seen == 40
+
+    def test_cap_below_two_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="at least 2"):
+            GroupByPivot(max_group_size=1)
+
+
+def _fold(fn: CandidateGroupFn, elements: list[ScoredPair]):
+    acc = fn.create_accumulator()
+    for element in elements:
+        acc = fn.add_input(acc, element)
+    return acc
+
+
+def _group(n: int, pivot: str = "Yes.") -> Group:
+    candidates = tuple(scored(pivot, f"Zdanie numer {i}.", line=i) for i in range(n))
+    return Group(pivot.casefold(), pivot, "en", "pl", candidates)
+
+
+class TestMakePairs:
+    @pytest.mark.parametrize("n", [2, 3, 4, 5, 9])
+    def test_cover_mode_covers_every_candidate(self, n: int) -> None:
+        pairs = make_pairs(_group(n), "cover")
+        assert len(pairs) == math.ceil(n / 2)
+        covered = {s for p in pairs for s in (p.sentence_a, p.sentence_b)}
+        assert covered == {f"Zdanie numer {i}." for i in range(n)}
+        assert all(p.sentence_a != p.sentence_b for p in pairs)
+        assert all(p.group_size == n for p in pairs)
+
+    def test_all_mode_is_every_pair_capped(self) -> None:
+        assert len(make_pairs(_group(5), "all")) == 10
+        assert len(make_pairs(_group(10), "all", max_pairs=7)) == 7
+
+    def test_seeded_from_the_pivot(self) -> None:
+        assert make_pairs(_group(9), "cover") == make_pairs(_group(9), "cover")
+
+    def test_transform(self) -> None:
+        with TestPipeline() as p:
+            pairs = p | beam.Create([_group(3), _group(2, "No.")]) | MakePairs("cover")
+            assert_that(pairs | beam.combiners.Count.Globally(), equal_to([3]))
+
+    def test_unknown_mode_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="cover, all"):
+            MakePairs("some")
+
+
+class TestPostFilter:
+    def test_drops_trivial_near_equal_and_cross_group_duplicates(self) -> None:
+        elements = [
+            paraphrase("Nie rozumiem.", "nie rozumiem"),
+            paraphrase(
+                "To jest bardzo długie zdanie o kotach.", "To jest bardzo długie zdanie o kotach!"
+            ),
+            paraphrase(
+                "To jest bardzo długie zdanie o kotach.", "To jest bardzo dlugie zdanie o kotach."
+            ),
+            paraphrase("Idę spać.", "Kładę się spać.", pivot="I'm going to bed."),
+            paraphrase("Kładę się spać.", "Idę spać.", pivot="I go to bed."),
+            paraphrase("Dziękuję.", "Dzięki."),
+        ]
+        # Of the two orders of one pair, the row of the smallest pivot stays.
+        check_stage(
+            PostFilter(near_equal=0.95),
+            elements,
+            equal_to([elements[4], elements[5]]),
+            {
+                "in": 6,
+                "kept": 2,
+                "dropped": {
+                    "duplicate_across_groups": 1,
+                    "equal_after_normalization": 2,
+                    "near_equal": 1,
+                },
+            },
+        )
+
+    def test_near_equal_bound_is_checked(self) -> None:
+        with pytest.raises(ValueError, match="near_equal"):
+            PostFilter(near_equal=1.5)
