@@ -138,7 +138,7 @@ class TestReadBitext:
         with pytest.raises(ValueError, match="matches no file"):
             resolve_inputs([str(tmp_path / "nothing")], "en", "pl")
         (tmp_path / "a.en").write_text("x\n")
-        with pytest.raises(ValueError, match="no .*a.pl file is beside it"):
+        with pytest.raises(ValueError, match=r"no .*a\.pl file is beside it"):
             resolve_inputs([str(tmp_path / "a.en")], "en", "pl")
 
 
@@ -146,7 +146,7 @@ class TestMineEndToEnd:
     def test_demo_writes_schema_manifest_and_balanced_counts(
         self, tmp_path: Path, tiny_model_dir: Path
     ) -> None:
-        output, manifest = mine(tmp_path, tiny_model_dir)
+        output, _ = mine(tmp_path, tiny_model_dir)
         table, read_back = read_pairs(str(output))
         assert table.schema.equals(PAIRS_SCHEMA, check_metadata=False)
         for name in read_back.files["pairs"]:
@@ -210,7 +210,7 @@ class TestMineEndToEnd:
 
     def test_dataset_without_manifest_is_incomplete(self, tmp_path: Path) -> None:
         (tmp_path / "pairs").mkdir()
-        with pytest.raises(IncompleteDatasetError, match="no manifest.json"):
+        with pytest.raises(IncompleteDatasetError, match=r"no manifest\.json"):
             read_pairs(str(tmp_path))
 
     def test_cli_help_and_run(self, tmp_path: Path, tiny_model_dir: Path) -> None:
