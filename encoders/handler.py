@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 
 from encoders.models import ResolvedModel, resolve_model
@@ -89,6 +90,8 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         self._progress_every_s = progress_every_s
         self._progress: _Progress | None = None
         self._resolved: ResolvedModel | None = None
+        self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
+        self._pairs_scored = Metrics.counter("paramine", "pairs_scored")
         super().__init__()
 
     def load_model(self) -> Any:
@@ -146,6 +149,8 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         if self._progress is None:
             self._progress = _Progress(self._progress_every_s)
         self._progress.add(len(batch), len(texts))
+        self._texts_encoded.inc(len(texts))
+        self._pairs_scored.inc(len(batch))
         pivots = embeddings[[index[p.pivot] for p in batch]]  # (batch, dim)
         candidates = embeddings[[index[p.candidate] for p in batch]]  # (batch, dim)
         scores = (pivots.astype("float32") * candidates.astype("float32")).sum(axis=1)

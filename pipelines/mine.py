@@ -18,6 +18,7 @@ from typing import Any
 
 import apache_beam as beam
 import fsspec
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from encoders.handler import PairEncoderHandler
@@ -25,7 +26,7 @@ from encoders.models import resolve_model
 from pipelines.accounting import CountStage
 from pipelines.calibrate import CalibrateThreshold, SummarizeScores
 from pipelines.fingerprint import fingerprint
-from pipelines.formats import ReaderOptions, Shard, resolve_inputs
+from pipelines.formats import ReaderOptions, Shard, read_input_list, resolve_inputs
 from pipelines.group_by_pivot import GroupByPivot, group_weight
 from pipelines.make_pairs import MakePairs
 from pipelines.options import MineOptions
@@ -114,6 +115,10 @@ def build_pipeline(
         invalid_utf8=job.invalid_utf8,
         max_line_chars=job.max_line_chars,
         on_length_mismatch=job.on_length_mismatch,
+        xces_links=job.xces_links,
+        on_malformed_xml=job.on_malformed_xml,
+        tsv_columns=tuple(job.tsv_columns) if job.tsv_columns else None,
+        split_bytes=job.split_bytes,
     )
     prefilter_options = PrefilterOptions(
         min_words=job.min_words,
@@ -166,7 +171,7 @@ def build_pipeline(
     } | "WriteDataset" >> WriteDataset(job.output, base, job.num_shards)
 
 
-def _summary(manifest: Manifest, output: str, seconds: float) -> str:
+def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str, int]) -> str:
     c = manifest.counts
     read = c["read"]["in"]
     lines = [
@@ -181,6 +186,11 @@ def _summary(manifest: Manifest, output: str, seconds: float) -> str:
         f"  pairs written       {manifest.rows['pairs']:>10,}",
         f"  time {seconds:,.1f} s, {read / max(seconds, 1e-9):,.0f} records/s",
     ]
+    if counters.get("pairs_scored"):
+        lines.append(
+            f"  texts encoded {counters.get('texts_encoded', 0):,} for "
+            f"{counters['pairs_scored']:,} pairs scored (calibration included)"
+        )
     for stage in ("read", "prefilter", "threshold", "group", "postfilter"):
         for reason, n in c[stage]["dropped"].items():
             lines.append(f"    dropped at {stage:<10} {reason:<26} {n:>8,}")
@@ -194,10 +204,32 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
         argv: Command-line arguments (INPUT... and flags); ``sys.argv`` by default.
         test_pipeline: A pipeline to build into instead of a new one (tests).
     """
+    return run_with_metrics(argv, test_pipeline)[0]
+
+
+def _counters(result: beam.runners.runner.PipelineResult) -> dict[str, int]:
+    """The ``paramine`` counters of a finished run, summed over steps."""
+    totals: dict[str, int] = {}
+    try:
+        query = result.metrics().query(MetricsFilter().with_namespace("paramine"))
+    except (NotImplementedError, AttributeError):  # some runners report no metrics
+        return totals
+    for counter in query["counters"]:
+        name = counter.key.metric.name
+        totals[name] = totals.get(name, 0) + int(counter.committed or counter.attempted or 0)
+    return totals
+
+
+def run_with_metrics(
+    argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None
+) -> tuple[Manifest, dict[str, int]]:
+    """Like ``run``, and also return the run's ``paramine`` Beam counters."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
     inputs = list(args.inputs)
+    if args.input_list:
+        inputs += read_input_list(args.input_list)
     if not inputs:
         if (args.src_lang, args.tgt_lang) != DEMO_LANGS:
             parser.error("the built-in demo is English-Polish: give INPUT for other languages")
@@ -245,9 +277,10 @@ def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None =
     build_pipeline(pipeline, shards, job, base)
     result = pipeline.run()
     result.wait_until_finish()
+    counters = _counters(result)
     manifest = read_manifest(job.output)
-    print(_summary(manifest, job.output, time.monotonic() - start), file=sys.stderr)
-    return manifest
+    print(_summary(manifest, job.output, time.monotonic() - start, counters), file=sys.stderr)
+    return manifest, counters
 
 
 def main(argv: list[str] | None = None) -> int:
