@@ -1,0 +1,34 @@
+# Two entry points for a new user (see README): `make demo` and `make test`.
+# Both create .venv and install paramine first; the install reruns only when
+# pyproject.toml changes.
+
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+# On 2-core machines spinning OpenMP threads made torch 5-27x slower.
+export OMP_WAIT_POLICY := PASSIVE
+export TOKENIZERS_PARALLELISM := false
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup demo test lint
+setup: $(VENV)/.installed
+
+# torch first, pinned: it resolves to the CPU wheel; a bare `torch` requirement
+# would pull several GB of CUDA packages.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+demo: setup
+	$(BIN)/paramine mine --overwrite
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy schemas encoders pipelines
+
+test: lint
+	$(BIN)/python -m pytest
