@@ -6,7 +6,13 @@ import argparse
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.formats.base import INVALID_UTF8_POLICIES, LENGTH_MISMATCH_POLICIES
+from pipelines.formats.base import (
+    DEFAULT_SPLIT_BYTES,
+    INVALID_UTF8_POLICIES,
+    LENGTH_MISMATCH_POLICIES,
+    MALFORMED_XML_POLICIES,
+    XCES_LINK_POLICIES,
+)
 from pipelines.make_pairs import PAIR_MODES
 
 DEFAULT_MODEL = "e5-small"
@@ -31,6 +37,28 @@ def _share(text: str) -> float:
     value = float(text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"{value} is not a share in (0, 1)")
+    return value
+
+
+def tsv_columns(text: str) -> tuple[int, int]:
+    """Parse ``--tsv-columns``: two different 1-based column numbers, ``PIVOT,CANDIDATE``."""
+    try:
+        pivot, candidate = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--tsv-columns {text!r}: give two column numbers, pivot first, e.g. 3,4"
+        ) from None
+    if min(pivot, candidate) < 1 or pivot == candidate:
+        raise argparse.ArgumentTypeError(
+            f"--tsv-columns {text!r}: columns are numbered from 1 and must differ"
+        )
+    return pivot, candidate
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 
@@ -76,7 +104,40 @@ class MineOptions(PipelineOptions):
             "--format",
             dest="input_format",
             default="auto",
-            help="input format: auto (by file name), moses, tsv (default: %(default)s)",
+            help="input format: auto (by file name and content), moses (also an OPUS "
+            "moses .zip), tsv, tmx, xces (an OPUS cesAlign file), czeng (CzEng 2.0's six "
+            "columns) (default: %(default)s)",
+        )
+        io.add_argument(
+            "--input-list",
+            dest="input_list",
+            default=None,
+            help="a file (any fsspec URL) naming more inputs, one per line; for shard "
+            "lists too long for a command line",
+        )
+        io.add_argument(
+            "--tsv-columns",
+            dest="tsv_columns",
+            type=tsv_columns,
+            default=None,
+            help="plain TSV: the 1-based pivot and candidate columns, e.g. 3,4 "
+            "(default: 2 columns, or Tatoeba's 4 with languages)",
+        )
+        io.add_argument(
+            "--xces-links",
+            dest="xces_links",
+            default="one_to_one",
+            choices=XCES_LINK_POLICIES,
+            help="XCES links with several sentences on a side: reject them (one_to_one), "
+            "or join each side's sentences (join) (default: %(default)s)",
+        )
+        io.add_argument(
+            "--split-bytes",
+            dest="split_bytes",
+            type=_non_negative,
+            default=DEFAULT_SPLIT_BYTES,
+            help="read uncompressed TSV, CzEng and Moses files in spans of about this "
+            "many bytes on parallel workers; 0 never splits (default: %(default)s)",
         )
         io.add_argument(
             "--corpus",
@@ -115,6 +176,15 @@ class MineOptions(PipelineOptions):
             choices=LENGTH_MISMATCH_POLICIES,
             help="Moses files of different length: stop with an error, or keep "
             "the common part and reject the tail (default: %(default)s)",
+        )
+        bad.add_argument(
+            "--on-malformed-xml",
+            dest="on_malformed_xml",
+            default="error",
+            choices=MALFORMED_XML_POLICIES,
+            help="TMX/XCES that is not well-formed (or declares entities): stop with an "
+            "error naming file and line, or keep what came before and reject the rest "
+            "of the file as one record (default: %(default)s)",
         )
 
         model = parser.add_argument_group("model and scoring")

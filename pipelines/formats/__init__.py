@@ -11,22 +11,29 @@ from pipelines.formats.base import (
     BitextFormat,
     ReaderOptions,
     ReadResult,
+    Repair,
     Shard,
+    Span,
     read_shard,
     register_format,
 )
-from pipelines.formats.resolve import resolve_inputs
+from pipelines.formats.resolve import read_input_list, resolve_inputs
+from pipelines.formats.split import split_shard
 
 # Importing a format module registers it.
-from pipelines.formats import moses, tsv  # noqa: F401  isort: skip
+from pipelines.formats import czeng, moses, tmx, tsv, xces  # noqa: F401  isort: skip
 
 __all__ = [
     "FORMATS",
     "BitextFormat",
     "ReadResult",
     "ReaderOptions",
+    "Repair",
     "Shard",
+    "Span",
+    "read_input_list",
     "read_shard",
     "register_format",
     "resolve_inputs",
+    "split_shard",
 ]

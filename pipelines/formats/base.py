@@ -3,17 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Protocol
 
-import fsspec
-
+from pipelines.formats.lines import Line, decoded_lines
+from pipelines.formats.opening import open_input
 from schemas.records import AlignedPair, Rejected
-
-ReadResult = AlignedPair | Rejected
 
 INVALID_UTF8_POLICIES = ("replace", "reject")
 LENGTH_MISMATCH_POLICIES = ("error", "reject_tail")
+XCES_LINK_POLICIES = ("one_to_one", "join")
+MALFORMED_XML_POLICIES = ("error", "reject")
+#: Default size of the byte ranges that one big line-format file is split into.
+DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A note that a kept record was repaired, e.g. ``invalid_utf8_replaced``.
+
+    Readers yield it just before the pair it concerns; ReadBitext counts it
+    (repairs are not drops: the pair is kept).
+    """
+
+    reason: str
+    shard: str
+    line: int
+
+
+ReadResult = AlignedPair | Rejected | Repair
 
 
 @dataclass(frozen=True)
@@ -27,13 +46,48 @@ class ReaderOptions:
         on_length_mismatch: For Moses pairs of different length: ``error``
             stops the run naming both files; ``reject_tail`` keeps the common
             part and rejects the longer file's tail.
+        xces_links: ``one_to_one`` keeps only 1-1 XCES links and rejects
+            many-to-one links; ``join`` joins the sentences of an n-m link.
+        on_malformed_xml: ``error`` stops the run naming file and line;
+            ``reject`` keeps what was read before the damage and rejects the
+            rest of the file as one record.
+        tsv_columns: 1-based (pivot, candidate) columns of plain TSV; ``None``
+            for the 2-column or Tatoeba 4-column layout.
+        split_bytes: Uncompressed line-format files larger than this are
+            read as several byte ranges in parallel; 0 never splits.
     """
 
     invalid_utf8: str = "replace"
     max_line_chars: int = 20_000
     on_length_mismatch: str = "error"
+    xces_links: str = "one_to_one"
+    on_malformed_xml: str = "error"
+    tsv_columns: tuple[int, int] | None = None
+    split_bytes: int = DEFAULT_SPLIT_BYTES
 
     def __post_init__(self) -> None:
+        if self.xces_links not in XCES_LINK_POLICIES:
+            raise ValueError(
+                f"xces_links={self.xces_links!r}; allowed: {', '.join(XCES_LINK_POLICIES)}"
+            )
+        if self.on_malformed_xml not in MALFORMED_XML_POLICIES:
+            raise ValueError(
+                f"on_malformed_xml={self.on_malformed_xml!r}; allowed: "
+                f"{', '.join(MALFORMED_XML_POLICIES)}"
+            )
+        if self.tsv_columns is not None and (
+            len(self.tsv_columns) != 2
+            or min(self.tsv_columns) < 1
+            or self.tsv_columns[0] == self.tsv_columns[1]
+        ):
+            raise ValueError(
+                f"tsv_columns={self.tsv_columns!r}: give two different 1-based column "
+                "numbers, pivot first, e.g. (3, 4)"
+            )
+        if self.split_bytes < 0:
+            raise ValueError(
+                f"split_bytes must be 0 (never split) or positive, not {self.split_bytes}"
+            )
         if self.invalid_utf8 not in INVALID_UTF8_POLICIES:
             raise ValueError(
                 f"invalid_utf8={self.invalid_utf8!r}; allowed: {', '.join(INVALID_UTF8_POLICIES)}"
@@ -48,6 +102,28 @@ class ReaderOptions:
 
 
 @dataclass(frozen=True)
+class Span:
+    """A part of a shard: lines ``first_line`` on, in byte ranges of each file.
+
+    Attributes:
+        first_line: Number of the span's first line in the file.
+        start: Offset of the first line in the shard's file.
+        end: Offset where the next span begins (``-1``: end of file).
+        companion_start: Moses pairs: offset of the first line in the companion.
+        companion_end: Moses pairs: where the companion's next span begins.
+        tail: Moses pairs whose files differ in length: this span is the
+            longer file's unaligned tail, in the file named by ``tail``.
+    """
+
+    first_line: int
+    start: int
+    end: int
+    companion_start: int = 0
+    companion_end: int = -1
+    tail: str = ""
+
+
+@dataclass(frozen=True)
 class Shard:
     """One unit of input: a file (or file pair) of one format.
 
@@ -59,6 +135,7 @@ class Shard:
         lang: Language of the candidate (target) side.
         companion: Moses pairs: the candidate-side file.
         swap: The file's first column is the candidate side, not the pivot.
+        span: The part of the file(s) to read; ``None`` for all of it.
     """
 
     format: str
@@ -68,6 +145,7 @@ class Shard:
     lang: str
     companion: str = ""
     swap: bool = False
+    span: Span | None = None
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -105,41 +183,47 @@ def read_shard(shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
     return fmt.read(shard, options)
 
 
-def open_binary(url: str) -> IO[bytes]:
-    """Open a file for reading, decompressing by its extension."""
-    return fsspec.open(url, "rb", compression="infer").open()
+@contextmanager
+def shard_lines(
+    url: str,
+    options: ReaderOptions,
+    span: Span | None = None,
+    companion: bool = False,
+) -> Iterator[Iterator[Line]]:
+    """Open a line-format file and give its decoded lines, or those of one span.
 
-
-@dataclass(frozen=True)
-class Line:
-    """A decoded line, or the reason it could not be decoded."""
-
-    number: int
-    text: str
-    reason: str = ""
+    Args:
+        url: The file, any fsspec URL, compressed or not.
+        options: The reader's policies.
+        span: The byte range to read (uncompressed files only).
+        companion: Read the span's companion range, not the main one.
+    """
+    with open_input(url) as opened:
+        start, end, first_line = 0, None, 1
+        if span is not None:
+            start = span.companion_start if companion else span.start
+            stop = span.companion_end if companion else span.end
+            end = None if stop < 0 else stop
+            first_line = span.first_line
+            if start:
+                opened.stream.seek(start)
+        yield decoded_lines(
+            opened.stream,
+            opened.terminator,
+            options.invalid_utf8,
+            options.max_line_chars,
+            offset=start,
+            end=end,
+            first_line=first_line,
+        )
 
 
 def iter_lines(stream: IO[bytes], options: ReaderOptions) -> Iterator[Line]:
-    """Yield the lines of a byte stream, numbered from 1, line ends removed.
+    """Yield the lines of an uncompressed byte stream, numbered from 1.
 
-    A line is rejected (``reason`` set, ``text`` a best-effort decoding) when
-    it is longer than ``options.max_line_chars`` or, under the ``reject``
-    policy, not valid UTF-8. A UTF-8 byte order mark on the first line is
-    removed.
+    Kept for callers that hold a stream; readers use ``shard_lines``.
     """
-    for number, raw in enumerate(stream, start=1):
-        raw = raw.rstrip(b"\r\n")
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        try:
-            text = raw.decode("utf-8")
-            reason = ""
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", errors="replace")
-            reason = "invalid_utf8" if options.invalid_utf8 == "reject" else ""
-        if not reason and len(text) > options.max_line_chars:
-            reason = "line_too_long"
-        yield Line(number, text, reason)
+    return decoded_lines(stream, b"\n", options.invalid_utf8, options.max_line_chars)
 
 
 def aligned(shard: Shard, number: int, first: str, second: str) -> AlignedPair:
@@ -162,3 +246,10 @@ def aligned(shard: Shard, number: int, first: str, second: str) -> AlignedPair:
 def reject(shard: Shard, number: int, record: str, reason: str) -> Rejected:
     """Build the rejection of a record of a shard."""
     return Rejected(record=record, reason=reason, shard=shard.url, line=number)
+
+
+def line_results(shard: Shard, line: Line, pair: AlignedPair) -> Iterator[ReadResult]:
+    """Yield a kept pair, preceded by the note of its line's repair if any."""
+    if line.repair:
+        yield Repair(line.repair, shard.url, line.number)
+    yield pair

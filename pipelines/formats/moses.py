@@ -6,33 +6,58 @@ from collections.abc import Iterator
 from itertools import zip_longest
 
 from pipelines.formats.base import (
-    Line,
     ReaderOptions,
     ReadResult,
+    Repair,
     Shard,
     aligned,
-    iter_lines,
-    open_binary,
     register_format,
     reject,
+    shard_lines,
 )
+from pipelines.formats.lines import Line
 
 
 class MisalignedShardError(ValueError):
     """The two files of a Moses pair have different numbers of lines."""
 
 
+def misaligned(longer: str, longer_n: int, shorter: str, shorter_n: int) -> MisalignedShardError:
+    """The error for a Moses pair whose files differ in length."""
+    return MisalignedShardError(
+        f"Moses files differ in length: {longer} has {longer_n} lines but {shorter} has "
+        f"{shorter_n}. Fix the alignment, or pass --on-length-mismatch reject_tail to keep "
+        f"the first {shorter_n} pairs and reject the rest"
+    )
+
+
 class MosesFormat:
-    """Two files read in lockstep: line i of one translates line i of the other."""
+    """Two files read in lockstep: line i of one translates line i of the other.
+
+    Splittable: the splitter finds the byte offsets of the same line numbers
+    in both files, so each span reads both files' ranges in lockstep.
+    """
 
     name = "moses"
+    splittable = True
 
     def read(self, shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
-        """Yield the pairs and rejections of a Moses pair."""
+        """Yield the pairs and rejections of a Moses pair (or of its span)."""
         if not shard.companion:
             raise ValueError(f"{shard.url}: a Moses shard needs its companion file")
-        with open_binary(shard.url) as first, open_binary(shard.companion) as second:
-            lines = zip_longest(iter_lines(first, options), iter_lines(second, options))
+        span = shard.span
+        if span is not None and span.tail:
+            # The longer file's unaligned tail, past the end of the shorter one.
+            is_companion = span.tail == shard.companion
+            with shard_lines(span.tail, options, span, companion=is_companion) as rest:
+                for line in rest:
+                    yield reject(shard, line.number, line.text, "unaligned_tail")
+            return
+        with (
+            shard_lines(shard.url, options, span) as first,
+            shard_lines(shard.companion, options, span, companion=True) as second,
+        ):
+            lines = zip_longest(first, second)
             for pivot, candidate in lines:
                 if pivot is None or candidate is None:
                     # One file ended: the rest of the other is an unaligned tail.
@@ -41,8 +66,11 @@ class MosesFormat:
                 if pivot.reason or candidate.reason:
                     record = f"{pivot.text}\t{candidate.text}"
                     yield reject(shard, pivot.number, record, pivot.reason or candidate.reason)
-                else:
-                    yield aligned(shard, pivot.number, pivot.text, candidate.text)
+                    continue
+                for repaired in (pivot, candidate):
+                    if repaired.repair:
+                        yield Repair(repaired.repair, shard.url, pivot.number)
+                yield aligned(shard, pivot.number, pivot.text, candidate.text)
 
     @staticmethod
     def _tail(
@@ -54,20 +82,17 @@ class MosesFormat:
     ) -> Iterator[ReadResult]:
         longer, shorter = (shard.url, shard.companion) if pivot else (shard.companion, shard.url)
         first_extra = pivot or candidate
-        assert first_extra is not None  # zip_longest never yields (None, None)
+        if first_extra is None:  # zip_longest never yields (None, None)
+            return
         common = first_extra.number - 1
         if options.on_length_mismatch == "error":
             total = common + 1 + sum(1 for _ in lines)
-            raise MisalignedShardError(
-                f"Moses files differ in length: {longer} has {total} lines but {shorter} has "
-                f"{common}. Fix the alignment, or pass --on-length-mismatch reject_tail to keep "
-                f"the first {common} pairs and reject the rest"
-            )
+            raise misaligned(longer, total, shorter, common)
         yield reject(shard, first_extra.number, first_extra.text, "unaligned_tail")
         for rest in lines:
             line = rest[0] or rest[1]
-            assert line is not None
-            yield reject(shard, line.number, line.text, "unaligned_tail")
+            if line is not None:
+                yield reject(shard, line.number, line.text, "unaligned_tail")
 
 
 register_format(MosesFormat())

@@ -1,4 +1,4 @@
-"""Tab-separated bitext: 2 columns, or Tatoeba's 4 (srclang, trglang, src, trg)."""
+"""Tab-separated bitext: 2 columns, Tatoeba's 4 (srclang, trglang, src, trg), or chosen columns."""
 
 from __future__ import annotations
 
@@ -10,29 +10,34 @@ from pipelines.formats.base import (
     ReadResult,
     Shard,
     aligned,
-    iter_lines,
-    open_binary,
+    line_results,
     register_format,
     reject,
+    shard_lines,
 )
 from pipelines.text import canonical_lang
 
 
 class TsvFormat:
-    """Plain 2-column TSV (pivot, candidate) and the 4-column Tatoeba layout.
+    """Plain TSV: 2 columns (pivot, candidate), the Tatoeba 4-column layout, or chosen columns.
 
     In the 4-column layout each line names its languages, so a file may hold
     either direction: lines in the other direction are swapped, and lines in
     languages other than the run's are rejected as ``language_mismatch``.
+    With ``ReaderOptions.tsv_columns`` the two named columns are read from
+    every line, and a line with fewer columns is rejected as ``column_count``.
     """
 
     name = "tsv"
+    #: Lines are independent: a big file may be read as several byte ranges.
+    splittable = True
 
     def read(self, shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
-        """Yield the pairs and rejections of a TSV shard."""
+        """Yield the pairs and rejections of a TSV shard (or of its span)."""
         wanted = (canonical_lang(shard.pivot_lang), canonical_lang(shard.lang))
-        with open_binary(shard.url) as stream:
-            for line in iter_lines(stream, options):
+        chosen = options.tsv_columns
+        with shard_lines(shard.url, options, shard.span) as lines:
+            for line in lines:
                 if line.reason:
                     yield reject(shard, line.number, line.text, line.reason)
                     continue
@@ -40,14 +45,22 @@ class TsvFormat:
                     yield reject(shard, line.number, line.text, "blank_line")
                     continue
                 columns = line.text.split("\t")
-                if len(columns) == 2:
-                    yield aligned(shard, line.number, columns[0], columns[1])
+                if chosen is not None:
+                    if len(columns) < max(chosen):
+                        yield reject(shard, line.number, line.text, "column_count")
+                    else:
+                        pair = aligned(shard, line.number, *(columns[c - 1] for c in chosen))
+                        yield from line_results(shard, line, pair)
+                elif len(columns) == 2:
+                    yield from line_results(shard, line, aligned(shard, line.number, *columns))
                 elif len(columns) == 4:
                     langs = (canonical_lang(columns[0]), canonical_lang(columns[1]))
                     if langs == wanted:
-                        yield aligned(replace(shard, swap=False), line.number, *columns[2:])
+                        pair = aligned(replace(shard, swap=False), line.number, *columns[2:])
+                        yield from line_results(shard, line, pair)
                     elif langs == wanted[::-1]:
-                        yield aligned(replace(shard, swap=True), line.number, *columns[2:])
+                        pair = aligned(replace(shard, swap=True), line.number, *columns[2:])
+                        yield from line_results(shard, line, pair)
                     else:
                         yield reject(shard, line.number, line.text, "language_mismatch")
                 else:
