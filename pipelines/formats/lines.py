@@ -54,6 +54,9 @@ def raw_lines(
     unfinished line.
     """
     step = len(terminator)
+    # read1 hands over what one decompression step gives: a truncated gzip
+    # then still yields every line before the damage (read(n) raises first).
+    read = getattr(stream, "read1", stream.read)
     head = bytearray()  # the current line's bytes, at most max_bytes + 1
     line_start = offset
     block_start = offset
@@ -61,7 +64,7 @@ def raw_lines(
         if end is not None and line_start >= end:
             return
         try:
-            block = stream.read(BLOCK_BYTES)
+            block = read(BLOCK_BYTES)
         except DECOMPRESSION_ERRORS as error:
             yield RawLine(line_start, bytes(head[:max_bytes]), error=_describe(error))
             return
