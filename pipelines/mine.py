@@ -23,6 +23,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from encoders.handler import PairEncoderHandler
 from encoders.models import resolve_model
+from pipelines import dataflow
 from pipelines.accounting import CountStage
 from pipelines.calibrate import CalibrateThreshold, SummarizeScores
 from pipelines.fingerprint import fingerprint
@@ -241,6 +242,11 @@ def run_with_metrics(
     if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
         # Without a named runner Beam tries to download Prism, which fails offline.
         beam_args.append("--runner=DirectRunner")
+    try:
+        # Validated and translated before anything is built or launched.
+        beam_args = dataflow.apply(args, beam_args, inputs)
+    except dataflow.DeploymentError as error:
+        parser.error(str(error))
     job_values = {k: v for k, v in vars(args).items() if k != "inputs"}
     options = PipelineOptions(beam_args, **job_values)
     job = options.view_as(MineOptions)

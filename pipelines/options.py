@@ -6,6 +6,7 @@ import argparse
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from pipelines.dataflow import add_arguments as add_deployment_arguments
 from pipelines.formats.base import (
     DEFAULT_SPLIT_BYTES,
     INVALID_UTF8_POLICIES,
@@ -297,3 +298,6 @@ class MineOptions(PipelineOptions):
             help="drop pairs whose normalized edit similarity is at least "
             "this (default: %(default)s)",
         )
+
+        # Runner options paramine sets for the user: GPUs, images, disks.
+        add_deployment_arguments(parser.add_argument_group("deployment"))
