@@ -8,6 +8,7 @@ building a pipeline graph never import torch.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 
@@ -18,6 +19,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("encoders.evaluate", "score an encoder on paraphrase retrieval and STS"),
     "refresh": ("pipelines.refresh", "mine only new or changed shards into a new version"),
 }
+
+
+class _BeamImportNoise(logging.Filter):
+    """Hides Beam's import-time warning about BigQuery clients paramine never uses."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "apitools not found" not in record.getMessage()
 
 
 def _usage() -> str:
@@ -34,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     # spin while waiting made encoding 5x slower (shared/DESIGN.md).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.getLogger().addFilter(_BeamImportNoise())
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
