@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import IO, Protocol
 
 from pipelines.formats.lines import Line, decoded_lines
-from pipelines.formats.opening import open_input
+from pipelines.formats.opening import CorruptInputError, open_input
 from schemas.records import AlignedPair, Rejected
 
 INVALID_UTF8_POLICIES = ("replace", "reject")
@@ -198,7 +198,13 @@ def shard_lines(
         span: The byte range to read (uncompressed files only).
         companion: Read the span's companion range, not the main one.
     """
-    with open_input(url) as opened:
+    with ExitStack() as stack:
+        try:
+            opened = stack.enter_context(open_input(url))
+        except CorruptInputError as error:
+            # Nothing of the file can be read: one rejection stands for all of it.
+            yield iter([Line(span.first_line if span else 1, str(error), "corrupt_input")])
+            return
         start, end, first_line = 0, None, 1
         if span is not None:
             start = span.companion_start if companion else span.start

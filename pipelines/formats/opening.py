@@ -32,8 +32,8 @@ MAGIC: tuple[tuple[bytes, str], ...] = (
 HEAD_BYTES = 64 * 1024
 
 
-class UnsafeArchiveMemberError(ValueError):
-    """A zip member's name is absolute or climbs out with ``..``."""
+class CorruptInputError(ValueError):
+    """A file's compression or archive format is damaged beyond reading."""
 
 
 def sniff_compression(head: bytes) -> str:
@@ -155,7 +155,10 @@ def open_input(url: str) -> Iterator[Opened]:
         elif compression == "xz":
             stream = stack.enter_context(lzma.LZMAFile(raw, mode="rb"))
         else:
-            archive = stack.enter_context(zipfile.ZipFile(raw))
+            try:
+                archive = stack.enter_context(zipfile.ZipFile(raw))
+            except DECOMPRESSION_ERRORS as error:
+                raise CorruptInputError(f"{url}: not a readable zip archive: {error}") from None
             stream = stack.enter_context(archive.open(_single_member(archive, url)))
         try:
             # peek, not read: the decompressed stream cannot seek back cheaply.

@@ -18,7 +18,7 @@ from pipelines.formats.base import (
     register_format,
     reject,
 )
-from pipelines.formats.opening import open_input
+from pipelines.formats.opening import CorruptInputError, open_input
 from pipelines.formats.xml_safety import (
     XML_NS,
     MalformedXmlError,
@@ -85,7 +85,7 @@ class TmxFormat:
                     element.clear()
                     if parent is not None:
                         parent.clear()
-        except (MalformedXmlError, UnsafeXmlError) as error:
+        except (MalformedXmlError, UnsafeXmlError, CorruptInputError) as error:
             if options.on_malformed_xml == "error":
                 raise
             reason = "unsafe_xml" if isinstance(error, UnsafeXmlError) else "malformed_xml"

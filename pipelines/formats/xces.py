@@ -32,7 +32,13 @@ from pipelines.formats.base import (
     register_format,
     reject,
 )
-from pipelines.formats.opening import basename, open_input, safe_members, zip_member_url
+from pipelines.formats.opening import (
+    CorruptInputError,
+    basename,
+    open_input,
+    safe_members,
+    zip_member_url,
+)
 from pipelines.formats.tmx import primary_lang
 from pipelines.formats.xml_safety import (
     MalformedXmlError,
@@ -163,7 +169,7 @@ class XcesFormat:
             for link, result in self._links(shard, options):
                 number = link
                 yield result
-        except (MalformedXmlError, UnsafeXmlError) as error:
+        except (MalformedXmlError, UnsafeXmlError, CorruptInputError) as error:
             if options.on_malformed_xml == "error":
                 raise
             reason = "unsafe_xml" if isinstance(error, UnsafeXmlError) else "malformed_xml"

@@ -15,6 +15,8 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from pipelines.formats.opening import DECOMPRESSION_ERRORS
+
 XML_NS = "{http://www.w3.org/XML/1998/namespace}"
 
 
@@ -66,7 +68,7 @@ def iter_events(
             "never expands entities or fetches external ones. Remove the DOCTYPE's entity "
             "declarations from the file",
         ) from None
-    except (EOFError, OSError) as error:
+    except DECOMPRESSION_ERRORS as error:
         # A compressed XML file that breaks off.
         raise MalformedXmlError(f"{url}: the file breaks off: {error}") from None
 
