@@ -57,6 +57,17 @@ CONFIG_KEYS = ("output", "inputs", "src_lang", "tgt_lang", "model", "options", "
 #: Flags that refresh owns: a version's inputs and output are not the user's to set.
 RESERVED_OPTIONS = ("output", "overwrite", "inputs", "src-lang", "tgt-lang", "model")
 DEFAULT_KEEP = 5
+#: Flags that say where a job runs, not what it writes: changing them re-mines
+#: nothing. (A GPU encodes in fp16, which moves cosines by ~1e-3; each batch
+#: records the model and threshold it was mined with.)
+DEPLOYMENT_FLAGS = (
+    "--gpu-type",
+    "--gpu-count",
+    "--gpu-mode",
+    "--worker-image",
+    "--disk-size-gb",
+    "--deploy-dry-run",
+)
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,8 @@ class RefreshConfig:
         The runner and deployment flags are left out: they change where a job
         runs, not the rows it writes (the pipeline is deterministic).
         """
-        return hashlib.sha256(json.dumps(self.mine_flags()).encode()).hexdigest()[:16]
+        flags = [f for f in self.mine_flags() if f.split("=")[0] not in DEPLOYMENT_FLAGS]
+        return hashlib.sha256(json.dumps(flags).encode()).hexdigest()[:16]
 
 
 def _absolute(url: str) -> str:
