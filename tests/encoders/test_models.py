@@ -116,6 +116,43 @@ def test_atomic_build_replaces_incomplete_and_cleans_on_failure(tmp_path: Path) 
     assert models.is_complete(target)
 
 
+_BUILDER = """
+import os, sys, time
+from pathlib import Path
+from encoders.models import atomic_build
+
+def build(tmp):
+    (tmp / "pid").write_text(str(os.getpid()))
+    time.sleep(0.5)  # both processes are inside build() at the same time
+    return {}
+
+print(atomic_build(Path(sys.argv[1]), build))
+"""
+
+
+def test_atomic_build_two_processes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    target = tmp_path / "out"
+    root = Path(__file__).resolve().parents[2]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BUILDER, str(target)],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=60)[0].strip() for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0]
+    assert outputs == [str(target), str(target)]
+    assert models.is_complete(target)
+    assert (target / "pid").read_text() in {str(proc.pid) for proc in procs}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 # --------------------------------------------------------------- prefixes
 
 
