@@ -508,7 +508,13 @@ def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, 
             "build_seconds": round(time.perf_counter() - started, 2),
         }
 
-    atomic_build(target, build)
+    try:
+        atomic_build(target, build)
+    except PermissionError as err:
+        raise PermissionError(
+            f"cannot write the paramine cache {models_dir} ({err}); set PARAMINE_CACHE "
+            "to a writable folder, or pass --cache-dir"
+        ) from err
     _write_pointer(
         models_dir,
         {
