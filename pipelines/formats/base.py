@@ -205,6 +205,9 @@ def shard_lines(
             # Nothing of the file can be read: one rejection stands for all of it.
             yield iter([Line(span.first_line if span else 1, str(error), "corrupt_input")])
             return
+        if opened.error:
+            yield iter([Line(1, opened.error, "truncated_input")])
+            return
         start, end, first_line = 0, None, 1
         if span is not None:
             start = span.companion_start if companion else span.start

@@ -98,12 +98,14 @@ class Opened:
         compression: What the content was compressed with (``""`` for none).
         terminator: The line terminator sniffed from the decompressed head.
         seekable: Whether byte offsets of ``stream`` are offsets in the file.
+        error: Set when the stream broke off while its head was looked at.
     """
 
     stream: IO[bytes]
     compression: str
     terminator: bytes
     seekable: bool
+    error: str = ""
 
 
 def _single_member(archive: zipfile.ZipFile, url: str) -> str:
@@ -157,15 +159,19 @@ def open_input(url: str) -> Iterator[Opened]:
         else:
             try:
                 archive = stack.enter_context(zipfile.ZipFile(raw))
-            except DECOMPRESSION_ERRORS as error:
-                raise CorruptInputError(f"{url}: not a readable zip archive: {error}") from None
+            except DECOMPRESSION_ERRORS as bad_zip:
+                raise CorruptInputError(f"{url}: not a readable zip archive: {bad_zip}") from None
             stream = stack.enter_context(archive.open(_single_member(archive, url)))
+        damaged = ""
         try:
             # peek, not read: the decompressed stream cannot seek back cheaply.
             text_head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
-        except DECOMPRESSION_ERRORS:
-            text_head = b""  # the damage is reported, with its line, by the reader
-        yield Opened(stream, compression, sniff_terminator(text_head), seekable=False)
+        except DECOMPRESSION_ERRORS as damage:
+            # Damaged in its first block: the stream is now spent, so the
+            # damage is handed to the reader to report.
+            text_head = b""
+            damaged = f"{url}: {compression} stream damaged at its start: {damage}"
+        yield Opened(stream, compression, sniff_terminator(text_head), False, damaged)
 
 
 def zip_member_url(member: str, archive_url: str) -> str:
