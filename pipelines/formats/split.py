@@ -98,6 +98,11 @@ def split_shard(shard: Shard, options: ReaderOptions) -> Iterator[Shard]:
     if not getattr(fmt, "splittable", False) or options.split_bytes == 0 or shard.span:
         yield shard
         return
+    if any("::" in url for url in shard.files):
+        # A member of a zip (or another chained filesystem) seeks by
+        # decompressing from its start: spans would each re-read the file.
+        yield shard
+        return
     compression, terminator = _terminator(shard.url)
     if compression:
         yield shard
