@@ -36,16 +36,21 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, 1e-12)
 
 
-def reciprocal_ranks(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+def reciprocal_ranks(
+    queries: np.ndarray, documents: np.ndarray, groups: Sequence[Any] | None = None
+) -> np.ndarray:
     """Return, for each query ``i``, 1 / the rank of document ``i`` by cosine.
 
     The rank is 1 + the number of documents scoring strictly higher than the
     right one, so exact ties (the same text twice among the documents) do not
-    count against a model.
+    count against a model. With ``groups``, the ranking is filtered: the other
+    documents of query ``i``'s group (other paraphrases of the same pivot, also
+    right answers) are not counted as outranking it.
 
     Args:
         queries: ``(n, dim)`` embeddings; query ``i``'s answer is document ``i``.
         documents: ``(n, dim)`` embeddings.
+        groups: ``n`` group labels (pivot keys), or None.
 
     Returns:
         ``(n,)`` reciprocal ranks in (0, 1].
@@ -54,8 +59,11 @@ def reciprocal_ranks(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
         raise ValueError(
             f"queries {queries.shape} and documents {documents.shape} must both be (n, dim)"
         )
+    if groups is not None and len(groups) != len(queries):
+        raise ValueError(f"{len(groups)} group labels for {len(queries)} queries")
     q = _unit_rows(queries)
     d = _unit_rows(documents)
+    labels = None if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     ranks = np.empty(len(q), dtype=np.int64)
     for start in range(0, len(q), QUERY_BLOCK):
         block = q[start : start + QUERY_BLOCK]  # (block, dim)
@@ -63,15 +71,23 @@ def reciprocal_ranks(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
         rows = np.arange(len(block))
         right = scores[rows, start + rows]  # (block,)
         # A tolerance so the right document's own float noise never outranks it.
-        ranks[start : start + len(block)] = 1 + (scores > right[:, None] + 1e-6).sum(axis=1)
+        higher = scores > right[:, None] + 1e-6  # (block, n)
+        if labels is not None:
+            higher &= labels[start : start + len(block), None] != labels[None, :]
+        ranks[start : start + len(block)] = 1 + higher.sum(axis=1)
     return 1.0 / ranks
 
 
-def retrieval_metrics(queries: np.ndarray, documents: np.ndarray) -> dict[str, float]:
-    """Return top-1 accuracy and MRR of finding document ``i`` for query ``i``."""
+def retrieval_metrics(
+    queries: np.ndarray, documents: np.ndarray, groups: Sequence[Any] | None = None
+) -> dict[str, float]:
+    """Return top-1 accuracy and MRR of finding document ``i`` for query ``i``.
+
+    See :func:`reciprocal_ranks` for ties and ``groups``.
+    """
     if len(queries) == 0:
         return {"pairs": 0, "top1": float("nan"), "mrr": float("nan")}
-    rr = reciprocal_ranks(queries, documents)
+    rr = reciprocal_ranks(queries, documents, groups)
     return {"pairs": len(rr), "top1": float(np.mean(rr == 1.0)), "mrr": float(np.mean(rr))}
 
 
@@ -184,12 +200,14 @@ def evaluate_model(
     sts: StsData | None = None,
     prefix: str = "",
     batch_size: int = 64,
+    groups: Sequence[Any] | None = None,
 ) -> dict[str, float]:
     """Score one model on paraphrase retrieval and/or STS.
 
     Args:
         model: The encoder.
         pairs: ``(sentence_a, sentence_b)`` lists of the same length.
+        groups: A pivot key per pair: filtered ranking (see :func:`reciprocal_ranks`).
         sts: Scored sentence pairs.
         prefix: Prepended to every text unless the model has a default prompt.
         batch_size: Encoding batch size.
@@ -207,6 +225,7 @@ def evaluate_model(
                 retrieval_metrics(
                     encode_texts(model, a, prefix, batch_size),
                     encode_texts(model, b, prefix, batch_size),
+                    groups,
                 )
             )
         else:
@@ -295,10 +314,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from encoders.lstm_pooling import load_encoder
     from encoders.models import resolve_model
-    from encoders.train import load_split
+    from encoders.train import load_split, pivot_key
     from schemas.manifest import IncompleteDatasetError
 
-    pairs = None
+    pairs = groups = None
     if args.dataset:
         try:
             split = load_split(args.dataset, args.eval_share, args.split, args.max_pairs)
@@ -306,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"paramine evaluate: {error}", file=sys.stderr)
             return 2
         pairs = (split["sentence_a"].tolist(), split["sentence_b"].tolist())
+        groups = split["pivot"].map(pivot_key).tolist()
         print(f"{args.dataset}: {len(split)} pairs in split {args.split!r}", file=sys.stderr)
     sts = read_sts_tsv(args.sts) if args.sts else None
 
@@ -317,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"paramine evaluate: {error}", file=sys.stderr)
             return 2
         model = load_encoder(resolved.path, device=args.device)
-        metrics = evaluate_model(model, pairs, sts, resolved.prefix, args.batch_size)
+        metrics = evaluate_model(model, pairs, sts, resolved.prefix, args.batch_size, groups)
         name = f"{spec} (base)" if args.base and spec == args.base and not rows else spec
         rows.append((name, metrics))
         print(f"{name}: {json.dumps(metrics)}", file=sys.stderr)

@@ -385,11 +385,12 @@ def _train(
     base = load_encoder(resolved.path, device=args.device)
     prefix = default_prefix(base, resolved.prefix)
     eval_pairs = (data.eval["sentence_a"].tolist(), data.eval["sentence_b"].tolist())
+    eval_groups = data.eval["pivot"].map(pivot_key).tolist()
 
     results: dict[str, dict[str, Any]] = {}
     if len(data.eval):
         print(f"scoring the base model on {len(data.eval)} held-out pairs", file=sys.stderr)
-        results["base"] = evaluate_model(base, eval_pairs, prefix=prefix)
+        results["base"] = evaluate_model(base, eval_pairs, prefix=prefix, groups=eval_groups)
 
     model = build_model(
         base,
@@ -445,7 +446,7 @@ def _train(
 
     if len(data.eval):
         print(f"scoring the trained model on {len(data.eval)} held-out pairs", file=sys.stderr)
-        results["trained"] = evaluate_model(model, eval_pairs)
+        results["trained"] = evaluate_model(model, eval_pairs, groups=eval_groups)
 
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     summary = {
@@ -586,7 +587,8 @@ def model_card(summary: dict[str, Any]) -> str:
         "",
         "## Results: paraphrase retrieval on the held-out pivots",
         "",
-        "For each sentence_a, its sentence_b is ranked among all held-out sentence_b by cosine.",
+        "For each sentence_a, its sentence_b is ranked among all held-out sentence_b by cosine; "
+        "the other candidates of the same pivot are not counted against it.",
         "",
         results_table(rows) if rows else "No held-out pairs (`--eval-share 0`).",
         "",

@@ -33,6 +33,17 @@ def test_retrieval_metrics_on_a_hand_made_case() -> None:
     assert metrics["mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
 
 
+def test_filtered_ranking_ignores_the_same_pivot_group() -> None:
+    queries = np.array([[1.0, 0.0], [1.0, 0.1], [1.0, 0.0]])
+    documents = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    # Queries 0 and 1 share a pivot: document 0 no longer outranks query 1's
+    # answer (rank 1); query 2 is alone, still rank 3.
+    np.testing.assert_allclose(
+        reciprocal_ranks(queries, documents, ["p", "p", "q"]), [1.0, 1.0, 1 / 3]
+    )
+    assert retrieval_metrics(queries, documents, ["p", "p", "q"])["top1"] == pytest.approx(2 / 3)
+
+
 def test_retrieval_is_by_cosine_and_ties_do_not_count_against() -> None:
     queries = np.array([[2.0, 0.0], [0.0, 5.0]])
     documents = np.array([[0.0, 3.0], [0.0, 3.0]])  # the same text twice
