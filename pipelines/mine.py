@@ -14,12 +14,16 @@ import sys
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, NoReturn
 
 import apache_beam as beam
 import fsspec
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    StandardOptions,
+    _BeamArgumentParser,
+)
 
 from encoders.handler import PairEncoderHandler
 from encoders.models import resolve_model
@@ -55,8 +59,14 @@ def code_version() -> str:
         return "paramine (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``paramine mine``: INPUT... plus MineOptions' flags."""
+def build_parser(with_inputs: bool = True) -> argparse.ArgumentParser:
+    """The parser of ``paramine mine``: INPUT... plus MineOptions' flags.
+
+    Args:
+        with_inputs: Include the INPUT positional. Without it, the parser
+            reads argv once ``split_inputs`` has taken the INPUTs out, so that
+            the values of Beam's flags stay with their flags.
+    """
     parser = argparse.ArgumentParser(
         prog="paramine mine",
         description=(
@@ -71,15 +81,65 @@ def build_parser() -> argparse.ArgumentParser:
             "The runner defaults to DirectRunner."
         ),
     )
-    parser.add_argument(
-        "inputs",
-        nargs="*",
-        metavar="INPUT",
-        help="shards: files, globs, directories or Moses prefixes, any fsspec URL "
-        "(Moses pairs: FILE.<src>/FILE.<tgt>, plain or .gz; TSV: 2 columns or Tatoeba's 4)",
-    )
+    if with_inputs:
+        parser.add_argument(
+            "inputs",
+            nargs="*",
+            metavar="INPUT",
+            help="shards: files, globs, directories or Moses prefixes, any fsspec URL "
+            "(Moses pairs: FILE.<src>/FILE.<tgt>, plain or .gz; TSV: 2 columns or Tatoeba's 4)",
+        )
     MineOptions._add_argparse_args(parser)
     return parser
+
+
+class _Token(str):
+    """A command-line token that remembers its position in argv."""
+
+    position: int
+
+
+class _SplitError(Exception):
+    pass
+
+
+class _SplitParser(_BeamArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _SplitError(message)
+
+
+def split_inputs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Separate the INPUT arguments from the flags, Beam's flags included.
+
+    A parser that knows only paramine's flags cannot tell whether the token
+    after a Beam flag is its value or an INPUT (``--runner DirectRunner``),
+    so this one knows the flags of every PipelineOptions class, as Beam's
+    own parsing does. Tokens remember their position, so an INPUT that
+    equals a flag's value is still told apart.
+
+    Returns:
+        The INPUTs, and argv without them. When the flags do not parse, no
+        INPUT is split off and the paramine parser reports the error.
+    """
+    tokens = []
+    for index, text in enumerate(argv):
+        token = _Token(text)
+        token.position = index
+        tokens.append(token)
+    parser = _SplitParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("inputs", nargs="*")
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)
+    try:
+        # Intermixed: INPUTs may come before, between and after the flags.
+        known, _ = parser.parse_known_intermixed_args(tokens)
+    except _SplitError:
+        return [], list(argv)
+    if any(text in ("-h", "--help") for text in argv):
+        return [], list(argv)
+    positions = {token.position for token in known.inputs}
+    inputs = [argv[i] for i in sorted(positions)]
+    return inputs, [text for i, text in enumerate(argv) if i not in positions]
 
 
 def _prepare_output(output: str, overwrite: bool) -> None:
@@ -133,7 +193,7 @@ def build_pipeline(
     scored = prefiltered.kept | "ScorePairs" >> ScorePairs(handler)
     if job.threshold == "auto":
         threshold = prefiltered.kept | "CalibrateThreshold" >> CalibrateThreshold(
-            handler, job.max_false_accept
+            handler, job.max_false_accept, job.calibration_sample
         )
     else:
         threshold = pipeline | "FixedThreshold" >> beam.Create(
@@ -227,8 +287,10 @@ def run_with_metrics(
     """Like ``run``, and also return the run's ``paramine`` Beam counters."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args, beam_args = parser.parse_known_args(argv)
-    inputs = list(args.inputs)
+    inputs, flags = split_inputs(argv)
+    if any(flag in ("-h", "--help") for flag in flags):
+        parser.parse_args(["--help"])
+    args, beam_args = build_parser(with_inputs=False).parse_known_args(flags)
     if args.input_list:
         inputs += read_input_list(args.input_list)
     if not inputs:

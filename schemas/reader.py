@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import posixpath
+
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION, schema_version
 from schemas.manifest import Manifest, read_manifest
+
+
+def _join(dataset_url: str, name: str) -> str:
+    """Join a manifest's relative file name to the dataset URL.
+
+    Names may climb out of the dataset (a refreshed version lists the
+    carried-over files of an older one as ``../v=.../pairs/...``); object
+    stores do not resolve ``..``, so the path is normalized here.
+    """
+    protocol, sep, path = f"{dataset_url.rstrip('/')}/{name}".partition("://")
+    if not sep:
+        return posixpath.normpath(protocol)
+    return f"{protocol}{sep}{posixpath.normpath(path)}"
 
 
 def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
@@ -31,7 +46,7 @@ def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
         )
     tables = []
     for name in manifest.files.get("pairs", []):
-        url = dataset_url.rstrip("/") + "/" + name
+        url = _join(dataset_url, name)
         fs, path = fsspec.core.url_to_fs(url)
         if not fs.exists(path):
             raise ValueError(f"{url} is listed in the manifest but missing; the dataset is damaged")

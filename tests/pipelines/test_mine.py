@@ -17,7 +17,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from encoders.handler import PairEncoderHandler
 from pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from pipelines.formats.moses import MisalignedShardError
-from pipelines.mine import demo_input, run
+from pipelines.mine import demo_input, run, split_inputs
 from pipelines.read_bitext import ReadBitext
 from pipelines.score import ScorePairs
 from schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA, schema_version
@@ -264,3 +264,41 @@ class TestMineEndToEnd:
         table, _ = read_pairs(str(output))
         # 159 English sentences have two or more Polish translations.
         assert 100 <= len(set(table.column("pivot").to_pylist())) <= 159
+
+
+class TestSplitInputs:
+    def test_beam_flags_with_spaced_values_are_not_inputs(self) -> None:
+        argv = [
+            "a.txt",
+            "--runner",
+            "DirectRunner",
+            "b.txt",
+            "--corpus",
+            "b.txt",
+            "--overwrite",
+            "c",
+        ]
+        inputs, flags = split_inputs(argv)
+        assert inputs == ["a.txt", "b.txt", "c"]
+        assert flags == ["--runner", "DirectRunner", "--corpus", "b.txt", "--overwrite"]
+
+    def test_help_and_bad_flags_are_left_to_the_paramine_parser(self) -> None:
+        assert split_inputs(["--help"]) == ([], ["--help"])
+        assert split_inputs(["x", "--batch-size", "abc"]) == ([], ["x", "--batch-size", "abc"])
+
+    def test_spaced_runner_flag_mines(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        manifest = run(
+            [
+                demo_input(),
+                "--runner",
+                "DirectRunner",
+                "--model",
+                str(tiny_model_dir),
+                "--output",
+                str(tmp_path / "o"),
+                "--threshold",
+                "0.0",
+            ]
+        )
+        assert manifest.options["runner"] == "DirectRunner"
+        assert manifest.options["inputs"] == [demo_input()]
