@@ -211,3 +211,24 @@ def torch_seed(seed: int) -> None:
     import torch
 
     torch.manual_seed(seed)
+
+
+@pytest.mark.gpu
+def test_mixed_precision_training_on_gpu(tmp_path: Path, tiny_model_dir: Path) -> None:
+    import torch
+
+    precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    url = write_dataset(tmp_path / "ds", make_rows(48))
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cuda"]
+    args += ["--precision", precision, "--lstm-hidden", "32", "--batch-size", "8"]
+    assert main([*args, "--max-steps", "3", "--lr", "5e-3", "--bidirectional"]) == 0
+    summary = json.loads((out / "paramine_training.json").read_text())
+    assert summary["settings"]["precision"] == precision
+    assert summary["training"]["global_step"] == 3
+    assert summary["training"]["device"].startswith("cuda")
+    # Saved from the GPU, loaded on the CPU: the weights came back whole.
+    from encoders.lstm_pooling import load_encoder
+
+    model = load_encoder(str(out), device="cpu")
+    assert model.encode(["ala ma kota"]).shape == (1, 64)
