@@ -7,50 +7,128 @@ The data gives its own null distribution: pair a sample of candidates with
 the pivots of other pairs (a shifted alignment), score them with the same
 model, and cut at the quantile that lets through ``max_false_accept`` of
 these mismatched pairs.
+
+The sample is encoded once and scored against many shifts (every shift is a
+different random pairing, since the sample is in hash order): 1000 sampled
+pairs give up to 100,000 mismatched scores for the price of encoding 2000
+texts, so the cut at a 1-2% tail rests on a thousand or more scores instead
+of a dozen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.ml.inference.base import RunInference
+from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from encoders.handler import PairEncoderHandler
 from pipelines.group_by_pivot import pivot_key, stable_hash
-from schemas.records import AlignedPair, ScoredPair
+from pipelines.text import comparison_key
+from schemas.records import AlignedPair
 
 #: Below this many mismatched pairs a quantile at 2% means nothing.
 MIN_MISMATCHED = 50
 #: The cut used when a run has too little data to calibrate.
 FALLBACK_THRESHOLD = 0.8
+#: Shifts scored per calibration: enough mismatched scores for a stable tail
+#: (sample 1000 x 100 shifts = 100,000), few enough to stay in memory.
+MAX_SHIFTS = 100
+#: The default calibration sample, in pairs.
+DEFAULT_SAMPLE = 1000
+
+#: A function that embeds texts as unit vectors, (texts, dim).
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def sample_rank(pair: AlignedPair) -> int:
+    """The stable hash that orders pairs for the calibration sample."""
+    return stable_hash("calibrate", pair.pivot, pair.candidate)
+
+
+def _aligned_keys(sample: Sequence[AlignedPair]) -> set[tuple[str, str]]:
+    return {(pivot_key(p.pivot), comparison_key(p.candidate)) for p in sample}
 
 
 def mismatched_pairs(sample: Sequence[AlignedPair], shift: int = 1) -> list[AlignedPair]:
     """Pair candidate i with pivot i + shift, skipping pairs that may truly match.
 
-    The sample is in hash order, so neighbours are unrelated sentences; a
-    neighbour with the same pivot (another translation of it) or the same
-    candidate is skipped, since it would be a true pair.
+    The sample is in hash order, so neighbours are unrelated sentences. A
+    shifted pair is skipped when the sample aligns its candidate (by
+    comparison key) with its pivot (by pivot key) anywhere: that covers a
+    neighbour with the same pivot (another translation of it) and one with
+    the same candidate (a translation of two pivots), which would be true
+    pairs and push the cut up.
     """
-    out = []
     n = len(sample)
+    if n < 2 or shift % n == 0:
+        return []
+    aligned = _aligned_keys(sample)
+    out = []
     for i, pair in enumerate(sample):
         other = sample[(i + shift) % n]
-        if n < 2 or pivot_key(other.pivot) == pivot_key(pair.pivot):
-            continue
-        if other.candidate == pair.candidate:
+        if (pivot_key(other.pivot), comparison_key(pair.candidate)) in aligned:
             continue
         out.append(replace(pair, pivot=other.pivot, corpus="calibration", line=0))
     return out
 
 
+def shift_count(n: int, max_shifts: int = MAX_SHIFTS) -> int:
+    """How many shifts (1, 2, ...) a sample of ``n`` pairs is scored against."""
+    return max(0, min(n - 1, max_shifts))
+
+
+def score_sample(
+    sample: Sequence[AlignedPair], embed: Embed, max_shifts: int = MAX_SHIFTS
+) -> dict[str, list[float]]:
+    """Score a sample's true alignment and its shifted alignments.
+
+    Each distinct text is embedded once; shift ``s`` scores exactly the pairs
+    of ``mismatched_pairs(sample, s)``, for ``s`` in 1..``shift_count(n)``.
+
+    Args:
+        sample: Pairs in hash order.
+        embed: Maps texts to unit vectors, ``(texts, dim)``.
+        max_shifts: Most shifts scored.
+
+    Returns:
+        ``aligned``: the cosine of every sampled pair; ``mismatched``: the
+        cosines of the shifted pairs, shift by shift.
+    """
+    n = len(sample)
+    if n == 0:
+        return {"aligned": [], "mismatched": []}
+    index: dict[str, int] = {}
+    for pair in sample:
+        index.setdefault(pair.pivot, len(index))
+        index.setdefault(pair.candidate, len(index))
+    vectors = np.asarray(embed(list(index)), dtype="float32")  # (texts, dim)
+    pivots = vectors[[index[p.pivot] for p in sample]]  # (n, dim)
+    candidates = vectors[[index[p.candidate] for p in sample]]  # (n, dim)
+    aligned = (pivots * candidates).sum(axis=1)  # (n,)
+
+    known = _aligned_keys(sample)
+    pkeys = [pivot_key(p.pivot) for p in sample]
+    ckeys = [comparison_key(p.candidate) for p in sample]
+    mismatched: list[np.ndarray] = []
+    for shift in range(1, shift_count(n, max_shifts) + 1):
+        other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
+        keep = np.array([(pkeys[j], ckeys[i]) not in known for i, j in enumerate(other)])
+        scores = (pivots[other] * candidates).sum(axis=1)  # (n,)
+        mismatched.append(scores[keep])
+    flat = np.concatenate(mismatched) if mismatched else np.zeros(0)
+    return {
+        "aligned": [float(s) for s in aligned],
+        "mismatched": [float(s) for s in flat],
+    }
+
+
 def summarize(scores: Sequence[float]) -> dict[str, Any]:
     """Count, mean and quantiles of a score distribution, for the manifest."""
-    if not scores:
+    if len(scores) == 0:
         return {"n": 0}
     values = np.asarray(scores, dtype="float64")
     quantiles = np.quantile(values, [0.02, 0.05, 0.25, 0.5, 0.75, 0.95, 0.98])
@@ -63,13 +141,34 @@ def summarize(scores: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def choose_cut(mismatched: Sequence[float], max_false_accept: float) -> dict[str, Any]:
-    """Return the calibrated cut and how it was chosen."""
+def choose_cut(
+    mismatched: Sequence[float],
+    max_false_accept: float,
+    aligned: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """Return the calibrated cut and how it was chosen.
+
+    The cut is the (1 - ``max_false_accept``) quantile of the mismatched
+    scores. With the sample's aligned scores, it also records the share of
+    them that the cut keeps (an estimate of the run's recall before grouping).
+
+    Args:
+        mismatched: Scores of the shifted (mismatched) pairs.
+        max_false_accept: Share of mismatched pairs allowed through.
+        aligned: Scores of the sampled pairs as aligned, for the record.
+
+    Returns:
+        ``value`` (the cut), ``mode``, ``max_false_accept``, the summaries
+        ``mismatched`` and ``aligned_sample``, and ``fallback`` (why) when
+        the sample was too small to calibrate.
+    """
     info: dict[str, Any] = {
         "mode": "auto",
         "max_false_accept": max_false_accept,
         "mismatched": summarize(mismatched),
     }
+    if aligned is not None:
+        info["aligned_sample"] = summarize(aligned)
     if len(mismatched) < MIN_MISMATCHED:
         info["value"] = FALLBACK_THRESHOLD
         info["fallback"] = (
@@ -80,7 +179,55 @@ def choose_cut(mismatched: Sequence[float], max_false_accept: float) -> dict[str
     # "higher": the cut is an observed score, so at most the allowed share passes.
     cut = float(np.quantile(np.asarray(mismatched), 1.0 - max_false_accept, method="higher"))
     info["value"] = round(cut, 6)
+    if aligned:
+        info["aligned_sample_kept"] = round(float(np.mean(np.asarray(aligned) >= cut)), 4)
     return info
+
+
+class _SampleHandler(ModelHandler[list[AlignedPair], dict[str, list[float]], Any]):
+    """Scores a whole calibration sample (one element) with the run's encoder.
+
+    Wraps the run's ``PairEncoderHandler`` so that the model, device and
+    prefix are the ones that score the pairs: a cut from another encoder or
+    prefix would mean nothing.
+    """
+
+    def __init__(self, handler: PairEncoderHandler, max_shifts: int) -> None:
+        super().__init__()
+        self.handler = handler
+        self.max_shifts = max_shifts
+
+    def load_model(self) -> Any:
+        return self.handler.load_model()
+
+    def run_inference(
+        self,
+        batch: Sequence[list[AlignedPair]],
+        model: Any,
+        inference_args: dict[str, Any] | None = None,
+    ) -> Iterable[dict[str, list[float]]]:
+        prefix = self.handler.prefix
+
+        def embed(texts: list[str]) -> np.ndarray:
+            return model.encode(
+                [prefix + t for t in texts],
+                batch_size=128,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+
+        return [score_sample(sample, embed, self.max_shifts) for sample in batch]
+
+    def batch_elements_kwargs(self) -> dict[str, Any]:
+        # One element is the whole sample.
+        return {"min_batch_size": 1, "max_batch_size": 1}
+
+    def share_model_across_processes(self) -> bool:
+        return self.handler.share_model_across_processes()
+
+    def get_metrics_namespace(self) -> str:
+        return "paramine"
 
 
 class CalibrateThreshold(beam.PTransform):
@@ -91,47 +238,52 @@ class CalibrateThreshold(beam.PTransform):
         max_false_accept: Share of mismatched pairs allowed through.
         sample_size: Pairs sampled (by a stable hash, so the sample and the
             cut are the same on every run).
+        max_shifts: Shifted alignments scored against the sample.
 
     Returns:
         A singleton PCollection of the threshold dict: ``value`` (the cut),
-        ``mode``, and a summary of the mismatched distribution.
+        ``mode``, summaries of the sample's aligned and mismatched scores,
+        ``sample`` and ``shifts``, and ``fallback`` when there was too
+        little data.
     """
 
     def __init__(
-        self, handler: PairEncoderHandler, max_false_accept: float = 0.02, sample_size: int = 1000
+        self,
+        handler: PairEncoderHandler,
+        max_false_accept: float = 0.02,
+        sample_size: int = DEFAULT_SAMPLE,
+        max_shifts: int = MAX_SHIFTS,
     ) -> None:
         super().__init__()
         if not 0 < max_false_accept < 1:
             raise ValueError(f"max_false_accept must be in (0, 1), got {max_false_accept}")
-        if sample_size < 2:
-            raise ValueError(f"calibration sample must be at least 2, got {sample_size}")
+        if sample_size < 1:
+            raise ValueError(f"calibration sample must be positive, got {sample_size}")
+        if max_shifts < 1:
+            raise ValueError(f"max_shifts must be positive, got {max_shifts}")
         self.handler = handler
         self.max_false_accept = max_false_accept
         self.sample_size = sample_size
+        self.max_shifts = max_shifts
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
-        max_false_accept = self.max_false_accept
+        max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
 
-        def rank(pair: AlignedPair) -> int:
-            return stable_hash("calibrate", pair.pivot, pair.candidate)
+        def in_hash_order(sample: list[AlignedPair]) -> list[AlignedPair]:
+            return sorted(sample, key=sample_rank)
 
-        def shifted(sample: list[AlignedPair]) -> Iterator[AlignedPair]:
-            yield from mismatched_pairs(sorted(sample, key=rank))
+        def cut(scores: dict[str, list[float]]) -> dict[str, Any]:
+            info = choose_cut(scores["mismatched"], max_false_accept, scores["aligned"])
+            n = len(scores["aligned"])
+            return {**info, "sample": n, "shifts": shift_count(n, max_shifts)}
 
-        def cut(_: None, scored: list[ScoredPair]) -> dict[str, Any]:
-            return choose_cut(sorted(s.score for s in scored), max_false_accept)
-
-        mismatched = (
+        return (
             pairs
             # Largest of the negated hash = the smallest hashes: deterministic.
-            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -rank(p))
-            | "ShiftAlignment" >> beam.FlatMap(shifted)
-            | "ScoreMismatched" >> RunInference(self.handler)
-        )
-        return (
-            pairs.pipeline
-            | "Once" >> beam.Create([None])
-            | "ChooseCut" >> beam.Map(cut, beam.pvalue.AsList(mismatched))
+            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -sample_rank(p))
+            | "HashOrder" >> beam.Map(in_hash_order)
+            | "ScoreSample" >> RunInference(_SampleHandler(self.handler, max_shifts))
+            | "ChooseCut" >> beam.Map(cut)
         )
 
 

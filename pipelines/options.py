@@ -219,6 +219,14 @@ class MineOptions(PipelineOptions):
             "through (default: %(default)s)",
         )
         model.add_argument(
+            "--calibration-sample",
+            dest="calibration_sample",
+            type=_positive,
+            default=1000,
+            help="with --threshold auto: pairs sampled (by a stable hash) to "
+            "calibrate the cut on (default: %(default)s)",
+        )
+        model.add_argument(
             "--batch-size",
             dest="batch_size",
             type=_positive,
