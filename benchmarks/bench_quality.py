@@ -1,0 +1,447 @@
+"""Mining quality on real bitext with injected noise: precision, recall, noise passed.
+
+Takes a Moses pair with many-to-one structure (Tatoeba: one English pivot,
+several translations), replaces a share of the target lines with target
+lines from elsewhere in the file (seeded), mines the corrupted pair with the
+real pipeline (``pipelines.mine.run``) once per scoring, and reports:
+
+- precision: mined pairs whose two sentences are both original (not
+  replaced) translations of their pivot, out of all mined pairs;
+- recall: original candidates found in at least one mined pair, out of the
+  original candidates of pivots that keep >= 2 distinct original candidates
+  after the replacement;
+- noise passed: replaced lines whose score reaches the run's cut, out of all
+  replaced lines. The pipeline does not write per-line scores, so these are
+  recomputed here with the same model, prefix and normalization, and compared
+  with the cut from the run's manifest. The column ``agree`` checks that
+  recomputation: pairs at or above the cut by our scores versus the
+  manifest's ``threshold.kept`` count.
+
+Recall losses of each run are broken down by where a candidate was lost:
+prefilter, below the cut, a group left with one candidate, or pairing and
+the post-filter (cover pairs and near-equal drops).
+
+Usage::
+
+    python benchmarks/bench_quality.py \\
+        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --scorings fixed:0.7,auto
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Before torch is imported: spinning OpenMP threads made encoding 5x slower
+# on 2-core machines (shared/DESIGN.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.group_by_pivot import pivot_key
+from pipelines.prefilter import PrefilterOptions, prefilter_reason
+from pipelines.text import canonical_lang, normalize
+from schemas.records import AlignedPair
+
+TATOEBA_STEM = "tatoeba-test-v2021-08-07"
+
+
+@dataclass
+class Corpus:
+    """The corrupted bitext and what is known about every line of it."""
+
+    pivots: list[str]  # normalized pivot of each line
+    candidates: list[str]  # normalized candidate of each line (after replacement)
+    replaced: list[bool]
+    pivot_lang: str
+    lang: str
+    # pivot key -> distinct original (not replaced) candidates
+    originals: dict[str, set[str]] = field(default_factory=dict)
+
+
+def find_sides(directory: Path, pivot: str) -> tuple[Path, Path]:
+    """Return the pivot-side and target-side files of a Moses pair directory."""
+    files = sorted(
+        p for p in directory.iterdir() if p.is_file() and p.suffix and p.suffix != ".labels"
+    )
+    files = [p for p in files if p.name.startswith(TATOEBA_STEM + ".")] or files
+    sides = [p for p in files if len(p.suffix) in (3, 4) and p.suffix[1:].isalpha()]
+    pivots = [p for p in sides if p.suffix[1:] == pivot]
+    targets = [p for p in sides if p.suffix[1:] != pivot]
+    if len(pivots) != 1 or len(targets) != 1:
+        raise SystemExit(
+            f"{directory}: expected one .{pivot} file and one target file, found "
+            f"{[p.name for p in sides]}; use --pivot to name the pivot's extension"
+        )
+    return pivots[0], targets[0]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a Moses file, line ends stripped."""
+    with path.open(encoding="utf-8") as handle:
+        return [line.rstrip("\n").rstrip("\r") for line in handle]
+
+
+def corrupt(
+    pivots: list[str], targets: list[str], share: float, seed: int
+) -> tuple[list[str], list[bool]]:
+    """Replace ``share`` of the target lines with target lines from elsewhere.
+
+    A donor line is drawn at random from the whole file; it is redrawn when
+    it could be a true translation of the pivot (same pivot, or a text that
+    the file already aligns with this pivot), so every replaced line is
+    noise.
+    """
+    rng = random.Random(seed)
+    n = len(targets)
+    aligned: dict[str, set[str]] = defaultdict(set)
+    for p, t in zip(pivots, targets, strict=True):
+        aligned[pivot_key(normalize(p))].add(normalize(t))
+    chosen = sorted(rng.sample(range(n), round(share * n)))
+    out = list(targets)
+    replaced = [False] * n
+    for i in chosen:
+        key = pivot_key(normalize(pivots[i]))
+        while True:
+            j = rng.randrange(n)
+            if key != pivot_key(normalize(pivots[j])) and normalize(targets[j]) not in aligned[key]:
+                break
+        out[i] = targets[j]
+        replaced[i] = True
+    return out, replaced
+
+
+def build_corpus(
+    pivots: list[str], targets: list[str], replaced: list[bool], pivot_lang: str, lang: str
+) -> Corpus:
+    """Normalize the lines as the pipeline does, and index the original candidates."""
+    corpus = Corpus(
+        pivots=[normalize(p) for p in pivots],
+        candidates=[normalize(t) for t in targets],
+        replaced=replaced,
+        pivot_lang=pivot_lang,
+        lang=lang,
+    )
+    originals: dict[str, set[str]] = defaultdict(set)
+    for p, c, r in zip(corpus.pivots, corpus.candidates, replaced, strict=True):
+        if not r and p and c:
+            originals[pivot_key(p)].add(c)
+    corpus.originals = dict(originals)
+    return corpus
+
+
+def encode_all(
+    corpus: Corpus, model_spec: str, cache: Path | None = None
+) -> tuple[dict[str, int], Any]:
+    """Encode every distinct text once, as the pipeline's handler does.
+
+    With ``cache``, reuses an ``.npz`` of (texts, emb) written by an earlier
+    run with the same model when it holds every text, and writes one otherwise.
+    """
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from encoders.models import resolve_model
+
+    resolved = resolve_model(model_spec)
+    texts = sorted(set(corpus.pivots) | set(corpus.candidates))
+    if cache is not None and cache.exists():
+        stored = np.load(cache, allow_pickle=True)
+        if str(stored["model"]) == resolved.revision:
+            index = {str(t): i for i, t in enumerate(stored["texts"])}
+            if all(t in index for t in texts):
+                return index, stored["emb"]
+    model = SentenceTransformer(resolved.path, device="cpu")
+    start = time.monotonic()
+    embeddings = model.encode(
+        [resolved.prefix + t for t in texts],
+        batch_size=128,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+        show_progress_bar=False,
+    )  # (texts, dim)
+    print(
+        f"[bench] encoded {len(texts):,} distinct texts in {time.monotonic() - start:.0f} s",
+        file=sys.stderr,
+    )
+    embeddings = embeddings.astype("float32")
+    if cache is not None:
+        np.savez(
+            cache,
+            texts=np.array(texts, dtype=object),
+            emb=embeddings,
+            model=np.array(resolved.revision),
+        )
+    return {t: i for i, t in enumerate(texts)}, embeddings
+
+
+def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[float]:
+    """Cosine of every line's (pivot, candidate), from the shared embeddings."""
+    import numpy as np
+
+    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
+    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
+    return [float(x) for x in np.einsum("ij,ij->i", p, c)]
+
+
+def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
+    """``fixed:0.7,auto,auto:0.01`` -> (label, mine flags) per scoring."""
+    out = []
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        kind, _, arg = item.partition(":")
+        if kind == "fixed" and arg:
+            out.append((item, ["--threshold", arg]))
+        elif kind == "auto":
+            flags = ["--threshold", "auto"]
+            if arg:
+                flags += ["--max-false-accept", arg]
+            out.append((item, flags))
+        else:
+            raise SystemExit(f"--scorings: {item!r}; allowed: fixed:<cosine>, auto, auto:<share>")
+    return out
+
+
+def evaluate(
+    corpus: Corpus,
+    scores: list[float],
+    rows: list[dict[str, Any]],
+    manifest: Any,
+) -> dict[str, Any]:
+    """Precision, recall, noise passed and recall losses of one mining run."""
+    cut = float(manifest.threshold["value"])
+    originals = corpus.originals
+    good = sum(
+        1
+        for r in rows
+        if r["sentence_a"] in originals.get(pivot_key(r["pivot"]), ())
+        and r["sentence_b"] in originals.get(pivot_key(r["pivot"]), ())
+    )
+    mined = {(pivot_key(r["pivot"]), r[s]) for r in rows for s in ("sentence_a", "sentence_b")}
+
+    # Per (pivot key, candidate): the first line's fate, as the pipeline keeps the first.
+    options = PrefilterOptions()
+    fate: dict[tuple[str, str], str] = {}
+    passing: dict[str, set[str]] = defaultdict(set)
+    kept_by_cut = 0
+    seen_pairs: set[tuple[str, str]] = set()
+    for p, c, score in zip(corpus.pivots, corpus.candidates, scores, strict=True):
+        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
+        if prefilter_reason(pair, options) or (p, c) in seen_pairs:
+            fate.setdefault((pivot_key(p), c), "prefilter")
+            continue
+        seen_pairs.add((p, c))
+        if score >= cut:
+            kept_by_cut += 1
+            passing[pivot_key(p)].add(c)
+            fate[(pivot_key(p), c)] = "passed"
+        else:
+            fate.setdefault((pivot_key(p), c), "below_cut")
+
+    eligible = [(k, c) for k, cands in originals.items() if len(cands) >= 2 for c in cands]
+    found = sum(1 for kc in eligible if kc in mined)
+    losses: dict[str, int] = defaultdict(int)
+    for kc in eligible:
+        if kc in mined:
+            continue
+        where = fate.get(kc, "prefilter")
+        if where == "passed":
+            where = "singleton" if len(passing[kc[0]]) < 2 else "pairing_postfilter"
+        losses[where] += 1
+
+    noise = [s for s, r in zip(scores, corpus.replaced, strict=True) if r]
+    noise_pass = sum(1 for s in noise if s >= cut)
+    return {
+        "cut": cut,
+        "mode": manifest.threshold.get("mode"),
+        "pairs": len(rows),
+        "precision": good / max(len(rows), 1),
+        "recall": found / max(len(eligible), 1),
+        "eligible": len(eligible),
+        "noise_passed": noise_pass / max(len(noise), 1),
+        "noise_lines": len(noise),
+        "noise_in_output": sum(1 for k, c in mined if c not in originals.get(k, ())),
+        "kept_by_cut_recomputed": kept_by_cut,
+        "kept_by_cut_manifest": manifest.counts["threshold"]["kept"],
+        "recall_losses": dict(sorted(losses.items())),
+        "fallback": manifest.threshold.get("fallback"),
+    }
+
+
+class _LookupModel:
+    """Stands in for a SentenceTransformer: returns stored embeddings of texts."""
+
+    def __init__(self, cache: Path, prefix: str) -> None:
+        import numpy as np
+
+        stored = np.load(cache, allow_pickle=True)
+        self.index = {str(t): i for i, t in enumerate(stored["texts"])}
+        self.embeddings = stored["emb"]
+        self.prefix = prefix
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        n = len(self.prefix)
+        return self.embeddings[[self.index[t[n:]] for t in texts]]
+
+
+def cached_handler(cache: Path) -> type:
+    """A ``PairEncoderHandler`` whose model looks embeddings up in ``cache``.
+
+    Everything else is the pipeline's own: batching, the cosine, the
+    calibration sample and shifts, the cut, grouping, pairing, post-filter.
+    Only the encoder's forward pass is memoized, so the scores are the same
+    model's (up to float noise from batch padding).
+    """
+    from encoders.handler import PairEncoderHandler
+
+    class CachedEncoderHandler(PairEncoderHandler):
+        def load_model(self) -> Any:
+            return _LookupModel(cache, self.prefix)
+
+    return CachedEncoderHandler
+
+
+def mine(
+    prefix: Path,
+    out: Path,
+    pivot_lang: str,
+    lang: str,
+    model: str,
+    flags: list[str],
+    cache: Path | None = None,
+) -> tuple[list[dict[str, Any]], Any]:
+    """Run the pipeline on the corrupted pair; return its rows and manifest.
+
+    With ``cache``, the encoder's forward pass is replaced by a lookup in the
+    embeddings that ``encode_all`` stored (see ``cached_handler``).
+    """
+    import pipelines.mine
+    from encoders.handler import PairEncoderHandler
+    from pipelines.mine import run
+    from schemas.reader import read_pairs
+
+    pipelines.mine.PairEncoderHandler = cached_handler(cache) if cache else PairEncoderHandler
+    manifest = run(
+        [
+            str(prefix),
+            "--src-lang",
+            pivot_lang,
+            "--tgt-lang",
+            lang,
+            "--output",
+            str(out),
+            "--overwrite",
+            "--model",
+            model,
+            *flags,
+            "--runner",
+            "DirectRunner",
+        ]
+    )
+    table, manifest = read_pairs(str(out))
+    return table.select(["pivot", "sentence_a", "sentence_b"]).to_pylist(), manifest
+
+
+def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) -> str:
+    """A Markdown table of the results of one corpus."""
+    lines = [
+        f"| {corpus_name} scoring | cut | pairs | precision | recall | noise passed "
+        "| agree | recall lost: prefilter / below cut / singleton / pairing |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, r in results:
+        lost = r["recall_losses"]
+        agree = f"{r['kept_by_cut_recomputed']}/{r['kept_by_cut_manifest']}"
+        lines.append(
+            f"| {label} | {r['cut']:.4f} | {r['pairs']:,} | {r['precision']:.4f} "
+            f"| {r['recall']:.4f} | {r['noise_passed']:.4f} | {agree} "
+            f"| {lost.get('prefilter', 0)} / {lost.get('below_cut', 0)} / "
+            f"{lost.get('singleton', 0)} / {lost.get('pairing_postfilter', 0)} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Corrupt, mine once per scoring, and print the quality table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path, help="a Tatoeba language-pair directory")
+    parser.add_argument("--pivot", default="eng", help="extension of the pivot side (eng)")
+    parser.add_argument("--replace-share", type=float, default=0.2, help="target lines replaced")
+    parser.add_argument("--seed", type=int, default=13, help="seed of the replacement")
+    parser.add_argument("--model", default="e5-small", help="--model of paramine mine")
+    parser.add_argument(
+        "--scorings",
+        default="fixed:0.7,auto",
+        help="comma-separated: fixed:<cosine>, auto, auto:<max false accept>",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="also write results here")
+    parser.add_argument(
+        "--embeddings-cache",
+        type=Path,
+        default=None,
+        help="an .npz to reuse the per-line embeddings from (written when missing)",
+    )
+    parser.add_argument(
+        "--verify-auto",
+        action="store_true",
+        help="also mine once with the real encoder (slow) and report it as 'auto (encoder)'",
+    )
+    parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
+    args = parser.parse_args(argv)
+    if not 0 < args.replace_share < 1:
+        parser.error("--replace-share must be in (0, 1)")
+    scorings = parse_scorings(args.scorings)
+
+    pivot_path, target_path = find_sides(args.directory, args.pivot)
+    pivot_lang = canonical_lang(pivot_path.suffix[1:])
+    lang = canonical_lang(target_path.suffix[1:])
+    pivots, targets = read_lines(pivot_path), read_lines(target_path)
+    corrupted, replaced = corrupt(pivots, targets, args.replace_share, args.seed)
+    corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    prefix = workdir / "bench"
+    (workdir / f"bench.{pivot_lang}").write_text("\n".join(pivots) + "\n", encoding="utf-8")
+    (workdir / f"bench.{lang}").write_text("\n".join(corrupted) + "\n", encoding="utf-8")
+
+    cache = args.embeddings_cache or workdir / "embeddings.npz"
+    index, embeddings = encode_all(corpus, args.model, cache)
+    scores = line_scores(corpus, index, embeddings)
+
+    runs: list[tuple[str, list[str], Path | None]] = [(lb, f, cache) for lb, f in scorings]
+    if args.verify_auto:
+        # One run with the real encoder: its cut and figures must match the cached run's.
+        runs.append(("auto (encoder)", ["--threshold", "auto"], None))
+    results = []
+    for label, flags, run_cache in runs:
+        start = time.monotonic()
+        out = workdir / ("out-" + "".join(c if c.isalnum() else "-" for c in label))
+        rows, manifest = mine(prefix, out, pivot_lang, lang, args.model, flags, run_cache)
+        result = evaluate(corpus, scores, rows, manifest)
+        result["seconds"] = round(time.monotonic() - start, 1)
+        result["threshold"] = manifest.threshold
+        results.append((label, result))
+        print(f"[bench] {label}: {json.dumps(result)}", file=sys.stderr)
+
+    name = f"{args.directory.name} ({pivot_lang}->{lang}, {sum(replaced):,} of {len(replaced):,} "
+    name += f"lines replaced, seed {args.seed})"
+    print(format_table(args.directory.name, results))
+    print(f"\n{name}; model {args.model}")
+    if args.json:
+        args.json.write_text(json.dumps({"corpus": name, "results": dict(results)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
