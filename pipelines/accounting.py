@@ -19,6 +19,7 @@ from apache_beam.metrics import Metrics
 DROPPED = "dropped"
 IN = "in"
 KEPT = "kept"
+REPAIRS = "repairs"
 
 
 class StageResult(NamedTuple):
@@ -98,9 +99,19 @@ class CountStage(beam.PTransform):
 
 
 def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
-    """Fold ``(stage, key, n)`` rows into the manifest's per-stage counts."""
+    """Fold ``(stage, key, n)`` rows into the manifest's per-stage counts.
+
+    Rows of the ``repairs`` pseudo-stage (records kept after a repair, such as
+    invalid UTF-8 replaced) become a flat ``{reason: n}`` under ``repairs``:
+    repaired records are kept and counted by their stage, so they are no
+    part of any ledger.
+    """
     counts: dict[str, dict] = {}
+    repairs: dict[str, int] = {}
     for stage, key, n in rows:
+        if stage == REPAIRS:
+            repairs[key] = repairs.get(key, 0) + n
+            continue
         entry = counts.setdefault(stage, {KEPT: 0, DROPPED: {}})
         if key in (KEPT, IN):
             entry[key] = entry.get(key, 0) + n
@@ -109,4 +120,5 @@ def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
     for entry in counts.values():
         entry.setdefault(IN, entry[KEPT] + sum(entry[DROPPED].values()))
         entry[DROPPED] = dict(sorted(entry[DROPPED].items()))
+    counts[REPAIRS] = dict(sorted(repairs.items()))
     return counts

@@ -211,6 +211,7 @@ def build_pipeline(
         kept | "CountThreshold" >> CountStage("threshold", taken_in=prefiltered.kept),
         groups | "CountGroup" >> CountStage("group", taken_in=kept.kept, weight=group_weight),
         final | "CountPostFilter" >> CountStage("postfilter", taken_in=pairs),
+        read.repairs,
     ) | "AllCounts" >> beam.Flatten()
 
     true_scores = scored | "SummarizeScores" >> SummarizeScores()
@@ -255,6 +256,8 @@ def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str
     for stage in ("read", "prefilter", "threshold", "group", "postfilter"):
         for reason, n in c[stage]["dropped"].items():
             lines.append(f"    dropped at {stage:<10} {reason:<26} {n:>8,}")
+    for reason, n in c.get("repairs", {}).items():
+        lines.append(f"    repaired and kept     {reason:<26} {n:>8,}")
     return "\n".join(lines)
 
 

@@ -15,15 +15,14 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from pipelines.accounting import DROPPED, Dropper
+from pipelines.accounting import DROPPED, REPAIRS, Dropper
 from pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
 from schemas.records import AlignedPair
 
 REJECTED = "rejected"
-REPAIRS = "repairs"
 #: Stage name of the repair rows, beside the ledger stages: a repaired pair
 #: is kept (and counted as kept by ``read``), so repairs are no drops.
-REPAIRS_STAGE = "repairs"
+REPAIRS_STAGE = REPAIRS
 
 
 class ReadOutput(NamedTuple):

@@ -155,7 +155,8 @@ class TestMineEndToEnd:
             assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
         counts = read_back.counts
         assert accounting_errors(counts) == []
-        assert set(counts) == set(STAGES)
+        assert set(counts) == {*STAGES, "repairs"}
+        assert counts["repairs"] == {}
         demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
         assert counts["read"]["in"] == demo_lines
         assert counts["postfilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100
@@ -302,3 +303,18 @@ class TestSplitInputs:
         )
         assert manifest.options["runner"] == "DirectRunner"
         assert manifest.options["inputs"] == [demo_input()]
+
+
+def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Path) -> None:
+    tsv = tmp_path / "bad.tsv"
+    tsv.write_bytes(b"Good night.\tDobranoc.\nGood night.\tDobrej \xff nocy.\nonly one column\n")
+    output, manifest = mine(tmp_path, tiny_model_dir, str(tsv))
+    counts = manifest.counts
+    assert counts["repairs"] == {"invalid_utf8_replaced": 1}
+    assert counts["read"] == {"in": 3, "kept": 2, "dropped": {"column_count": 1}}
+    assert accounting_errors(counts) == []
+    table, _ = read_pairs(str(output))
+    assert (
+        "Dobrej \ufffd nocy."
+        in table.column("sentence_b").to_pylist() + table.column("sentence_a").to_pylist()
+    )
