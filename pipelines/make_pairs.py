@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import apache_beam as beam
 
 from pipelines.group_by_pivot import Group, stable_hash
+from pipelines.postfilter import trivial_reason
 from schemas.records import ParaphrasePair, ScoredPair
 
 PAIR_MODES = ("cover", "all")
@@ -20,7 +21,45 @@ def pair_id(lang: str, a: str, b: str) -> str:
     return f"{stable_hash(lang, first, second):016x}"
 
 
-def _pairs_of(group: Group, mode: str, max_pairs: int) -> list[tuple[ScoredPair, ScoredPair]]:
+Pairing = list[tuple[ScoredPair, ScoredPair]]
+
+
+def _cover(order: list[ScoredPair], rng: random.Random, near_equal: float) -> Pairing:
+    """Pair neighbours so that every candidate is in at least one pair.
+
+    A candidate is paired with the next unpaired one that is not a trivial
+    variant of it (same words up to case and punctuation, or near-equal):
+    PostFilter drops trivial pairs, and a candidate whose only pair is
+    dropped would be lost ("Jesteś zły?" / "jesteś zły" / "Czy jesteś zły?"
+    pairs the first with the third, not the second). Without trivial
+    variants this is plain neighbour pairing: ceil(n / 2) pairs.
+    """
+
+    def trivial(a: ScoredPair, b: ScoredPair) -> bool:
+        return bool(trivial_reason(a.pair.candidate, b.pair.candidate, near_equal))
+
+    pairs: Pairing = []
+    unpaired = list(order)
+    while unpaired:
+        first = unpaired.pop(0)
+        partner = next((i for i, c in enumerate(unpaired) if not trivial(first, c)), None)
+        if partner is not None:
+            pairs.append((first, unpaired.pop(partner)))
+            continue
+        fitting = [c for c in order if c is not first and not trivial(first, c)]
+        if fitting:
+            # Every fitting partner is paired already: reuse one.
+            pairs.append((first, fitting[rng.randrange(len(fitting))]))
+        elif unpaired:
+            # Only trivial variants are left: pair them; PostFilter counts the drop.
+            pairs.append((first, unpaired.pop(0)))
+        elif len(order) > 1:
+            others = [c for c in order if c is not first]
+            pairs.append((first, others[rng.randrange(len(others))]))
+    return pairs
+
+
+def _pairs_of(group: Group, mode: str, max_pairs: int, near_equal: float) -> Pairing:
     # Seeded from the pivot: the same group gives the same pairs on every run.
     rng = random.Random(stable_hash("make_pairs", group.key))
     order = list(group.candidates)
@@ -31,18 +70,23 @@ def _pairs_of(group: Group, mode: str, max_pairs: int) -> list[tuple[ScoredPair,
             rng.shuffle(combos)
             combos = combos[:max_pairs]
         return combos
-    # cover: neighbours pair up; an odd one out pairs with a random other, so
-    # every candidate is in at least one of ceil(n / 2) pairs.
-    pairs = list(zip(order[0::2], order[1::2], strict=False))
-    if len(order) % 2:
-        pairs.append((order[-1], order[rng.randrange(len(order) - 1)]))
-    return pairs
+    return _cover(order, rng, near_equal)
 
 
-def make_pairs(group: Group, mode: str = "cover", max_pairs: int = 100) -> list[ParaphrasePair]:
-    """Return the paraphrase pairs of one group."""
+def make_pairs(
+    group: Group, mode: str = "cover", max_pairs: int = 100, near_equal: float = 0.95
+) -> list[ParaphrasePair]:
+    """Return the paraphrase pairs of one group.
+
+    Args:
+        group: The pivot's distinct candidates.
+        mode: ``cover`` or ``all``.
+        max_pairs: Cap on pairs per group in ``all`` mode.
+        near_equal: Edit similarity from which ``cover`` avoids pairing two
+            candidates (PostFilter's ``near_equal``).
+    """
     rows = []
-    for a, b in _pairs_of(group, mode, max_pairs):
+    for a, b in _pairs_of(group, mode, max_pairs, near_equal):
         rows.append(
             ParaphrasePair(
                 sentence_a=a.pair.candidate,
@@ -67,9 +111,10 @@ class MakePairs(beam.PTransform):
         mode: ``cover`` (each candidate in at least one pair, ceil(n/2) pairs
             per group) or ``all`` (every pair, at most ``max_pairs`` a group).
         max_pairs: Cap on pairs per group in ``all`` mode.
+        near_equal: PostFilter's bound, so that ``cover`` avoids trivial pairs.
     """
 
-    def __init__(self, mode: str = "cover", max_pairs: int = 100) -> None:
+    def __init__(self, mode: str = "cover", max_pairs: int = 100, near_equal: float = 0.95) -> None:
         super().__init__()
         if mode not in PAIR_MODES:
             raise ValueError(f"pair mode {mode!r}; allowed: {', '.join(PAIR_MODES)}")
@@ -77,11 +122,12 @@ class MakePairs(beam.PTransform):
             raise ValueError(f"max_pairs must be positive, got {max_pairs}")
         self.mode = mode
         self.max_pairs = max_pairs
+        self.near_equal = near_equal
 
     def expand(self, groups: beam.PCollection) -> beam.PCollection:
-        mode, max_pairs = self.mode, self.max_pairs
+        mode, max_pairs, near_equal = self.mode, self.max_pairs, self.near_equal
 
         def pairs(group: Group) -> Iterator[ParaphrasePair]:
-            yield from make_pairs(group, mode, max_pairs)
+            yield from make_pairs(group, mode, max_pairs, near_equal)
 
         return groups | "PairUp" >> beam.FlatMap(pairs)

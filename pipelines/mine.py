@@ -202,7 +202,9 @@ def build_pipeline(
     cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
     kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
     groups = kept.kept | "GroupByPivot" >> GroupByPivot(job.max_group_size)
-    pairs = groups.kept | "MakePairs" >> MakePairs(job.pair_mode, job.max_pairs_per_group)
+    pairs = groups.kept | "MakePairs" >> MakePairs(
+        job.pair_mode, job.max_pairs_per_group, job.near_equal
+    )
     final = pairs | "PostFilter" >> PostFilter(job.near_equal)
 
     counts = (

@@ -11,13 +11,18 @@ from pipelines.text import comparison_key, edit_similarity
 from schemas.records import ParaphrasePair
 
 
-def postfilter_reason(pair: ParaphrasePair, near_equal: float) -> str:
-    """Return why a pair is trivial, or ``""`` to keep it."""
-    if comparison_key(pair.sentence_a) == comparison_key(pair.sentence_b):
+def trivial_reason(a: str, b: str, near_equal: float) -> str:
+    """Return why two sentences make a trivial pair, or ``""`` if they do not."""
+    if comparison_key(a) == comparison_key(b):
         return "equal_after_normalization"
-    if edit_similarity(pair.sentence_a, pair.sentence_b) >= near_equal:
+    if edit_similarity(a, b) >= near_equal:
         return "near_equal"
     return ""
+
+
+def postfilter_reason(pair: ParaphrasePair, near_equal: float) -> str:
+    """Return why a pair is trivial, or ``""`` to keep it."""
+    return trivial_reason(pair.sentence_a, pair.sentence_b, near_equal)
 
 
 class _TrivialFn(beam.DoFn):

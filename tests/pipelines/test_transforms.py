@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipelines.accounting import CountStage, counts_from_rows
 from pipelines.group_by_pivot import CandidateGroupFn, Group, GroupByPivot, group_weight
 from pipelines.make_pairs import MakePairs, make_pairs, pair_id
-from pipelines.postfilter import PostFilter
+from pipelines.postfilter import PostFilter, postfilter_reason
 from pipelines.prefilter import Prefilter, PrefilterOptions, prefilter_reason
 from pipelines.score import ThresholdFilter
 from schemas.records import AlignedPair, ParaphrasePair, ScoredPair
@@ -234,3 +234,32 @@ class TestPostFilter:
     def test_near_equal_bound_is_checked(self) -> None:
         with pytest.raises(ValueError, match="near_equal"):
             PostFilter(near_equal=1.5)
+
+
+class TestCoverAvoidsTrivialPairs:
+    def _group(self, texts: list[str]) -> Group:
+        candidates = tuple(scored("Are you angry?", t, line=i) for i, t in enumerate(texts))
+        return Group("are you angry?", "Are you angry?", "en", "pl", candidates)
+
+    def test_trivial_variants_are_paired_with_others(self) -> None:
+        texts = ["Jesteś zły?", "jesteś zły", "Czy jesteś zły?", "Czy jesteś zły"]
+        for seed in range(20):
+            group = self._group(texts)
+            group = Group(f"k{seed}", group.pivot, "en", "pl", group.candidates)
+            pairs = make_pairs(group, "cover")
+            kept = [p for p in pairs if not postfilter_reason(p, 0.95)]
+            covered = {s for p in kept for s in (p.sentence_a, p.sentence_b)}
+            assert covered == set(texts), seed
+            assert len(pairs) == 2
+
+    def test_a_group_of_only_variants_still_pairs_and_postfilter_drops_it(self) -> None:
+        pairs = make_pairs(self._group(["Tak.", "tak"]), "cover")
+        assert len(pairs) == 1 and postfilter_reason(pairs[0], 0.95) == "equal_after_normalization"
+
+    def test_odd_one_out_avoids_its_variant(self) -> None:
+        texts = ["Jesteś zły?", "Czy jesteś zły?", "jesteś zły"]
+        for seed in range(20):
+            group = self._group(texts)
+            group = Group(f"k{seed}", group.pivot, "en", "pl", group.candidates)
+            kept = [p for p in make_pairs(group, "cover") if not postfilter_reason(p, 0.95)]
+            assert {s for p in kept for s in (p.sentence_a, p.sentence_b)} == set(texts), seed
