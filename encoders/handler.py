@@ -67,6 +67,8 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
             of one per process: on a GPU worker one copy fits where several
             would run out of memory.
         progress_every_s: Seconds between progress lines on stderr; 0 for none.
+        keep_vectors: Attach each pair's two embeddings to its ScoredPair, for
+            the threshold calibration to reuse instead of encoding again.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         prefix: str | None = None,
         share_across_processes: bool = False,
         progress_every_s: float = 10.0,
+        keep_vectors: bool = False,
     ) -> None:
         if device not in DEVICES:
             raise ValueError(f"device={device!r}; allowed: {', '.join(DEVICES)}")
@@ -88,6 +91,7 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         self._prefix = prefix
         self._share = share_across_processes
         self._progress_every_s = progress_every_s
+        self._keep_vectors = keep_vectors
         self._progress: _Progress | None = None
         self._resolved: ResolvedModel | None = None
         self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
@@ -156,7 +160,15 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         scores = (pivots.astype("float32") * candidates.astype("float32")).sum(axis=1)
         # Rounding puts identical texts at 1.0000001; a cosine stays in [-1, 1].
         scores = scores.clip(-1.0, 1.0)
-        return [ScoredPair(pair, float(score)) for pair, score in zip(batch, scores, strict=False)]
+        if not self._keep_vectors:
+            return [
+                ScoredPair(pair, float(score)) for pair, score in zip(batch, scores, strict=True)
+            ]
+        # Copies: a row view would keep the whole batch's matrix alive.
+        return [
+            ScoredPair(pair, float(score), pivots[i].copy(), candidates[i].copy())
+            for i, (pair, score) in enumerate(zip(batch, scores, strict=True))
+        ]
 
     def batch_elements_kwargs(self) -> dict[str, Any]:
         """Fixed-size batches of pairs: the encoder sorts texts by length inside."""

@@ -171,6 +171,7 @@ def build_pipeline(
         device=job.device,
         prefix=job.prefix,
         share_across_processes=job.share_model_across_processes,
+        keep_vectors=job.threshold == "auto",
     )
     reader_options = ReaderOptions(
         invalid_utf8=job.invalid_utf8,
@@ -192,9 +193,12 @@ def build_pipeline(
     prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options)
     scored = prefiltered.kept | "ScorePairs" >> ScorePairs(handler)
     if job.threshold == "auto":
-        threshold = prefiltered.kept | "CalibrateThreshold" >> CalibrateThreshold(
-            handler, job.max_false_accept, job.calibration_sample
+        # The calibration sample reuses the embeddings of ScorePairs; no pair
+        # carries them further than that.
+        threshold = scored | "CalibrateThreshold" >> CalibrateThreshold(
+            job.max_false_accept, job.calibration_sample
         )
+        scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
     else:
         threshold = pipeline | "FixedThreshold" >> beam.Create(
             [{"mode": "fixed", "value": float(job.threshold)}]
@@ -253,7 +257,7 @@ def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str
     if counters.get("pairs_scored"):
         lines.append(
             f"  texts encoded {counters.get('texts_encoded', 0):,} for "
-            f"{counters['pairs_scored']:,} pairs scored (calibration included)"
+            f"{counters['pairs_scored']:,} pairs scored"
         )
     for stage in ("read", "prefilter", "threshold", "group", "postfilter"):
         for reason, n in c[stage]["dropped"].items():

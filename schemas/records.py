@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,24 @@ class AlignedPair:
 
 @dataclass(frozen=True)
 class ScoredPair:
-    """An aligned pair with its cross-lingual cosine similarity."""
+    """An aligned pair with its cross-lingual cosine similarity.
+
+    ``pivot_vector`` and ``candidate_vector`` (unit embeddings, numpy) travel
+    only from ScorePairs to the calibration sample, where they spare a second
+    encoding; they are dropped before the pairs go further, and are never part
+    of equality.
+    """
 
     pair: AlignedPair
     score: float
+    pivot_vector: Any = field(default=None, compare=False, repr=False)
+    candidate_vector: Any = field(default=None, compare=False, repr=False)
+
+    def without_vectors(self) -> ScoredPair:
+        """The same scored pair, its embeddings dropped."""
+        if self.pivot_vector is None and self.candidate_vector is None:
+            return self
+        return ScoredPair(self.pair, self.score)
 
 
 @dataclass(frozen=True)

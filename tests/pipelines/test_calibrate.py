@@ -18,10 +18,12 @@ from pipelines.calibrate import (
     SummarizeScores,
     choose_cut,
     mismatched_pairs,
+    sample_embedder,
     sample_rank,
     score_sample,
     shift_count,
 )
+from pipelines.score import ScorePairs
 from schemas.records import AlignedPair, ScoredPair
 
 
@@ -124,7 +126,9 @@ def corpus_pairs(n: int) -> list[AlignedPair]:
 
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
     pairs = corpus_pairs(40)
-    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
+    handler = PairEncoderHandler(
+        str(tiny_model_dir), batch_size=16, progress_every_s=0, keep_vectors=True
+    )
 
     # Directly: the 30 smallest hashes in hash order, every shift, the tiny model.
     from sentence_transformers import SentenceTransformer
@@ -143,7 +147,8 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
             out = (
                 p
                 | beam.Create(order)
-                | CalibrateThreshold(handler, max_false_accept=0.05, sample_size=30, max_shifts=5)
+                | ScorePairs(handler)
+                | CalibrateThreshold(max_false_accept=0.05, sample_size=30, max_shifts=5)
             )
             got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
             assert_that(got, lambda got, e=expected: _check_cut(got, e))
@@ -159,21 +164,31 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
 
 
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
-    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
+    handler = PairEncoderHandler(
+        str(tiny_model_dir), batch_size=16, progress_every_s=0, keep_vectors=True
+    )
     with TestPipeline() as p:
-        out = p | beam.Create(corpus_pairs(5)) | CalibrateThreshold(handler, sample_size=100)
+        scored = p | beam.Create(corpus_pairs(5)) | ScorePairs(handler)
+        out = scored | CalibrateThreshold(sample_size=100)
         assert_that(
             out | beam.Map(lambda info: (info["value"], "fallback" in info, info["sample"])),
             equal_to([(FALLBACK_THRESHOLD, True, 5)]),
         )
 
 
-def test_calibrate_threshold_rejects_bad_settings(tiny_model_dir: Path) -> None:
-    handler = PairEncoderHandler(str(tiny_model_dir))
+def test_calibrate_threshold_rejects_bad_settings() -> None:
     with pytest.raises(ValueError, match="max_false_accept"):
-        CalibrateThreshold(handler, max_false_accept=1.0)
+        CalibrateThreshold(max_false_accept=1.0)
     with pytest.raises(ValueError, match="sample"):
-        CalibrateThreshold(handler, sample_size=0)
+        CalibrateThreshold(sample_size=0)
+
+
+def test_the_sample_must_carry_its_embeddings() -> None:
+    vector = np.ones(4, dtype="float32") / 2
+    with_vectors = ScoredPair(pair("A.", "a"), 1.0, vector, vector)
+    assert sample_embedder([with_vectors])(["A.", "a"]).shape == (2, 4)
+    with pytest.raises(ValueError, match="keep_vectors=True"):
+        sample_embedder([ScoredPair(pair("A.", "a"), 1.0)])
 
 
 def test_summarize_scores() -> None:
