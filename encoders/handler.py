@@ -74,7 +74,7 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
     def __init__(
         self,
         model: str,
-        batch_size: int = 256,
+        batch_size: int = 4096,
         device: str = "auto",
         prefix: str | None = None,
         share_across_processes: bool = False,

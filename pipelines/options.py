@@ -230,8 +230,13 @@ class MineOptions(PipelineOptions):
             "--batch-size",
             dest="batch_size",
             type=_positive,
-            default=256,
-            help="pairs per encoder batch (default: %(default)s)",
+            # Texts of a batch are sorted by length before encoding, so large
+            # batches pad little: on Tatoeba eng-pol (CPU) 256 took 134 s,
+            # 1024 took 123 s, 4096 took 115 s. The encoder still runs in
+            # sub-batches of 128 texts, so memory does not grow with it.
+            default=4096,
+            help="pairs per RunInference batch; the encoder sorts the batch's texts by "
+            "length and encodes them 128 at a time (default: %(default)s)",
         )
         model.add_argument(
             "--device",
