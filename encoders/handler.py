@@ -48,6 +48,47 @@ class _Progress:
             )
 
 
+def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
+    """Encode texts as unit vectors, each in a batch of texts of its own token length.
+
+    With no padding, a text's embedding does not depend on the texts batched
+    with it: a padded batch changes the shapes of the attention products and
+    with them the float rounding (1e-7 on e5-small), so the same pair could
+    score differently in two runs and land on the other side of the cut.
+    Measured on CPU: bit-identical embeddings for a text alone, in a group of
+    7 or of 100, in any order. It also spends no time on padding.
+
+    Args:
+        model: A loaded SentenceTransformer.
+        texts: Texts to encode, prefixes applied.
+        batch_size: Most texts per forward pass.
+
+    Returns:
+        ``(len(texts), dim)`` float32 array, rows in the order of ``texts``.
+    """
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, model.get_sentence_embedding_dimension()), dtype="float32")
+    lengths = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist()  # (texts,)
+    by_length: dict[int, list[int]] = {}
+    for i, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(i)
+    out: Any = None
+    for rows in by_length.values():
+        vectors = model.encode(
+            [texts[i] for i in rows],
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )  # (rows, dim)
+        if out is None:
+            out = np.empty((len(texts), vectors.shape[1]), dtype="float32")
+        out[rows] = vectors
+    return out
+
+
 class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
     """Scores batches of aligned pairs by the cosine of their embeddings.
 
@@ -142,14 +183,8 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
             index.setdefault(pair.pivot, len(index))
             index.setdefault(pair.candidate, len(index))
         texts = [prefix + text for text in index]
-        # normalize_embeddings: the dot product of unit vectors is the cosine.
-        embeddings = model.encode(
-            texts,
-            batch_size=min(len(texts), 128),
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )  # (distinct texts, dim)
+        # Unit vectors: the dot product is the cosine.
+        embeddings = encode_unpadded(model, texts)  # (distinct texts, dim)
         if self._progress is None:
             self._progress = _Progress(self._progress_every_s)
         self._progress.add(len(batch), len(texts))

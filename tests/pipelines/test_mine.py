@@ -63,10 +63,32 @@ class TestScorePairs:
             AlignedPair("same", "same", "en", "pl", "c", "s", 3),
         ]
         scored = list(handler.run_inference(batch, model))
-        assert calls == [4]  # "Yes." and "same" are encoded once each: 4 distinct texts
+        # "Yes." and "same" are encoded once each: 4 distinct texts, in
+        # groups of equal token length.
+        assert sum(calls) == 4
         assert [s.pair for s in scored] == batch
         assert scored[2].score == pytest.approx(1.0, abs=1e-5)
         assert all(-1.0 <= s.score <= 1.0 for s in scored)
+
+    def test_a_score_does_not_depend_on_the_batch(self, tiny_model_dir: Path) -> None:
+        handler = PairEncoderHandler(str(tiny_model_dir), progress_every_s=0)
+        model = handler.load_model()
+        pair = AlignedPair("the quick brown fox", "ala ma kota", "en", "pl", "c", "s", 1)
+        others = [
+            AlignedPair(
+                f"how are you today {'my friend ' * i}",
+                f"to jest zdanie {i}",
+                "en",
+                "pl",
+                "c",
+                "s",
+                i + 2,
+            )
+            for i in range(12)
+        ]
+        alone = next(iter(handler.run_inference([pair], model))).score
+        mixed = list(handler.run_inference([*others[:5], pair, *others[5:]], model))[5].score
+        assert alone == mixed  # bit for bit: no padding, no rounding drift
 
     def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
         handler = PairEncoderHandler(str(tiny_model_dir), batch_size=2, progress_every_s=0)
