@@ -12,9 +12,10 @@ real pipeline (``pipelines.mine.run``) once per scoring, and reports:
   after the replacement;
 - noise passed: replaced lines whose score reaches the run's cut, out of all
   replaced lines. The pipeline does not write per-line scores, so these are
-  recomputed here with the same model, prefix and normalization, and compared
-  with the cut from the run's manifest. The column ``agree`` checks that
-  recomputation: pairs at or above the cut by our scores versus the
+  recomputed here with the same model, prefix and normalization (and, for
+  margin scoring, the same background: the run's calibration sample), and
+  compared with the cut from the run's manifest. The column ``agree`` checks
+  that recomputation: pairs at or above the cut by our scores versus the
   manifest's ``threshold.kept`` count.
 
 Recall losses of each run are broken down by where a candidate was lost:
@@ -24,7 +25,7 @@ the post-filter (cover pairs and near-equal drops).
 Usage::
 
     python benchmarks/bench_quality.py \\
-        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --scorings fixed:0.7,auto
+        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --scorings fixed:0.7,auto,margin:auto
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pipelines.calibrate import sample_rank
 from pipelines.group_by_pivot import pivot_key
 from pipelines.prefilter import PrefilterOptions, prefilter_reason
-from pipelines.text import canonical_lang, normalize
-from schemas.records import AlignedPair
+from pipelines.text import canonical_lang, comparison_key, normalize
+from schemas.records import AlignedPair, ScoredPair
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 
@@ -195,20 +197,67 @@ def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[
     return [float(x) for x in np.einsum("ij,ij->i", p, c)]
 
 
+def line_margin_scores(
+    corpus: Corpus, index: dict[str, int], embeddings: Any, k: int, sample_size: int
+) -> list[float]:
+    """Ratio margin of every line's (pivot, candidate), as a margin run scores it.
+
+    The background is rebuilt the pipeline's way: the prefiltered, deduplicated
+    pairs with the ``sample_size`` smallest calibration hashes.
+    """
+    import numpy as np
+
+    from pipelines.margin import build_background, margin_scores
+
+    options = PrefilterOptions()
+    kept: set[tuple[str, str]] = set()
+    for p, c in zip(corpus.pivots, corpus.candidates, strict=True):
+        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
+        if not prefilter_reason(pair, options):
+            kept.add((p, c))
+    pairs = [
+        AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0) for p, c in kept
+    ]
+    sample = sorted(pairs, key=sample_rank)[:sample_size]
+    background = build_background(
+        [
+            ScoredPair(a, 0.0, embeddings[index[a.pivot]], embeddings[index[a.candidate]])
+            for a in sample
+        ]
+    )
+    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
+    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
+    keys = [
+        (pivot_key(a), comparison_key(b))
+        for a, b in zip(corpus.pivots, corpus.candidates, strict=True)
+    ]
+    return [float(x) for x in np.asarray(margin_scores(background, p, c, keys, k))]
+
+
 def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
-    """``fixed:0.7,auto,auto:0.01`` -> (label, mine flags) per scoring."""
+    """``fixed:0.7,auto,auto:0.01,margin:auto`` -> (label, mine flags) per scoring.
+
+    ``auto`` is the calibrated cosine (``--score cosine``), whatever the
+    pipeline's default score; ``margin:auto`` the calibrated ratio margin.
+    """
     out = []
     for item in filter(None, (s.strip() for s in text.split(","))):
         kind, _, arg = item.partition(":")
+        score = "cosine"
+        if kind == "margin" and (arg == "auto" or arg.startswith("auto:")):
+            score, (kind, _, arg) = "margin", arg.partition(":")
         if kind == "fixed" and arg:
-            out.append((item, ["--threshold", arg]))
+            out.append((item, ["--score", "cosine", "--threshold", arg]))
         elif kind == "auto":
-            flags = ["--threshold", "auto"]
+            flags = ["--score", score, "--threshold", "auto"]
             if arg:
                 flags += ["--max-false-accept", arg]
             out.append((item, flags))
         else:
-            raise SystemExit(f"--scorings: {item!r}; allowed: fixed:<cosine>, auto, auto:<share>")
+            raise SystemExit(
+                f"--scorings: {item!r}; allowed: fixed:<cosine>, auto, auto:<share>, "
+                "margin:auto, margin:auto:<share>"
+            )
     return out
 
 
@@ -288,6 +337,15 @@ class _LookupModel:
         self.index = {str(t): i for i, t in enumerate(stored["texts"])}
         self.embeddings = stored["emb"]
         self.prefix = prefix
+
+    def tokenize(self, texts: list[str]) -> dict[str, Any]:
+        """One token per text: ``encode_unpadded`` then looks all of them up at once."""
+        import torch
+
+        return {"attention_mask": torch.ones((len(texts), 1), dtype=torch.long)}
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return int(self.embeddings.shape[1])
 
     def encode(self, texts: list[str], **_: Any) -> Any:
         n = len(self.prefix)
@@ -382,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scorings",
         default="fixed:0.7,auto",
-        help="comma-separated: fixed:<cosine>, auto, auto:<max false accept>",
+        help="comma-separated: fixed:<cosine>, auto, auto:<max false accept> (calibrated "
+        "cosine), margin:auto, margin:auto:<max false accept> (calibrated ratio margin)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
     parser.add_argument(
@@ -392,15 +451,22 @@ def main(argv: list[str] | None = None) -> int:
         help="an .npz to reuse the per-line embeddings from (written when missing)",
     )
     parser.add_argument(
+        "--verify",
+        default="",
+        help="comma-separated scorings (as in --scorings) to mine once more with the real "
+        "encoder (slow), reported as '<scoring> (encoder)'",
+    )
+    parser.add_argument(
         "--verify-auto",
         action="store_true",
-        help="also mine once with the real encoder (slow) and report it as 'auto (encoder)'",
+        help="the same as --verify auto",
     )
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
     args = parser.parse_args(argv)
     if not 0 < args.replace_share < 1:
         parser.error("--replace-share must be in (0, 1)")
     scorings = parse_scorings(args.scorings)
+    verify = parse_scorings(args.verify + (",auto" if args.verify_auto else ""))
 
     pivot_path, target_path = find_sides(args.directory, args.pivot)
     pivot_lang = canonical_lang(pivot_path.suffix[1:])
@@ -420,15 +486,23 @@ def main(argv: list[str] | None = None) -> int:
     scores = line_scores(corpus, index, embeddings)
 
     runs: list[tuple[str, list[str], Path | None]] = [(lb, f, cache) for lb, f in scorings]
-    if args.verify_auto:
-        # One run with the real encoder: its cut and figures must match the cached run's.
-        runs.append(("auto (encoder)", ["--threshold", "auto"], None))
+    # Runs with the real encoder: their cuts and figures must match the cached runs'.
+    runs += [(f"{lb} (encoder)", f, None) for lb, f in verify]
     results = []
     for label, flags, run_cache in runs:
         start = time.monotonic()
         out = workdir / ("out-" + "".join(c if c.isalnum() else "-" for c in label))
         rows, manifest = mine(prefix, out, pivot_lang, lang, args.model, flags, run_cache)
-        result = evaluate(corpus, scores, rows, manifest)
+        run_scores = scores
+        if manifest.threshold.get("score") == "margin":
+            run_scores = line_margin_scores(
+                corpus,
+                index,
+                embeddings,
+                int(manifest.threshold["margin_k"]),
+                int(manifest.options["calibration_sample"]),
+            )
+        result = evaluate(corpus, run_scores, rows, manifest)
         result["seconds"] = round(time.monotonic() - start, 1)
         result["threshold"] = manifest.threshold
         results.append((label, result))

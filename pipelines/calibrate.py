@@ -13,6 +13,11 @@ different random pairing, since the sample is in hash order): 1000 sampled
 pairs give up to 100,000 mismatched scores for the price of encoding 2000
 texts, so the cut at a 1-2% tail rests on a thousand or more scores instead
 of a dozen.
+
+The score need not be the cosine: with ``--score margin`` the pairs carry
+ratio margins (``pipelines/margin.py``), and the sample's aligned and shifted
+pairs are scored by the same margin against the same background, so the cut
+is a quantile of the null on the scale it is applied to.
 """
 
 from __future__ import annotations
@@ -40,6 +45,38 @@ DEFAULT_SAMPLE = 1000
 
 #: A function that embeds texts as unit vectors, (texts, dim).
 Embed = Callable[[list[str]], np.ndarray]
+#: A function that scores pairs from their unit vectors and their
+#: (pivot key, candidate comparison key): (pivots (n, dim), candidates
+#: (n, dim), keys) -> (n,).
+PairScorer = Callable[[np.ndarray, np.ndarray, Sequence[tuple[str, str]]], np.ndarray]
+
+
+def cosine_scores(
+    pivots: np.ndarray, candidates: np.ndarray, keys: Sequence[tuple[str, str]]
+) -> np.ndarray:
+    """The cosine of each pair of unit vectors, ``(n,)``; the keys are not needed."""
+    return (pivots * candidates).sum(axis=1)  # (n,)
+
+
+class Scoring:
+    """The score a run cuts on: the cosine here; ``pipelines.margin.MarginScoring`` too.
+
+    CalibrateThreshold scores its sample's aligned and shifted pairs with
+    ``scorer(sample)``, so the null distribution is on the same scale as the
+    scores the cut is applied to.
+    """
+
+    name = "cosine"
+    #: The cut when a run has too little data to calibrate.
+    fallback = FALLBACK_THRESHOLD
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest's ``threshold`` records about the score."""
+        return {"score": self.name}
+
+    def scorer(self, sample: Sequence[ScoredPair]) -> PairScorer:
+        """The pair scorer for a calibration sample (the cosine needs none of it)."""
+        return cosine_scores
 
 
 def sample_rank(pair: AlignedPair) -> int:
@@ -80,7 +117,10 @@ def shift_count(n: int, max_shifts: int = MAX_SHIFTS) -> int:
 
 
 def score_sample(
-    sample: Sequence[AlignedPair], embed: Embed, max_shifts: int = MAX_SHIFTS
+    sample: Sequence[AlignedPair],
+    embed: Embed,
+    max_shifts: int = MAX_SHIFTS,
+    scorer: PairScorer = cosine_scores,
 ) -> dict[str, list[float]]:
     """Score a sample's true alignment and its shifted alignments.
 
@@ -91,6 +131,7 @@ def score_sample(
         sample: Pairs in hash order.
         embed: Maps texts to unit vectors, ``(texts, dim)``.
         max_shifts: Most shifts scored.
+        scorer: The score; the cosine by default.
 
     Returns:
         ``aligned``: the cosine of every sampled pair; ``mismatched``: the
@@ -106,17 +147,18 @@ def score_sample(
     vectors = np.asarray(embed(list(index)), dtype="float32")  # (texts, dim)
     pivots = vectors[[index[p.pivot] for p in sample]]  # (n, dim)
     candidates = vectors[[index[p.candidate] for p in sample]]  # (n, dim)
-    aligned = (pivots * candidates).sum(axis=1)  # (n,)
-
-    known = _aligned_keys(sample)
     pkeys = [pivot_key(p.pivot) for p in sample]
     ckeys = [comparison_key(p.candidate) for p in sample]
+    aligned = scorer(pivots, candidates, list(zip(pkeys, ckeys, strict=True)))  # (n,)
+
+    known = _aligned_keys(sample)
     mismatched: list[np.ndarray] = []
     for shift in range(1, shift_count(n, max_shifts) + 1):
         other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
         keep = np.array([(pkeys[j], ckeys[i]) not in known for i, j in enumerate(other)])
-        scores = (pivots[other] * candidates).sum(axis=1)  # (n,)
-        mismatched.append(scores[keep])
+        rows, partners = np.arange(n)[keep], other[keep]  # (kept,)
+        keys = [(pkeys[j], ckeys[i]) for i, j in zip(rows, partners, strict=True)]
+        mismatched.append(scorer(pivots[partners], candidates[rows], keys))  # (kept,)
     flat = np.concatenate(mismatched) if mismatched else np.zeros(0)
     return {
         "aligned": [float(s) for s in aligned],
@@ -143,6 +185,7 @@ def choose_cut(
     mismatched: Sequence[float],
     max_false_accept: float,
     aligned: Sequence[float] | None = None,
+    fallback: float = FALLBACK_THRESHOLD,
 ) -> dict[str, Any]:
     """Return the calibrated cut and how it was chosen.
 
@@ -154,6 +197,8 @@ def choose_cut(
         mismatched: Scores of the shifted (mismatched) pairs.
         max_false_accept: Share of mismatched pairs allowed through.
         aligned: Scores of the sampled pairs as aligned, for the record.
+        fallback: The cut when there are too few mismatched scores (on the
+            score's own scale).
 
     Returns:
         ``value`` (the cut), ``mode``, ``max_false_accept``, the summaries
@@ -168,10 +213,10 @@ def choose_cut(
     if aligned is not None:
         info["aligned_sample"] = summarize(aligned)
     if len(mismatched) < MIN_MISMATCHED:
-        info["value"] = FALLBACK_THRESHOLD
+        info["value"] = fallback
         info["fallback"] = (
             f"only {len(mismatched)} mismatched pairs (< {MIN_MISMATCHED}) to calibrate on; "
-            f"used {FALLBACK_THRESHOLD}"
+            f"used {fallback}"
         )
         return info
     # "higher": the cut is an observed score, so at most the allowed share passes.
@@ -213,12 +258,15 @@ class CalibrateThreshold(beam.PTransform):
         sample_size: Pairs sampled (by a stable hash, so the sample and the
             cut are the same on every run).
         max_shifts: Shifted alignments scored against the sample.
+        scoring: The score the cut applies to (the cosine by default); with
+            ``MarginScoring``, apply it to MarginScore's output, which still
+            carries the vectors.
 
     Returns:
         A singleton PCollection of the threshold dict: ``value`` (the cut),
-        ``mode``, summaries of the sample's aligned and mismatched scores,
-        ``sample`` and ``shifts``, and ``fallback`` when there was too
-        little data.
+        ``mode``, ``score`` (and ``margin_k``), summaries of the sample's
+        aligned and mismatched scores, ``sample`` and ``shifts``, and
+        ``fallback`` when there was too little data.
     """
 
     def __init__(
@@ -226,6 +274,7 @@ class CalibrateThreshold(beam.PTransform):
         max_false_accept: float = 0.02,
         sample_size: int = DEFAULT_SAMPLE,
         max_shifts: int = MAX_SHIFTS,
+        scoring: Scoring | None = None,
     ) -> None:
         super().__init__()
         if not 0 < max_false_accept < 1:
@@ -237,16 +286,23 @@ class CalibrateThreshold(beam.PTransform):
         self.max_false_accept = max_false_accept
         self.sample_size = sample_size
         self.max_shifts = max_shifts
+        self.scoring = scoring or Scoring()
 
     def expand(self, scored: beam.PCollection) -> beam.PCollection:
         max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
+        scoring = self.scoring
 
         def cut(sample: list[ScoredPair]) -> dict[str, Any]:
             sample = sorted(sample, key=lambda s: sample_rank(s.pair))
-            scores = score_sample([s.pair for s in sample], sample_embedder(sample), max_shifts)
-            info = choose_cut(scores["mismatched"], max_false_accept, scores["aligned"])
+            scorer = scoring.scorer(sample) if sample else cosine_scores
+            scores = score_sample(
+                [s.pair for s in sample], sample_embedder(sample), max_shifts, scorer
+            )
+            info = choose_cut(
+                scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
+            )
             n = len(scores["aligned"])
-            return {**info, "sample": n, "shifts": shift_count(n, max_shifts)}
+            return {**info, **scoring.record(), "sample": n, "shifts": shift_count(n, max_shifts)}
 
         return (
             scored

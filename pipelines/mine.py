@@ -34,7 +34,8 @@ from pipelines.fingerprint import fingerprint
 from pipelines.formats import ReaderOptions, Shard, read_input_list, resolve_inputs
 from pipelines.group_by_pivot import GroupByPivot, group_weight
 from pipelines.make_pairs import MakePairs
-from pipelines.options import MineOptions
+from pipelines.margin import MarginScore, MarginScoring
+from pipelines.options import MineOptions, resolve_score
 from pipelines.postfilter import PostFilter
 from pipelines.prefilter import Prefilter, PrefilterOptions
 from pipelines.read_bitext import ReadBitext
@@ -192,16 +193,22 @@ def build_pipeline(
     read = pipeline | "ReadBitext" >> ReadBitext(shards, reader_options)
     prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options)
     scored = prefiltered.kept | "ScorePairs" >> ScorePairs(handler)
+    score = resolve_score(job.score, job.threshold)
     if job.threshold == "auto":
-        # The calibration sample reuses the embeddings of ScorePairs; no pair
-        # carries them further than that.
+        # The calibration sample (and the margin's background, the same
+        # sample) reuses the embeddings of ScorePairs; no pair carries them
+        # further than that.
+        scoring = None
+        if score == "margin":
+            scored = scored | "MarginScore" >> MarginScore(job.margin_k, job.calibration_sample)
+            scoring = MarginScoring(job.margin_k)
         threshold = scored | "CalibrateThreshold" >> CalibrateThreshold(
-            job.max_false_accept, job.calibration_sample
+            job.max_false_accept, job.calibration_sample, scoring=scoring
         )
         scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
     else:
         threshold = pipeline | "FixedThreshold" >> beam.Create(
-            [{"mode": "fixed", "value": float(job.threshold)}]
+            [{"mode": "fixed", "value": float(job.threshold), "score": score}]
         )
     cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
     kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
