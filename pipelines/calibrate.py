@@ -22,13 +22,15 @@ is a quantile of the null on the scale it is applied to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.ml.inference.base import ModelHandler, RunInference
 
+from encoders.handler import PairEncoderHandler, encode_unpadded
 from pipelines.group_by_pivot import pivot_key, stable_hash
 from pipelines.text import comparison_key
 from schemas.records import AlignedPair, ScoredPair
@@ -245,50 +247,124 @@ def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
     return embed
 
 
-class CalibrateThreshold(beam.PTransform):
-    """Computes the cut from a sample of the run's own scored pairs.
+class _SampleHandler(ModelHandler[list[AlignedPair], list[ScoredPair], Any]):
+    """Embeds a whole calibration sample (one element) with the run's encoder.
 
-    Applied to ScorePairs' output, scored with ``keep_vectors=True``: the
-    sample reuses the embeddings of the main scoring, so calibration encodes
-    nothing again (it cost 10% of the encoding time of a Tatoeba run when it
-    encoded its sample itself).
+    Wraps the run's ``PairEncoderHandler``: same model (the same loaded copy,
+    in one worker process), device and prefix, so the sample is scored as the
+    pairs are.
+    """
+
+    def __init__(self, handler: PairEncoderHandler) -> None:
+        super().__init__()
+        self.handler = handler
+
+    def load_model(self) -> Any:
+        return self.handler.load_model()
+
+    def run_inference(
+        self,
+        batch: Sequence[list[AlignedPair]],
+        model: Any,
+        inference_args: dict[str, Any] | None = None,
+    ) -> Iterable[list[ScoredPair]]:
+        prefix = self.handler.prefix
+        out = []
+        for sample in batch:
+            index: dict[str, int] = {}
+            for pair in sample:
+                index.setdefault(pair.pivot, len(index))
+                index.setdefault(pair.candidate, len(index))
+            vectors = encode_unpadded(model, [prefix + t for t in index])  # (texts, dim)
+            embedded = []
+            for pair in sample:
+                pv, cv = vectors[index[pair.pivot]], vectors[index[pair.candidate]]
+                embedded.append(ScoredPair(pair, float(np.dot(pv, cv)), pv.copy(), cv.copy()))
+            out.append(embedded)
+        return out
+
+    def batch_elements_kwargs(self) -> dict[str, Any]:
+        # One element is the whole sample.
+        return {"min_batch_size": 1, "max_batch_size": 1}
+
+    def share_model_across_processes(self) -> bool:
+        return self.handler.share_model_across_processes()
+
+    def get_metrics_namespace(self) -> str:
+        return "paramine"
+
+
+class EmbedSample(beam.PTransform):
+    """The calibration sample, embedded: the pairs with the smallest stable hashes.
+
+    Taken from the prefiltered pairs and encoded on its own (2 x sample_size
+    texts at most), so that no other pair has to keep its embeddings while
+    the sample is gathered: the sample is both the calibration's data and
+    the margin's background, and the pairs are scored against it as they
+    stream out of the encoder.
+
+    Args:
+        handler: The handler that scores the pairs.
+        sample_size: Pairs in the sample.
+
+    Returns:
+        A singleton PCollection: the sample as ScoredPairs (cosines) carrying
+        their vectors, in hash order; empty list when there are no pairs.
+    """
+
+    def __init__(self, handler: PairEncoderHandler, sample_size: int = DEFAULT_SAMPLE) -> None:
+        super().__init__()
+        if sample_size < 1:
+            raise ValueError(f"calibration sample must be positive, got {sample_size}")
+        self.handler = handler
+        self.sample_size = sample_size
+
+    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
+        def in_hash_order(sample: list[AlignedPair]) -> list[AlignedPair]:
+            return sorted(sample, key=sample_rank)
+
+        return (
+            pairs
+            # Largest of the negated hash = the smallest hashes: deterministic,
+            # and a combiner: each worker keeps its best sample_size only.
+            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -sample_rank(p))
+            | "HashOrder" >> beam.Map(in_hash_order)
+            | "Embed" >> RunInference(_SampleHandler(self.handler))
+        )
+
+
+class CalibrateThreshold(beam.PTransform):
+    """Computes the cut from the embedded calibration sample (``EmbedSample``).
 
     Args:
         max_false_accept: Share of mismatched pairs allowed through.
-        sample_size: Pairs sampled (by a stable hash, so the sample and the
-            cut are the same on every run).
         max_shifts: Shifted alignments scored against the sample.
-        scoring: The score the cut applies to (the cosine by default); with
-            ``MarginScoring``, apply it to MarginScore's output, which still
-            carries the vectors.
+        scoring: The score the cut applies to: cosine (default) or the
+            margin (``pipelines.margin.MarginScoring``).
 
     Returns:
         A singleton PCollection of the threshold dict: ``value`` (the cut),
-        ``mode``, ``score`` (and ``margin_k``), summaries of the sample's
-        aligned and mismatched scores, ``sample`` and ``shifts``, and
-        ``fallback`` when there was too little data.
+        ``mode``, ``score``, summaries of the sample's aligned and mismatched
+        scores, ``sample`` and ``shifts``, and ``fallback`` when there was
+        too little data.
     """
 
     def __init__(
         self,
         max_false_accept: float = 0.02,
-        sample_size: int = DEFAULT_SAMPLE,
         max_shifts: int = MAX_SHIFTS,
         scoring: Scoring | None = None,
     ) -> None:
         super().__init__()
         if not 0 < max_false_accept < 1:
             raise ValueError(f"max_false_accept must be in (0, 1), got {max_false_accept}")
-        if sample_size < 1:
-            raise ValueError(f"calibration sample must be positive, got {sample_size}")
         if max_shifts < 1:
             raise ValueError(f"max_shifts must be positive, got {max_shifts}")
         self.max_false_accept = max_false_accept
-        self.sample_size = sample_size
         self.max_shifts = max_shifts
         self.scoring = scoring or Scoring()
 
-    def expand(self, scored: beam.PCollection) -> beam.PCollection:
+    def expand(self, sample: beam.PCollection) -> beam.PCollection:
         max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
         scoring = self.scoring
 
@@ -304,14 +380,7 @@ class CalibrateThreshold(beam.PTransform):
             n = len(scores["aligned"])
             return {**info, **scoring.record(), "sample": n, "shifts": shift_count(n, max_shifts)}
 
-        return (
-            scored
-            # Largest of the negated hash = the smallest hashes: deterministic.
-            # A combiner: each worker keeps its best sample_size, vectors and all.
-            | "Sample"
-            >> beam.combiners.Top.Of(self.sample_size, key=lambda s: -sample_rank(s.pair))
-            | "ChooseCut" >> beam.Map(cut)
-        )
+        return sample | "ChooseCut" >> beam.Map(cut)
 
 
 class SummarizeScores(beam.PTransform):

@@ -39,7 +39,7 @@ from typing import Any
 import apache_beam as beam
 import numpy as np
 
-from pipelines.calibrate import DEFAULT_SAMPLE, PairScorer, Scoring, sample_rank
+from pipelines.calibrate import PairScorer, Scoring, sample_rank
 from pipelines.group_by_pivot import pivot_key
 from pipelines.text import comparison_key
 from schemas.records import ScoredPair
@@ -241,39 +241,32 @@ class MarginScoring(Scoring):
 class MarginScore(beam.PTransform):
     """Replaces each pair's cosine with its ratio margin against the calibration sample.
 
-    Applied to ScorePairs' output scored with ``keep_vectors=True``, before
-    the vectors are dropped; the pairs keep their vectors, so
-    CalibrateThreshold can score its (identical) sample's shifted pairs
-    against the same background.
+    Applied to ScorePairs' output scored with ``keep_vectors=True``; drops
+    the vectors as it rescores, in the same fused step, so no pair keeps its
+    embeddings past it.
 
     Args:
         k: Neighbours averaged per side.
-        sample_size: Pairs in the background; the calibration sample's size,
-            so that the background is exactly the calibration sample.
+        sample: The embedded calibration sample (``EmbedSample``), a
+            singleton PCollection: the background.
     """
 
-    def __init__(self, k: int = DEFAULT_MARGIN_K, sample_size: int = DEFAULT_SAMPLE) -> None:
+    def __init__(self, k: int, sample: beam.PCollection) -> None:
         super().__init__()
         if k < 1:
             raise ValueError(f"margin k must be positive, got {k}")
-        if sample_size < 1:
-            raise ValueError(f"margin background sample must be positive, got {sample_size}")
         self.k = k
-        self.sample_size = sample_size
+        self.sample = sample
 
     def expand(self, scored: beam.PCollection) -> beam.PCollection:
         k = self.k
 
-        def rescore(pair: ScoredPair, background: MarginBackground) -> ScoredPair:
-            margin = margin_of(background, pair, k)
-            return ScoredPair(pair.pair, margin, pair.pivot_vector, pair.candidate_vector)
+        def rescore(pair: ScoredPair, background: MarginBackground | None) -> ScoredPair:
+            if background is None:  # no pairs at all, so none to rescore either
+                return pair.without_vectors()
+            return ScoredPair(pair.pair, margin_of(background, pair, k))
 
-        background = (
-            scored
-            # The same stable-hash sample as CalibrateThreshold's "Sample".
-            | "Sample"
-            >> beam.combiners.Top.Of(self.sample_size, key=lambda s: -sample_rank(s.pair))
-            # No pairs at all: no background, and nothing to rescore with one.
-            | "Background" >> beam.Map(lambda sample: build_background(sample) if sample else None)
+        background = self.sample | "Background" >> beam.Map(
+            lambda sample: build_background(sample) if sample else None
         )
         return scored | "Rescore" >> beam.Map(rescore, beam.pvalue.AsSingleton(background))

@@ -29,7 +29,7 @@ from encoders.handler import PairEncoderHandler
 from encoders.models import resolve_model
 from pipelines import dataflow
 from pipelines.accounting import CountStage
-from pipelines.calibrate import CalibrateThreshold, SummarizeScores
+from pipelines.calibrate import CalibrateThreshold, EmbedSample, SummarizeScores
 from pipelines.fingerprint import fingerprint
 from pipelines.formats import ReaderOptions, Shard, read_input_list, resolve_inputs
 from pipelines.group_by_pivot import GroupByPivot, group_weight
@@ -166,13 +166,15 @@ def build_pipeline(
     base: dict[str, Any],
 ) -> None:
     """Add the mining graph to ``pipeline``: shards in, dataset written."""
+    score = resolve_score(job.score, job.threshold)
     handler = PairEncoderHandler(
         job.model,
         batch_size=job.batch_size,
         device=job.device,
         prefix=job.prefix,
         share_across_processes=job.share_model_across_processes,
-        keep_vectors=job.threshold == "auto",
+        # Margin scoring needs each pair's embeddings right after encoding.
+        keep_vectors=job.threshold == "auto" and score == "margin",
     )
     reader_options = ReaderOptions(
         invalid_utf8=job.invalid_utf8,
@@ -193,19 +195,20 @@ def build_pipeline(
     read = pipeline | "ReadBitext" >> ReadBitext(shards, reader_options)
     prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options)
     scored = prefiltered.kept | "ScorePairs" >> ScorePairs(handler)
-    score = resolve_score(job.score, job.threshold)
     if job.threshold == "auto":
-        # The calibration sample (and the margin's background, the same
-        # sample) reuses the embeddings of ScorePairs; no pair carries them
-        # further than that.
+        # The sample is embedded on its own, so no scored pair waits for it
+        # holding its embeddings: margin scoring uses each pair's vectors as
+        # they leave the encoder and drops them in the same step.
+        sample = prefiltered.kept | "CalibrationSample" >> EmbedSample(
+            handler, job.calibration_sample
+        )
         scoring = None
         if score == "margin":
-            scored = scored | "MarginScore" >> MarginScore(job.margin_k, job.calibration_sample)
+            scored = scored | "MarginScore" >> MarginScore(job.margin_k, sample)
             scoring = MarginScoring(job.margin_k)
-        threshold = scored | "CalibrateThreshold" >> CalibrateThreshold(
-            job.max_false_accept, job.calibration_sample, scoring=scoring
+        threshold = sample | "CalibrateThreshold" >> CalibrateThreshold(
+            job.max_false_accept, scoring=scoring
         )
-        scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
     else:
         threshold = pipeline | "FixedThreshold" >> beam.Create(
             [{"mode": "fixed", "value": float(job.threshold), "score": score}]

@@ -15,6 +15,7 @@ from pipelines.calibrate import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
     CalibrateThreshold,
+    EmbedSample,
     SummarizeScores,
     choose_cut,
     mismatched_pairs,
@@ -23,7 +24,6 @@ from pipelines.calibrate import (
     score_sample,
     shift_count,
 )
-from pipelines.score import ScorePairs
 from schemas.records import AlignedPair, ScoredPair
 
 
@@ -126,9 +126,7 @@ def corpus_pairs(n: int) -> list[AlignedPair]:
 
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
     pairs = corpus_pairs(40)
-    handler = PairEncoderHandler(
-        str(tiny_model_dir), batch_size=16, progress_every_s=0, keep_vectors=True
-    )
+    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
 
     # Directly: the 30 smallest hashes in hash order, every shift, the tiny model.
     from sentence_transformers import SentenceTransformer
@@ -147,8 +145,8 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
             out = (
                 p
                 | beam.Create(order)
-                | ScorePairs(handler)
-                | CalibrateThreshold(max_false_accept=0.05, sample_size=30, max_shifts=5)
+                | EmbedSample(handler, sample_size=30)
+                | CalibrateThreshold(max_false_accept=0.05, max_shifts=5)
             )
             got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
             assert_that(got, lambda got, e=expected: _check_cut(got, e))
@@ -164,12 +162,10 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
 
 
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
-    handler = PairEncoderHandler(
-        str(tiny_model_dir), batch_size=16, progress_every_s=0, keep_vectors=True
-    )
+    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
     with TestPipeline() as p:
-        scored = p | beam.Create(corpus_pairs(5)) | ScorePairs(handler)
-        out = scored | CalibrateThreshold(sample_size=100)
+        sample = p | beam.Create(corpus_pairs(5)) | EmbedSample(handler, sample_size=100)
+        out = sample | CalibrateThreshold()
         assert_that(
             out | beam.Map(lambda info: (info["value"], "fallback" in info, info["sample"])),
             equal_to([(FALLBACK_THRESHOLD, True, 5)]),
@@ -180,7 +176,7 @@ def test_calibrate_threshold_rejects_bad_settings() -> None:
     with pytest.raises(ValueError, match="max_false_accept"):
         CalibrateThreshold(max_false_accept=1.0)
     with pytest.raises(ValueError, match="sample"):
-        CalibrateThreshold(sample_size=0)
+        EmbedSample(PairEncoderHandler("any-model"), sample_size=0)
 
 
 def test_the_sample_must_carry_its_embeddings() -> None:

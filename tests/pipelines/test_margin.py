@@ -113,7 +113,7 @@ def test_margin_is_deterministic_whatever_the_order_and_batching() -> None:
 
 def test_bad_settings_and_missing_vectors() -> None:
     with pytest.raises(ValueError, match="k must be positive"):
-        MarginScore(k=0)
+        MarginScore(k=0, sample=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="carries no embeddings"):
         build_background([ScoredPair(AlignedPair("A.", "a", "en", "pl", "t", "s", 1), 0.5)])
     with pytest.raises(ValueError, match="needs --threshold auto"):
@@ -136,12 +136,14 @@ def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
     shuffled = list(pairs)
     random.Random(9).shuffle(shuffled)
     with TestPipeline() as p:
-        # The background is the whole input here (sample_size >= 40 pairs).
-        out = p | beam.Create(shuffled) | MarginScore(k=4, sample_size=100)
+        # The background is the whole input here, given as the sample.
+        sample = p | "Sample" >> beam.Create([shuffled])
+        out = p | "Pairs" >> beam.Create(shuffled) | MarginScore(k=4, sample=sample)
         rows = out | beam.Map(lambda s: (s.pair.pivot, s.pair.candidate, s.score))
         kept_vectors = out | beam.Map(lambda s: s.pivot_vector is not None)
         assert_that(rows, equal_to([(*key, v) for key, v in expected.items()]), label="Margins")
-        assert_that(kept_vectors, equal_to([True] * 40), label="Vectors")
+        # Rescored pairs leave without their embeddings.
+        assert_that(kept_vectors, equal_to([False] * 40), label="Vectors")
 
 
 def test_calibration_scores_the_sample_with_the_same_margin() -> None:
@@ -156,11 +158,7 @@ def test_calibration_scores_the_sample_with_the_same_margin() -> None:
     assert scores["aligned"] == pytest.approx([margin_of(background, s, 4) for s in sample])
     assert len(scores["mismatched"]) == 30 * 10
     with TestPipeline() as p:
-        info = (
-            p
-            | beam.Create(pairs)
-            | CalibrateThreshold(0.05, sample_size=30, max_shifts=10, scoring=scoring)
-        )
+        info = p | beam.Create([pairs]) | CalibrateThreshold(0.05, max_shifts=10, scoring=scoring)
         assert_that(
             info | beam.Map(lambda i: (i["score"], i["margin_k"], i["sample"], "fallback" in i)),
             equal_to([("margin", 4, 30, False)]),
