@@ -105,12 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"corpus: {corpus} ({pairs:,} pairs, {len(texts):,} distinct sentences)")
     print(f"model: {args.model}; torch threads: {os.cpu_count()} cores")
 
-    raw, piped, counters, manifest = [], [], {}, None
+    raw, piped, counters, manifest, outputs = [], [], {}, None, []
     for _ in range(args.repeats):
         # Alternate the two so that machine noise hits both alike.
         raw += time_raw_encode(args.model, texts, 1)
-        seconds, counters, manifest = time_pipeline(args.model, corpus, args.pipeline_args)
+        seconds, counters, manifest, rows = time_pipeline(args.model, corpus, args.pipeline_args)
         piped.append(seconds)
+        outputs.append(rows)
 
     raw_s, pipe_s = statistics.median(raw), statistics.median(piped)
     raw_rate, pipe_rate = len(texts) / raw_s, len(texts) / pipe_s
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         f"({encoded:,} texts for {scored:,} pairs scored; calibration reuses them); "
         f"raw {len(texts) / pairs:.3f}"
     )
+    identical = all(rows == outputs[0] for rows in outputs)
+    print(f"rows identical across the {len(outputs)} pipeline runs: {identical}")
     if manifest is not None:
         print(
             f"pairs written: {manifest.rows['pairs']:,}; threshold: {manifest.threshold['value']} "
