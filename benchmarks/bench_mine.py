@@ -60,9 +60,12 @@ def time_raw_encode(model_spec: str, texts: list[str], repeats: int) -> list[flo
     return seconds
 
 
-def time_pipeline(model_spec: str, corpus: Path, extra: list[str]) -> tuple[float, dict, object]:
-    """Seconds for the whole mining job, its counters, and its manifest."""
+def time_pipeline(
+    model_spec: str, corpus: Path, extra: list[str]
+) -> tuple[float, dict, object, list[tuple]]:
+    """Seconds for the whole mining job, its counters, its manifest and its rows."""
     from pipelines.mine import run_with_metrics
+    from schemas.reader import read_pairs
 
     with tempfile.TemporaryDirectory() as tmp:
         argv = [
@@ -79,7 +82,10 @@ def time_pipeline(model_spec: str, corpus: Path, extra: list[str]) -> tuple[floa
         ]
         start = time.perf_counter()
         manifest, counters = run_with_metrics(argv)
-        return time.perf_counter() - start, counters, manifest
+        seconds = time.perf_counter() - start
+        table, _ = read_pairs(f"{tmp}/out")
+        rows = sorted(tuple(row.values()) for row in table.to_pylist())
+        return seconds, counters, manifest, rows
 
 
 def main(argv: list[str] | None = None) -> int:
