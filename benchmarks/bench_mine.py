@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio (pipeline / raw sentences/s): {pipe_rate / raw_rate:.3f}   (target >= 0.8)")
     print(
         f"encoder calls (texts encoded) per input pair: pipeline {encoded / pairs:.3f} "
-        f"({encoded:,} texts for {scored:,} pairs scored; calibration reuses them); "
+        f"({encoded:,} texts, the calibration sample's included, for {scored:,} pairs); "
         f"raw {len(texts) / pairs:.3f}"
     )
     identical = all(rows == outputs[0] for rows in outputs)

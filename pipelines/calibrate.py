@@ -28,6 +28,7 @@ from typing import Any
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, RunInference
 
 from encoders.handler import PairEncoderHandler, encode_unpadded
@@ -258,6 +259,7 @@ class _SampleHandler(ModelHandler[list[AlignedPair], list[ScoredPair], Any]):
     def __init__(self, handler: PairEncoderHandler) -> None:
         super().__init__()
         self.handler = handler
+        self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
 
     def load_model(self) -> Any:
         return self.handler.load_model()
@@ -276,6 +278,7 @@ class _SampleHandler(ModelHandler[list[AlignedPair], list[ScoredPair], Any]):
                 index.setdefault(pair.pivot, len(index))
                 index.setdefault(pair.candidate, len(index))
             vectors = encode_unpadded(model, [prefix + t for t in index])  # (texts, dim)
+            self._texts_encoded.inc(len(index))
             embedded = []
             for pair in sample:
                 pv, cv = vectors[index[pair.pivot]], vectors[index[pair.candidate]]

@@ -266,8 +266,8 @@ def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str
     ]
     if counters.get("pairs_scored"):
         lines.append(
-            f"  texts encoded {counters.get('texts_encoded', 0):,} for "
-            f"{counters['pairs_scored']:,} pairs scored"
+            f"  texts encoded {counters.get('texts_encoded', 0):,} (the calibration sample's "
+            f"included) for {counters['pairs_scored']:,} pairs scored"
         )
     for stage in ("read", "prefilter", "threshold", "group", "postfilter"):
         for reason, n in c[stage]["dropped"].items():
