@@ -344,7 +344,7 @@ class _LookupModel:
 
         return {"attention_mask": torch.ones((len(texts), 1), dtype=torch.long)}
 
-    def get_sentence_embedding_dimension(self) -> int:
+    def get_embedding_dimension(self) -> int:
         return int(self.embeddings.shape[1])
 
     def encode(self, texts: list[str], **_: Any) -> Any:
