@@ -35,7 +35,7 @@ class AlignedPair:
 
 @dataclass(frozen=True)
 class ScoredPair:
-    """An aligned pair with its cross-lingual cosine similarity.
+    """An aligned pair with its score: the cross-lingual cosine, or the ratio margin.
 
     ``pivot_vector`` and ``candidate_vector`` (unit embeddings, numpy) travel
     only from ScorePairs to the calibration sample, where they spare a second
@@ -59,9 +59,10 @@ class ScoredPair:
 class ParaphrasePair:
     """Two candidates that translate the same pivot: one output row.
 
-    ``score_a`` and ``score_b`` are the cosines of each sentence with the
-    pivot; ``group_size`` is the number of distinct candidates in the pivot's
-    group after capping.
+    ``score_a`` and ``score_b`` are the scores of each sentence with the
+    pivot (the ratio margin or the cosine: the manifest's
+    ``threshold.score``); ``group_size`` is the number of distinct
+    candidates in the pivot's group after capping.
     """
 
     sentence_a: str
