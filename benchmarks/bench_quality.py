@@ -338,7 +338,7 @@ class _LookupModel:
         self.embeddings = stored["emb"]
         self.prefix = prefix
 
-    def tokenize(self, texts: list[str]) -> dict[str, Any]:
+    def preprocess(self, texts: list[str]) -> dict[str, Any]:
         """One token per text: ``encode_unpadded`` then looks all of them up at once."""
         import torch
 

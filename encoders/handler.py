@@ -80,7 +80,9 @@ def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype="float32")
     if not texts:
         return out
-    lengths = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist()  # (texts,)
+    # The model's own preprocessing (truncation included), as encode does it.
+    features = model.preprocess(texts) if hasattr(model, "preprocess") else model.tokenize(texts)
+    lengths = features["attention_mask"].sum(dim=1).tolist()  # (texts,)
     by_length: dict[int, list[int]] = {}
     for i, length in enumerate(lengths):
         by_length.setdefault(length, []).append(i)
