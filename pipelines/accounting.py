@@ -9,7 +9,7 @@ counter ``<stage>.<reason>`` for runner UIs. ``CountStage`` folds both into
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -48,6 +48,80 @@ class Dropper:
     def __getstate__(self) -> dict:
         # Counters are per worker; they are made again after unpickling.
         return {"stage": self.stage, "_counters": {}}
+
+
+class _FirstAndCount(beam.CombineFn):
+    """The first element by ``order``, and how many elements there were."""
+
+    def __init__(self, order: Callable[[Any], Any]) -> None:
+        self.order = order
+
+    def create_accumulator(self) -> tuple[Any, int]:
+        return None, 0
+
+    def _first(self, a: Any, b: Any) -> Any:
+        if a is None:
+            return b
+        return a if self.order(a) <= self.order(b) else b
+
+    def add_input(self, acc: tuple[Any, int], element: Any) -> tuple[Any, int]:
+        first, n = acc
+        return self._first(first, element), n + 1
+
+    def merge_accumulators(self, accs: Iterable[tuple[Any, int]]) -> tuple[Any, int]:
+        first, total = None, 0
+        for other, n in accs:
+            total += n
+            if other is not None:
+                first = self._first(first, other)
+        return first, total
+
+    def extract_output(self, acc: tuple[Any, int]) -> tuple[Any, int]:
+        return acc
+
+
+class _EmitFirst(beam.DoFn):
+    def __init__(self, stage: str, reason: str) -> None:
+        self.reason = reason
+        self.drop = Dropper(stage)
+
+    def process(self, keyed: tuple[Any, tuple[Any, int]]) -> Iterator:
+        _, (first, n) = keyed
+        yield first
+        if n > 1:
+            yield self.drop(self.reason, n - 1)
+
+
+class KeepFirst(beam.PTransform):
+    """Keeps one element per key, the first by ``order``; drops the rest as ``reason``.
+
+    A combiner rather than a GroupByKey: duplicates collapse on each worker
+    before the shuffle, and a record repeated 100,000 times ("Yes." /
+    "Tak.") never sits in memory as a list. The kept element does not depend
+    on the order elements arrive in.
+
+    Applied to ``(key, element)`` pairs; returns a ``StageResult``.
+
+    Args:
+        stage: The stage the drops are counted under.
+        reason: The drop reason of the other elements of a key.
+        order: Sort key of elements; the smallest is kept.
+    """
+
+    def __init__(self, stage: str, reason: str, order: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.stage = stage
+        self.reason = reason
+        self.order = order
+
+    def expand(self, keyed: beam.PCollection) -> StageResult:
+        results = (
+            keyed
+            | "FirstAndCount" >> beam.CombinePerKey(_FirstAndCount(self.order))
+            | "EmitFirst"
+            >> beam.ParDo(_EmitFirst(self.stage, self.reason)).with_outputs(DROPPED, main="kept")
+        )
+        return StageResult(results["kept"], results[DROPPED])
 
 
 class CountStage(beam.PTransform):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import apache_beam as beam
 
-from pipelines.accounting import DROPPED, Dropper, StageResult
+from pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
 from pipelines.text import comparison_key, edit_similarity
 from schemas.records import ParaphrasePair
 
@@ -38,44 +38,6 @@ class _TrivialFn(beam.DoFn):
             yield pair
 
 
-def _preferred(a: ParaphrasePair, b: ParaphrasePair) -> ParaphrasePair:
-    # Any fixed order will do; this one keeps the pair of the smallest pivot.
-    return min(a, b, key=lambda p: (p.pivot, p.sentence_a, p.sentence_b))
-
-
-class _OnePerPair(beam.CombineFn):
-    """Keeps one row per unordered pair of sentences, and counts the others."""
-
-    def create_accumulator(self) -> tuple[ParaphrasePair | None, int]:
-        return None, 0
-
-    def add_input(self, acc: tuple, pair: ParaphrasePair) -> tuple:
-        best, n = acc
-        return (pair if best is None else _preferred(best, pair)), n + 1
-
-    def merge_accumulators(self, accs: Iterable[tuple]) -> tuple:
-        best, total = None, 0
-        for other, n in accs:
-            total += n
-            if other is not None:
-                best = other if best is None else _preferred(best, other)
-        return best, total
-
-    def extract_output(self, acc: tuple) -> tuple:
-        return acc
-
-
-class _EmitOne(beam.DoFn):
-    def __init__(self) -> None:
-        self.drop = Dropper("postfilter")
-
-    def process(self, keyed: tuple) -> Iterator:
-        _, (best, n) = keyed
-        yield best
-        if n > 1:
-            yield self.drop("duplicate_across_groups", n - 1)
-
-
 class PostFilter(beam.PTransform):
     """Drops pairs equal or near-equal after normalization, then cross-group duplicates.
 
@@ -97,8 +59,13 @@ class PostFilter(beam.PTransform):
         deduped = (
             checked["kept"]
             | "KeyByPair" >> beam.Map(lambda p: (p.pair_id, p))
-            | "OnePerPair" >> beam.CombinePerKey(_OnePerPair())
-            | "EmitOne" >> beam.ParDo(_EmitOne()).with_outputs(DROPPED, main="kept")
+            # Any fixed order will do; this one keeps the pair of the smallest pivot.
+            | "OnePerPair"
+            >> KeepFirst(
+                "postfilter",
+                "duplicate_across_groups",
+                lambda p: (p.pivot, p.sentence_a, p.sentence_b),
+            )
         )
-        dropped = (checked[DROPPED], deduped[DROPPED]) | "AllDropped" >> beam.Flatten()
-        return StageResult(deduped["kept"], dropped)
+        dropped = (checked[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
+        return StageResult(deduped.kept, dropped)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import apache_beam as beam
 
-from pipelines.accounting import DROPPED, Dropper, StageResult
+from pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
 from pipelines.text import comparison_key, normalize, sentence_count, word_count
 from schemas.records import AlignedPair
 
@@ -75,48 +75,6 @@ class _FilterFn(beam.DoFn):
             yield pair
 
 
-class _FirstOfDuplicates(beam.CombineFn):
-    """Keeps the first occurrence of a pair (by shard and line) and counts the rest.
-
-    A combiner rather than a GroupByKey: duplicates collapse on each worker
-    before the shuffle, and a pair repeated 100,000 times ("Yes." / "Tak.")
-    never sits in memory as a list.
-    """
-
-    def create_accumulator(self) -> tuple[AlignedPair | None, int]:
-        return None, 0
-
-    def add_input(self, acc: tuple, pair: AlignedPair) -> tuple:
-        first, n = acc
-        if first is None or (pair.shard, pair.line) < (first.shard, first.line):
-            first = pair
-        return first, n + 1
-
-    def merge_accumulators(self, accs: Iterator[tuple]) -> tuple:
-        first, total = None, 0
-        for other, n in accs:
-            total += n
-            if other is not None and (
-                first is None or (other.shard, other.line) < (first.shard, first.line)
-            ):
-                first = other
-        return first, total
-
-    def extract_output(self, acc: tuple) -> tuple:
-        return acc
-
-
-class _EmitFirst(beam.DoFn):
-    def __init__(self) -> None:
-        self.drop = Dropper("prefilter")
-
-    def process(self, keyed: tuple) -> Iterator:
-        _, (first, n) = keyed
-        yield first
-        if n > 1:
-            yield self.drop("duplicate_pair", n - 1)
-
-
 class Prefilter(beam.PTransform):
     """Normalizes text, drops bad pairs by reason, then exact duplicate pairs."""
 
@@ -131,8 +89,9 @@ class Prefilter(beam.PTransform):
         deduped = (
             filtered["kept"]
             | "KeyByText" >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang), p))
-            | "FirstOfDuplicates" >> beam.CombinePerKey(_FirstOfDuplicates())
-            | "EmitFirst" >> beam.ParDo(_EmitFirst()).with_outputs(DROPPED, main="kept")
+            # The first occurrence in the input (shard, line) stands for all.
+            | "FirstOfDuplicates"
+            >> KeepFirst("prefilter", "duplicate_pair", lambda p: (p.shard, p.line))
         )
-        dropped = (filtered[DROPPED], deduped[DROPPED]) | "AllDropped" >> beam.Flatten()
-        return StageResult(deduped["kept"], dropped)
+        dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
+        return StageResult(deduped.kept, dropped)
