@@ -253,7 +253,7 @@ def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str
     c = manifest.counts
     read = c["read"]["in"]
     lines = [
-        f"paramine: mined {output}",
+        f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
         f"  records read        {read:>10,}",
         f"  rejected at read    {sum(c['read']['dropped'].values()):>10,}",
         f"  kept by prefilter   {c['prefilter']['kept']:>10,}",
