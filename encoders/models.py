@@ -408,7 +408,7 @@ def _status_lines(cache_dir: str | None) -> list[str]:
         lines.append(f"  {name}" + (" (default)" if name == DEFAULT_MODEL else ""))
         lines.append(f"      {entry.description}")
         if entry.offline:
-            folder = e5_small.cached_folder(cache_dir)
+            folder = e5_small.find_cached_folder(cache_dir)
             where = (
                 f"cached: {folder}"
                 if folder

