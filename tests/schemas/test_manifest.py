@@ -1,0 +1,90 @@
+"""The manifest, its accounting check, and the schema helpers, as plain functions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schemas.dataset import MAX_REJECTED_RECORD_CHARS, REJECTS_SCHEMA, reject_row, schema_version
+from schemas.manifest import (
+    IncompleteDatasetError,
+    Manifest,
+    accounting_errors,
+    read_manifest,
+    stage_counts,
+    write_manifest,
+)
+from schemas.reader import _join
+from schemas.records import Rejected
+
+
+def balanced() -> dict:
+    return {
+        "read": stage_counts(kept=10, dropped={"column_count": 2}),
+        "prefilter": stage_counts(kept=8, dropped={"empty": 2}, taken_in=10),
+        "threshold": stage_counts(kept=6, dropped={"below_threshold": 2}, taken_in=8),
+        "group": stage_counts(kept=4, dropped={"singleton_group": 2}, taken_in=6),
+        "postfilter": stage_counts(kept=2, dropped={"near_equal": 1}, taken_in=3),
+        "repairs": {"invalid_utf8_replaced": 1},
+    }
+
+
+def manifest(counts: dict) -> Manifest:
+    return Manifest(
+        created_at="2026-11-21T00:00:00+00:00",
+        code_version="paramine test",
+        options={},
+        model={"id": "tiny"},
+        threshold={"mode": "fixed", "value": 0.5},
+        inputs=[],
+        counts=counts,
+        files={"pairs": [], "rejects": []},
+        rows={"pairs": 2, "rejects": 2},
+    )
+
+
+def test_balanced_books_have_no_errors() -> None:
+    assert accounting_errors(balanced()) == []
+
+
+def test_a_stage_that_loses_records_is_named() -> None:
+    counts = balanced()
+    counts["group"]["in"] = 7  # one candidate vanished inside GroupByPivot
+    errors = accounting_errors(counts)
+    assert any(e.startswith("group: in=7") for e in errors)
+    assert any("threshold kept 6 but group took in 7" in e for e in errors)
+
+
+def test_a_missing_stage_is_an_error() -> None:
+    counts = balanced()
+    del counts["postfilter"]
+    assert accounting_errors(counts) == ["stage 'postfilter' has no counts"]
+
+
+def test_manifest_round_trips_and_refuses_unknown_versions(tmp_path: Path) -> None:
+    write_manifest(str(tmp_path), manifest(balanced()))
+    assert read_manifest(str(tmp_path)) == manifest(balanced())
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    data["manifest_version"] = "paramine.manifest/99"
+    with pytest.raises(ValueError, match=r"manifest/99.*not supported"):
+        Manifest.from_json(json.dumps(data))
+    assert not list(tmp_path.glob("*.tmp"))  # written through a temporary file
+
+
+def test_no_manifest_means_incomplete(tmp_path: Path) -> None:
+    with pytest.raises(IncompleteDatasetError, match="did not finish"):
+        read_manifest(str(tmp_path))
+
+
+def test_reject_rows_are_bounded() -> None:
+    row = reject_row(Rejected("x" * 10_000, "line_too_long", "s.tsv", 3))
+    assert len(row["record"]) == MAX_REJECTED_RECORD_CHARS
+    assert set(row) == set(REJECTS_SCHEMA.names)
+    assert schema_version(REJECTS_SCHEMA) == "paramine.rejects/1"
+
+
+def test_relative_names_climb_out_of_a_version() -> None:
+    assert _join("gs://b/root/v=2", "../v=1/pairs/p.parquet") == "gs://b/root/v=1/pairs/p.parquet"
+    assert _join("/data/root/v=2/", "pairs/p.parquet") == "/data/root/v=2/pairs/p.parquet"
