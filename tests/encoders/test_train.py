@@ -142,11 +142,12 @@ def test_dataset_without_manifest_is_refused(
 def mnrl_loss(model_dir: str, rows: list[dict]) -> float:
     """Mean in-batch ranking loss of a saved model over all rows in one batch."""
     import torch
+    from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from encoders.lstm_pooling import load_encoder
-
-    model = load_encoder(model_dir, device="cpu")
+    # The trainer's folder loads with plain SentenceTransformer (the acceptance line).
+    model = SentenceTransformer(model_dir, device="cpu")
+    assert type(model[1]).__name__ == "LSTMPooling"
     loss = MultipleNegativesRankingLoss(model)
     features = [
         model.tokenize([r["sentence_a"] for r in rows]),
