@@ -6,10 +6,11 @@ state at the last real (unpadded) token. The module follows
 sentence-transformers' conventions, so a model is
 ``Transformer -> LSTMPooling (-> Normalize)``.
 
-Loading a saved model: sentence-transformers 6 imports module classes outside
-its own namespace only with ``trust_remote_code=True``, even from a local
-folder. :func:`load_encoder` hands this class to the loader directly, so a
-paramine model loads with no flag and no code is imported from the folder.
+Loading a saved model: ``SentenceTransformer(path)`` imports this class from
+the installed paramine (``modules.json`` names it). paramine pins
+sentence-transformers < 6 for that: 6.x imports module classes outside its own
+namespace only with ``trust_remote_code=True``, even from a local folder.
+:func:`load_encoder` loads a model under either version with no flag.
 """
 
 from __future__ import annotations
@@ -164,11 +165,12 @@ class LSTMPooling(Module):
 def load_encoder(path: str, device: str | None = None, **kwargs: Any) -> SentenceTransformer:
     """Load a sentence-transformers folder that may contain an LSTMPooling.
 
-    sentence-transformers 6 refuses ``encoders.lstm_pooling.LSTMPooling`` from
-    ``modules.json`` without ``trust_remote_code=True``. The class is already
-    imported here, so it is handed to the loader instead of being imported
-    from the folder: the same route the library's trainer takes to reload its
-    own checkpoints. Every other module resolves as usual, flag included.
+    Under the pinned sentence-transformers 5.x this is ``SentenceTransformer``.
+    6.x refuses ``encoders.lstm_pooling.LSTMPooling`` from ``modules.json``
+    without ``trust_remote_code=True``; there the class, already imported here,
+    is handed to the loader instead of being imported from the folder: the
+    route the library's trainer takes to reload its own checkpoints. Every
+    other module resolves as usual, flag included.
 
     Args:
         path: A local folder or hub id.

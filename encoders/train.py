@@ -507,18 +507,19 @@ def model_card(summary: dict[str, Any]) -> str:
     )
     load_lines = [
         "```python",
-        "from encoders.lstm_pooling import load_encoder  # pip install paramine",
+        "from sentence_transformers import SentenceTransformer",
         "",
-        'model = load_encoder("path/to/this/folder")',
+        'model = SentenceTransformer("path/to/this/folder")',
         'embeddings = model.encode(["Ala ma kota."])',
         "```",
     ]
     if settings["pooling"] == "lstm":
         load_lines += [
             "",
-            "Plain `SentenceTransformer(path)` needs `trust_remote_code=True` for the LSTM "
-            "pooling module (sentence-transformers >= 6 asks it for any class outside its "
-            "own package); `load_encoder` does not.",
+            "The LSTM pooling module is `encoders.lstm_pooling.LSTMPooling`: install paramine "
+            "(`pip install paramine`) where the model is loaded. With sentence-transformers 6, "
+            "which asks `trust_remote_code=True` for any module class outside its own package, "
+            "load it with `encoders.lstm_pooling.load_encoder(path)` instead.",
         ]
     if summary["base"]["prefix"]:
         load_lines += [
