@@ -18,14 +18,14 @@ from pipelines.formats.base import (
     register_format,
     reject,
 )
-from pipelines.formats.opening import CorruptInputError, open_input
+from pipelines.formats.opening import open_input
 from pipelines.formats.xml_safety import (
     XML_NS,
-    MalformedXmlError,
-    UnsafeXmlError,
+    XML_READ_ERRORS,
     element_text,
     iter_events,
     local_name,
+    reject_reason,
 )
 from pipelines.text import canonical_lang
 
@@ -85,11 +85,10 @@ class TmxFormat:
                     element.clear()
                     if parent is not None:
                         parent.clear()
-        except (MalformedXmlError, UnsafeXmlError, CorruptInputError) as error:
+        except XML_READ_ERRORS as error:
             if options.on_malformed_xml == "error":
                 raise
-            reason = "unsafe_xml" if isinstance(error, UnsafeXmlError) else "malformed_xml"
-            yield reject(shard, number + 1, str(error), reason)
+            yield reject(shard, number + 1, str(error), reject_reason(error))
 
     @staticmethod
     def _unit(

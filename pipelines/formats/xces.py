@@ -33,7 +33,6 @@ from pipelines.formats.base import (
     reject,
 )
 from pipelines.formats.opening import (
-    CorruptInputError,
     basename,
     open_input,
     safe_members,
@@ -41,11 +40,11 @@ from pipelines.formats.opening import (
 )
 from pipelines.formats.tmx import primary_lang
 from pipelines.formats.xml_safety import (
-    MalformedXmlError,
-    UnsafeXmlError,
+    XML_READ_ERRORS,
     element_text,
     iter_events,
     local_name,
+    reject_reason,
     squeeze,
 )
 from pipelines.text import canonical_lang
@@ -169,11 +168,10 @@ class XcesFormat:
             for link, result in self._links(shard, options):
                 number = link
                 yield result
-        except (MalformedXmlError, UnsafeXmlError, CorruptInputError) as error:
+        except XML_READ_ERRORS as error:
             if options.on_malformed_xml == "error":
                 raise
-            reason = "unsafe_xml" if isinstance(error, UnsafeXmlError) else "malformed_xml"
-            yield reject(shard, number + 1, str(error), reason)
+            yield reject(shard, number + 1, str(error), reject_reason(error))
 
     def _links(self, shard: Shard, options: ReaderOptions) -> Iterator[tuple[int, ReadResult]]:
         wanted = (canonical_lang(shard.pivot_lang), canonical_lang(shard.lang))

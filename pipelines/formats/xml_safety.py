@@ -15,7 +15,7 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
-from pipelines.formats.opening import DECOMPRESSION_ERRORS
+from pipelines.formats.opening import DECOMPRESSION_ERRORS, CorruptInputError
 
 XML_NS = "{http://www.w3.org/XML/1998/namespace}"
 
@@ -34,6 +34,20 @@ class UnsafeXmlError(ValueError):
     def __init__(self, message: str, line: int = 0) -> None:
         super().__init__(message)
         self.line = line
+
+
+#: What stops an XML reader: bad XML, refused XML, or a file that is not a
+#: readable archive although its first bytes say so.
+XML_READ_ERRORS = (MalformedXmlError, UnsafeXmlError, CorruptInputError)
+
+
+def reject_reason(error: Exception) -> str:
+    """The rejection reason for one of :data:`XML_READ_ERRORS`."""
+    if isinstance(error, UnsafeXmlError):
+        return "unsafe_xml"
+    if isinstance(error, CorruptInputError):
+        return "corrupt_input"
+    return "malformed_xml"
 
 
 def local_name(tag: Any) -> str:

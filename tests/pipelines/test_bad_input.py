@@ -19,6 +19,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from pipelines.formats import ReaderOptions, resolve_inputs
 from pipelines.formats.lines import raw_lines
 from pipelines.formats.moses import MisalignedShardError
+from pipelines.formats.opening import CorruptInputError
 from pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
 from pipelines.mine import run
 from pipelines.read_bitext import ReadBitext
@@ -154,6 +155,16 @@ class TestXml:
             read_inputs([url])
         _, rejected, _ = read_inputs([url], on_malformed_xml="reject")
         assert reasons(rejected) == {"unsafe_xml": 1}
+
+    def test_damaged_zip_named_tmx(self, tmp_path: Path) -> None:
+        # Zip magic with no archive behind it: an error naming the file, or one
+        # corrupt_input rejection (not malformed_xml: the XML was never reached).
+        url = tsv(tmp_path, b"PK\x03\x04 truncated", "memory.tmx")
+        with pytest.raises(CorruptInputError, match=r"memory\.tmx: not a readable zip archive"):
+            read_inputs([url])
+        pairs, rejected, _ = read_inputs([url], on_malformed_xml="reject")
+        assert pairs == []
+        assert [(r.reason, r.line) for r in rejected] == [("corrupt_input", 1)]
 
     def test_xces_alignment_with_entities_is_refused(self, tmp_path: Path) -> None:
         url = tsv(tmp_path, BOMB.replace(b"tmx", b"cesAlign"), "en-fr.xml")
