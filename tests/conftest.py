@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
+from hypothesis import settings
 
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
@@ -18,6 +19,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SHARED_CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+# CI gates merges, so its fuzzing is reproducible: the same examples every run
+# (`.ci/run` sets CI). Elsewhere hypothesis explores new random examples; a
+# failure it finds there becomes an @example of its test.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
