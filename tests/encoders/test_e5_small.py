@@ -160,11 +160,14 @@ def test_tokenizer_matches_engine_token_counts(q4: e5_small.Q4File, engine: Any)
 
 
 def test_materialized_folder_layout(e5_folder: Path) -> None:
-    assert e5_folder.name.startswith("e5-small-")
     marker = json.loads((e5_folder / COMPLETE_MARKER).read_text())
-    assert e5_folder.name.endswith(marker["source_sha256"][:16])
+    sha16, release = marker["source_sha256"][:16], e5_small.library_release()
+    assert e5_folder.name == f"e5-small-{sha16}-{release}"
     for name in ("modules.json", "config.json", "model.safetensors", "tokenizer.json"):
         assert (e5_folder / name).is_file(), name
+    # The types recorded are the ones this release writes and imports.
+    types = [m["type"] for m in json.loads((e5_folder / "modules.json").read_text())]
+    assert types == marker["module_types"] == e5_small.module_types()
     assert not (e5_folder / "_hf").exists()
     prompts = json.loads((e5_folder / "config_sentence_transformers.json").read_text())
     assert prompts["prompts"]["query"] == "query: "
@@ -186,7 +189,8 @@ def test_reuse_does_not_read_the_bin(e5_folder: Path, monkeypatch: pytest.Monkey
     folder, revision = e5_small.materialize(cache)
     elapsed = time.perf_counter() - started
     assert folder == e5_folder
-    assert revision == "sha256:" + e5_folder.name.removeprefix("e5-small-")
+    sha = json.loads((e5_folder / COMPLETE_MARKER).read_text())["source_sha256"]
+    assert revision == "sha256:" + sha[:16]
     print(f"\ne5-small cache hit in {elapsed * 1000:.1f} ms")
     assert elapsed < 0.5  # measured ~1 ms; generous for a loaded CI box
 
@@ -209,7 +213,7 @@ def test_rebuilds_incomplete_folder_and_ignores_temps(
     monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
     monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "ab" * 32)
     models = tmp_path / "models"
-    target = models / ("e5-small-" + "ab" * 8)
+    target = models / f"e5-small-{'ab' * 8}-{e5_small.library_release()}"
     target.mkdir(parents=True)
     (target / "model.safetensors").write_text("half written")  # no marker
     leftover = models / f".{target.name}.tmp-1-crashed"
@@ -242,6 +246,29 @@ def test_stale_pointer_falls_back_to_hash(tmp_path: Path, monkeypatch: pytest.Mo
     second, _ = e5_small.materialize(tmp_path)
     assert second == first
     assert e5_small.cached_folder(tmp_path) == first
+
+
+def test_folder_of_another_library_release_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # modules.json names classes by import path, and those move between
+    # sentence-transformers releases: a folder written by another release,
+    # even of the same weights, must not be loaded here.
+    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
+    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
+    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "ef" * 32)
+    monkeypatch.setattr(e5_small, "library_release", lambda: "st6.2")
+    other, other_revision = e5_small.materialize(tmp_path)
+    assert other.name == f"e5-small-{'ef' * 8}-st6.2"
+
+    monkeypatch.setattr(e5_small, "library_release", lambda: "st5.7")
+    # The pointer names the other release's folder: the fast path refuses it.
+    assert e5_small.cached_folder(tmp_path) is None
+    assert e5_small.find_cached_folder(tmp_path) is None
+    here, revision = e5_small.materialize(tmp_path)
+    assert here.name == f"e5-small-{'ef' * 8}-st5.7"
+    assert revision == other_revision == f"sha256:{'ef' * 8}"  # the same weights
+    assert other.is_dir() and e5_small.cached_folder(tmp_path) == here
 
 
 # ------------------------------------------------------------------ parity

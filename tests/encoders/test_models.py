@@ -361,7 +361,7 @@ def test_models_command_materialize(
     monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
     monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "12" * 32)
     assert models.main(["--materialize", "e5-small"]) == 0
-    folder = cache / "models" / ("e5-small-" + "12" * 8)
+    folder = cache / "models" / f"e5-small-{'12' * 8}-{e5_small.library_release()}"
     out = capsys.readouterr().out
     assert f"e5-small: {folder} (revision sha256:{'12' * 8})" in out
     assert f"cached: {folder}" in out
