@@ -5,7 +5,7 @@ so the ratio holds on a noisy machine where absolute rates do not:
 
     ratio = pipeline sentences/s / raw encode sentences/s
 
-The pipeline's time is the whole job on the DirectRunner: reading, prefilter,
+The pipeline's time is the whole job on the in-process FnApiRunner: reading, prefilter,
 scoring (RunInference), threshold calibration, grouping, pairing, Parquet and
 manifest. Target: a ratio of at least 0.8.
 

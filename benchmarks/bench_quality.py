@@ -403,7 +403,7 @@ def mine(
             model,
             *flags,
             "--runner",
-            "DirectRunner",
+            "FnApiRunner",
         ]
     )
     table, manifest = read_pairs(str(out))

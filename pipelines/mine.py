@@ -35,7 +35,7 @@ from pipelines.formats import ReaderOptions, Shard, read_input_list, resolve_inp
 from pipelines.group_by_pivot import GroupByPivot, group_weight
 from pipelines.make_pairs import MakePairs
 from pipelines.margin import MarginScore, MarginScoring
-from pipelines.options import MineOptions, resolve_score
+from pipelines.options import DEFAULT_RUNNER, MineOptions, resolve_score
 from pipelines.postfilter import PostFilter
 from pipelines.prefilter import Prefilter, PrefilterOptions
 from pipelines.read_bitext import ReadBitext
@@ -77,9 +77,10 @@ def build_parser(with_inputs: bool = True) -> argparse.ArgumentParser:
             "Parquet with a manifest. With no INPUT, mines the built-in English-Polish demo."
         ),
         epilog=(
-            "Beam options pass through, e.g. --runner DirectRunner "
+            f"Beam options pass through, e.g. --runner {DEFAULT_RUNNER} "
             "--direct_running_mode multi_processing --direct_num_workers 2. "
-            "The runner defaults to DirectRunner."
+            f"The runner defaults to {DEFAULT_RUNNER}, Beam's in-process runner: Beam's "
+            "DirectRunner would first download the Prism binary."
         ),
     )
     if with_inputs:
@@ -321,8 +322,7 @@ def run_with_metrics(
     if not args.output:
         parser.error("--output is required when INPUT is given")
     if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
-        # Without a named runner Beam tries to download Prism, which fails offline.
-        beam_args.append("--runner=DirectRunner")
+        beam_args.append(f"--runner={DEFAULT_RUNNER}")
     try:
         # Validated and translated before anything is built or launched.
         beam_args = dataflow.apply(args, beam_args, inputs)

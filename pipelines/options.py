@@ -18,6 +18,12 @@ from pipelines.make_pairs import PAIR_MODES
 from pipelines.margin import DEFAULT_MARGIN_K
 
 DEFAULT_MODEL = "e5-small"
+#: The runner when none is named: Beam's in-process batch runner. Beam 2.77's
+#: DirectRunner first downloads the Prism binary from GitHub and runs there
+#: (only falling back to this one when the download fails), which is network
+#: access at run time; Beam's maintainers advise naming FnApiRunner to keep the
+#: local runner (apache/beam#34612).
+DEFAULT_RUNNER = "FnApiRunner"
 #: Values of ``--score``.
 SCORES = ("cosine", "margin")
 

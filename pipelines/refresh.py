@@ -37,7 +37,7 @@ import yaml
 
 from pipelines.fingerprint import fingerprint
 from pipelines.formats import Shard, resolve_inputs
-from pipelines.options import DEFAULT_MODEL
+from pipelines.options import DEFAULT_MODEL, DEFAULT_RUNNER
 from schemas.manifest import (
     MANIFEST_NAME,
     STAGES,
@@ -93,7 +93,7 @@ class RefreshConfig:
     tgt_lang: str = "pl"
     model: str = DEFAULT_MODEL
     options: dict[str, Any] = field(default_factory=dict)
-    beam_args: list[str] = field(default_factory=lambda: ["--runner=DirectRunner"])
+    beam_args: list[str] = field(default_factory=lambda: [f"--runner={DEFAULT_RUNNER}"])
     keep: int = DEFAULT_KEEP
 
     def mine_flags(self) -> list[str]:
@@ -159,7 +159,7 @@ def load_config(path: str) -> RefreshConfig:
             f"{path}: options {reserved} are set by refresh itself; use the top-level keys "
             "output, inputs, src_lang, tgt_lang and model"
         )
-    beam_args = data.get("beam_args", ["--runner=DirectRunner"])
+    beam_args = data.get("beam_args", [f"--runner={DEFAULT_RUNNER}"])
     if not isinstance(beam_args, list) or not all(isinstance(a, str) for a in beam_args):
         raise ValueError(f"{path}: 'beam_args' must be a list of strings such as --runner=...")
     keep = data.get("keep", DEFAULT_KEEP)

@@ -94,7 +94,7 @@ class TestScorePairs:
     def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
         handler = PairEncoderHandler(str(tiny_model_dir), batch_size=2, progress_every_s=0)
         pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             scores = (
                 p
                 | beam.Create(pairs)
@@ -111,7 +111,7 @@ class TestReadBitext:
         tsv.write_text("Yes.\tTak.\nbroken line\neng\tpol\tNo.\tNie.\n", encoding="utf-8")
         shards = resolve_inputs([str(prefix), str(tsv)], "en", "pl")
         assert sorted(s.format for s in shards) == ["moses", "tsv"]
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             read = p | ReadBitext(shards, ReaderOptions())
             assert_that(
                 read.kept | beam.Map(lambda a: (a.pivot, a.candidate, a.line)),
@@ -193,6 +193,8 @@ class TestMineEndToEnd:
         assert all(r["lang"] == "pl" and r["pivot_lang"] == "en" for r in rows)
         assert read_back.threshold == {**read_back.threshold, "mode": "fixed", "value": 0.0}
         assert read_back.model["id"] == str(tiny_model_dir)
+        # No runner named: the in-process one (DirectRunner would fetch Prism).
+        assert read_back.options["runner"] == "FnApiRunner"
 
     def test_two_runs_give_identical_rows(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         first, _ = mine(tmp_path, tiny_model_dir, demo_input(), name="a")
@@ -315,7 +317,7 @@ class TestSplitInputs:
             [
                 demo_input(),
                 "--runner",
-                "DirectRunner",
+                "FnApiRunner",
                 "--model",
                 str(tiny_model_dir),
                 "--output",
@@ -324,7 +326,7 @@ class TestSplitInputs:
                 "0.0",
             ]
         )
-        assert manifest.options["runner"] == "DirectRunner"
+        assert manifest.options["runner"] == "FnApiRunner"
         assert manifest.options["inputs"] == [demo_input()]
 
 

@@ -56,7 +56,7 @@ def test_multi_processing_loads_the_model_once_per_worker(
             # A fixed cut: calibration would add a second RunInference (and load).
             "--threshold=-1.0",
             "--num-shards=1",
-            "--runner=DirectRunner",
+            "--runner=FnApiRunner",
             "--direct_running_mode=multi_processing",
             "--direct_num_workers=2",
         ]
@@ -71,4 +71,4 @@ def test_multi_processing_loads_the_model_once_per_worker(
 
     table, read_back = read_pairs(str(tmp_path / "out"))
     assert manifest.rows["pairs"] == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
-    assert read_back.options["runner"] == "DirectRunner"
+    assert read_back.options["runner"] == "FnApiRunner"
