@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -58,3 +60,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# ----------------------------------------------------------- no network
+
+#: Host names a test may resolve: this machine (Beam's workers talk over loopback).
+LOCAL_HOSTS = {None, "", "localhost", "127.0.0.1", "::1", "0.0.0.0", socket.gethostname()}
+#: Hosts looked up since the current test's setup began.
+NETWORK_ATTEMPTS: list[str] = []
+_getaddrinfo = socket.getaddrinfo
+
+
+def _offline_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    """Resolve local names only; anything else fails as it would offline, and is recorded."""
+    name = host.decode() if isinstance(host, bytes) else host
+    if name not in LOCAL_HOSTS:
+        NETWORK_ATTEMPTS.append(str(name))
+        raise socket.gaierror(socket.EAI_NONAME, f"tests run offline: {name} not resolved")
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+# Nothing may download a model, a data set or a binary at run time. A library
+# that tries and quietly falls back (as Beam's DirectRunner does with Prism)
+# would pass offline, so the attempt itself fails the test.
+socket.getaddrinfo = _offline_getaddrinfo
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    NETWORK_ATTEMPTS.clear()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    result = yield
+    if NETWORK_ATTEMPTS:
+        hosts = sorted(set(NETWORK_ATTEMPTS))
+        raise AssertionError(f"{item.nodeid} tried to reach {hosts}: tests run offline")
+    return result

@@ -200,7 +200,7 @@ class TestZipMembers:
 def test_repairs_are_counted_by_read_bitext(tmp_path: Path) -> None:
     url = tsv(tmp_path, b"caf\xe9\tkawiarnia\n\xff\tx\nbad\n")
     shards = resolve_inputs([url], "en", "pl")
-    with TestPipeline() as pipeline:
+    with TestPipeline(runner="FnApiRunner") as pipeline:
         read = pipeline | ReadBitext(shards, ReaderOptions())
         assert_that(read.repairs, equal_to([("repairs", "invalid_utf8_replaced", 2)]))
         assert_that(read.dropped, equal_to([("column_count", 1)]), label="Dropped")

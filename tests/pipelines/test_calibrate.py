@@ -141,7 +141,7 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
 
     # Twice, in opposite input orders: the sample and the cut must not change.
     for order in (pairs, pairs[::-1]):
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             out = (
                 p
                 | beam.Create(order)
@@ -163,7 +163,7 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
 
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
     handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:
         sample = p | beam.Create(corpus_pairs(5)) | EmbedSample(handler, sample_size=100)
         out = sample | CalibrateThreshold()
         assert_that(
@@ -189,7 +189,7 @@ def test_the_sample_must_carry_its_embeddings() -> None:
 
 def test_summarize_scores() -> None:
     scored = [ScoredPair(pair("A.", "a"), i / 100) for i in range(101)]
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:
         out = p | beam.Create(scored) | SummarizeScores()
         assert_that(
             out | beam.Map(lambda s: (s["n"], s["mean"], s["q50"], s["q98"])),

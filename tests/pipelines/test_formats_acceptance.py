@@ -96,7 +96,7 @@ def test_read_counts(
 ) -> None:
     shards = resolve_inputs([str(shared_corpora / path)], src, tgt)
     rows = [("read", key, n) for key, n in expected.items()]
-    with TestPipeline() as pipeline:
+    with TestPipeline(runner="FnApiRunner") as pipeline:
         read = pipeline | ReadBitext(shards, ReaderOptions(**options))
         assert_that(read | CountStage("read"), equal_to(rows))
 

@@ -135,7 +135,7 @@ def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
     }
     shuffled = list(pairs)
     random.Random(9).shuffle(shuffled)
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:
         # The background is the whole input here, given as the sample.
         sample = p | "Sample" >> beam.Create([shuffled])
         out = p | "Pairs" >> beam.Create(shuffled) | MarginScore(k=4, sample=sample)
@@ -157,7 +157,7 @@ def test_calibration_scores_the_sample_with_the_same_margin() -> None:
     # A sampled pair's aligned margin is the margin MarginScore gives it.
     assert scores["aligned"] == pytest.approx([margin_of(background, s, 4) for s in sample])
     assert len(scores["mismatched"]) == 30 * 10
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:
         info = p | beam.Create([pairs]) | CalibrateThreshold(0.05, max_shifts=10, scoring=scoring)
         assert_that(
             info | beam.Map(lambda i: (i["score"], i["margin_k"], i["sample"], "fallback" in i)),

@@ -42,7 +42,7 @@ def counts_equal(stage: str, expected: dict):
 
 def check_stage(transform: beam.PTransform, elements: list, kept, counts: dict) -> None:
     """Apply a stage to ``elements``; assert on what it keeps and its counts."""
-    with TestPipeline() as p:
+    with TestPipeline(runner="FnApiRunner") as p:
         result = p | beam.Create(elements) | transform
         assert_that(result.kept, kept, label="Kept")
         assert_that(result | CountStage("s"), counts_equal("s", counts), label="Counts")
@@ -103,7 +103,7 @@ class TestThresholdFilter:
         )
 
     def test_cut_from_a_side_input(self) -> None:
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             cut = p | "Cut" >> beam.Create([0.6])
             scores = p | "Scores" >> beam.Create([scored("a", "b", 0.5), scored("c", "d", 0.7)])
             result = scores | ThresholdFilter(cut)
@@ -129,7 +129,7 @@ class TestGroupByPivot:
                 ("Dziękuję.", 1),
             ]
 
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             result = p | beam.Create(elements) | GroupByPivot(max_group_size=50)
             assert_that(result.kept, one_group, label="Kept")
             rows = result | CountStage("group", weight=group_weight)
@@ -192,7 +192,7 @@ class TestMakePairs:
         assert make_pairs(_group(9), "cover") == make_pairs(_group(9), "cover")
 
     def test_transform(self) -> None:
-        with TestPipeline() as p:
+        with TestPipeline(runner="FnApiRunner") as p:
             pairs = p | beam.Create([_group(3), _group(2, "No.")]) | MakePairs("cover")
             assert_that(pairs | beam.combiners.Count.Globally(), equal_to([3]))
 
