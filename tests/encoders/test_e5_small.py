@@ -14,6 +14,7 @@ import pytest
 
 from encoders import e5_small
 from encoders.models import COMPLETE_MARKER, resolve_model
+from tests.encoders.fake_e5 import fake_build
 
 LANGUAGES = ("pol", "ces", "deu", "rus", "ukr")
 PER_FILE = 50
@@ -201,17 +202,11 @@ def test_reuse_does_not_read_the_bin(e5_folder: Path, monkeypatch: pytest.Monkey
     assert resolved.revision == revision
 
 
-def _fake_writer(q4: object, dest: Path) -> None:
-    (dest / "modules.json").write_text("[]")
-
-
 def test_rebuilds_incomplete_folder_and_ignores_temps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The real build takes seconds; what is tested here is the cache logic.
-    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
-    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
-    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "ab" * 32)
+    fake_build(monkeypatch, "ab" * 32)
     models = tmp_path / "models"
     target = models / f"e5-small-{'ab' * 8}-{e5_small.library_release()}"
     target.mkdir(parents=True)
@@ -232,9 +227,7 @@ def test_rebuilds_incomplete_folder_and_ignores_temps(
 
 
 def test_stale_pointer_falls_back_to_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
-    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
-    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "cd" * 32)
+    fake_build(monkeypatch, "cd" * 32)
     first, _ = e5_small.materialize(tmp_path)
     pointer_file = tmp_path / "models" / e5_small.POINTER_FILE
     pointer = json.loads(pointer_file.read_text())
@@ -254,9 +247,7 @@ def test_folder_of_another_library_release_is_not_used(
     # modules.json names classes by import path, and those move between
     # sentence-transformers releases: a folder written by another release,
     # even of the same weights, must not be loaded here.
-    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
-    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
-    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "ef" * 32)
+    fake_build(monkeypatch, "ef" * 32)
     monkeypatch.setattr(e5_small, "library_release", lambda: "st6.2")
     other, other_revision = e5_small.materialize(tmp_path)
     assert other.name == f"e5-small-{'ef' * 8}-st6.2"

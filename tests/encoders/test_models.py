@@ -11,6 +11,7 @@ import pytest
 
 from encoders import e5_small, models
 from encoders.models import COMPLETE_MARKER, ResolvedModel, atomic_build, resolve_model
+from tests.encoders.fake_e5 import fake_build
 
 
 @pytest.fixture
@@ -357,9 +358,7 @@ def test_models_command_materialize(
     empty_hf_cache: Path,
 ) -> None:
     # The real build is covered in test_e5_small; here only the command's wiring.
-    monkeypatch.setattr(e5_small, "write_sentence_transformers_folder", _fake_writer)
-    monkeypatch.setattr(e5_small, "read_q4_file", lambda path: None)
-    monkeypatch.setattr(e5_small, "source_fingerprint", lambda path: "12" * 32)
+    fake_build(monkeypatch, "12" * 32)
     assert models.main(["--materialize", "e5-small"]) == 0
     folder = cache / "models" / f"e5-small-{'12' * 8}-{e5_small.library_release()}"
     out = capsys.readouterr().out
@@ -369,7 +368,3 @@ def test_models_command_materialize(
     with pytest.raises(SystemExit):
         models.main(["--materialize", "labse"])
     assert "invalid choice" in capsys.readouterr().err
-
-
-def _fake_writer(q4: object, dest: Path) -> None:
-    (dest / "modules.json").write_text("[]")
