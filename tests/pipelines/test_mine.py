@@ -227,6 +227,24 @@ class TestMineEndToEnd:
         ]
         assert {s["corpus"] for s in manifest.inputs} == {"corpus.en-pl", "two"}
 
+    def test_input_list_adds_to_the_inputs(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        one = write_moses(tmp_path / "one", ["Good night."], ["Dobranoc."])
+        two = tmp_path / "two.tsv"
+        two.write_text("Good night.\tDobrej nocy.\n", encoding="utf-8")
+        three = tmp_path / "three.tsv"
+        three.write_text("Good night.\tSpokojnej nocy.\n", encoding="utf-8")
+        listing = tmp_path / "inputs.txt"
+        listing.write_text(f"# shards\n{one}\n\n  {two}  \n", encoding="utf-8")
+        _, manifest = mine(tmp_path, tiny_model_dir, str(three), "--input-list", str(listing))
+        assert manifest.options["inputs"] == [str(three), str(one), str(two)]
+        assert {s["corpus"] for s in manifest.inputs} == {"three", "corpus.en-pl", "two"}
+        assert manifest.counts["read"]["in"] == 3
+        assert manifest.counts["group"]["kept"] == 3  # one pivot, three translations
+
+    def test_missing_input_list_names_the_file(self, tmp_path: Path) -> None:
+        with pytest.raises(FileNotFoundError, match=r"nowhere\.txt"):
+            run(["--input-list", str(tmp_path / "nowhere.txt"), "--output", str(tmp_path / "o")])
+
     def test_existing_output_needs_overwrite(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         output, _ = mine(tmp_path, tiny_model_dir)
         with pytest.raises(SystemExit, match="--overwrite"):
