@@ -426,18 +426,9 @@ def write_sentence_transformers_folder(q4: Q4File, dest: Path) -> None:
 
 def _module_classes() -> tuple[Any, Any, Any]:
     """The installed sentence-transformers' Transformer, Pooling and Normalize."""
-    try:  # sentence-transformers 5.x; `models` is a deprecated alias
-        from sentence_transformers.sentence_transformer.modules import (
-            Normalize,
-            Pooling,
-            Transformer,
-        )
-    except ImportError:  # older releases
-        from sentence_transformers.models import (  # type: ignore[no-redef]
-            Normalize,
-            Pooling,
-            Transformer,
-        )
+    # Not `sentence_transformers.models`: a deprecated alias in the pinned 5.7.
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
     return Transformer, Pooling, Normalize
 
 
@@ -498,7 +489,7 @@ def cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path | Non
         and pointer.get("size") == stat.st_size
         and pointer.get("mtime_ns") == stat.st_mtime_ns
     )
-    # The pointer may have been written by an environment with another layout.
+    # The pointer may name the folder of another sentence-transformers release.
     name = str(pointer.get("folder", ""))
     folder = models_dir / name
     if same_source and name == _folder_name(str(pointer.get("sha256", ""))) and is_complete(folder):
