@@ -4,39 +4,54 @@
 directory without one is an incomplete dataset and readers refuse it.
 
 Counts are kept per stage as ``{"in": n, "kept": k, "dropped": {reason: d}}``.
-The accounting identity is ``in == kept + sum(dropped)`` for every stage, and
-the stages chain: what one stage keeps is what the next one takes in, except
-where the unit changes (candidates become pairs in MakePairs).
+The stages themselves (name, unit, declared drop reasons) are recorded in the
+manifest as the pipeline declared them (``schemas/stages.py``), and the
+accounting identity is checked against that list: ``in == kept +
+sum(dropped)`` for every stage, and what one stage keeps is what the next
+takes in, where both count the same unit.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
+from paramine.schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
+from paramine.schemas.errors import AccountingError, DatasetError
+from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
+from paramine.schemas.stages import accounting_errors as stage_accounting_errors
+from paramine.schemas.storage import atomic_write
 
-from schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
+    "AccountingError",
+    "IncompleteDatasetError",
+    "Manifest",
+    "accounting_errors",
+    "read_manifest",
+    "stage_counts",
+    "write_manifest",
+]
 
 MANIFEST_VERSION = "paramine.manifest/1"
 MANIFEST_NAME = "manifest.json"
 
-#: Stages whose unit is one aligned pair (or candidate), in pipeline order.
-ALIGNED_STAGES = ("read", "prefilter", "threshold", "group")
-#: Stages whose unit is one paraphrase pair.
-PAIR_STAGES = ("postfilter",)
-STAGES = ALIGNED_STAGES + PAIR_STAGES
+#: The stages of manifests written before stages were recorded in them.
+LEGACY_STAGES = (
+    Stage("read", ALIGNED_PAIR, None, "read the shards"),
+    Stage("prefilter", ALIGNED_PAIR, None, "normalize and drop pairs not worth encoding"),
+    Stage("threshold", ALIGNED_PAIR, None, "keep pairs whose score reaches the cut"),
+    Stage("group", ALIGNED_PAIR, None, "group candidates by pivot"),
+    Stage("postfilter", PARAPHRASE_PAIR, None, "drop trivial and duplicate pairs"),
+)
 
 
-class IncompleteDatasetError(RuntimeError):
+class IncompleteDatasetError(DatasetError):
     """A dataset directory has no manifest: its run did not finish."""
-
-
-class AccountingError(RuntimeError):
-    """A run's counts do not add up: records were lost or counted twice."""
 
 
 def stage_counts(kept: int, dropped: Mapping[str, int], taken_in: int | None = None) -> dict:
@@ -49,33 +64,25 @@ def stage_counts(kept: int, dropped: Mapping[str, int], taken_in: int | None = N
     }
 
 
-def accounting_errors(counts: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def accounting_errors(
+    counts: Mapping[str, Mapping[str, Any]],
+    stages: list[dict[str, Any]] | tuple[Stage, ...] | None = None,
+) -> list[str]:
     """Return every way in which the counts break the accounting identity.
 
     Args:
         counts: Per-stage counts, as in ``Manifest.counts``.
+        stages: The stages as a manifest records them (or ``Stage`` objects);
+            the stages of manifests that predate the record by default.
 
     Returns:
         Human-readable violations; empty when the books balance.
     """
-    errors = []
-    for stage in STAGES:
-        if stage not in counts:
-            errors.append(f"stage {stage!r} has no counts")
-            continue
-        c = counts[stage]
-        dropped = sum(c["dropped"].values())
-        if c["in"] != c["kept"] + dropped:
-            errors.append(
-                f"{stage}: in={c['in']} but kept={c['kept']} + dropped={dropped} "
-                f"({c['dropped']}) = {c['kept'] + dropped}"
-            )
-    for before, after in itertools.pairwise(ALIGNED_STAGES):
-        if before in counts and after in counts and counts[before]["kept"] != counts[after]["in"]:
-            errors.append(
-                f"{before} kept {counts[before]['kept']} but {after} took in {counts[after]['in']}"
-            )
-    return errors
+    if stages is None:
+        declared: tuple[Stage, ...] = LEGACY_STAGES
+    else:
+        declared = tuple(s if isinstance(s, Stage) else Stage.from_record(s) for s in stages)
+    return stage_accounting_errors(counts, declared)
 
 
 @dataclass
@@ -91,10 +98,20 @@ class Manifest:
     counts: dict[str, dict[str, Any]]
     files: dict[str, list[str]]
     rows: dict[str, int]
+    #: Rejects per reason: ``counted`` (all, as in ``counts.read.dropped``)
+    #: and ``written`` (rows in ``rejects/``, at most
+    #: ``max_rejects_per_reason`` per reason and shard).
+    rejects: dict[str, dict[str, int]] = field(default_factory=dict)
     manifest_version: str = MANIFEST_VERSION
     pairs_schema_version: str = PAIRS_SCHEMA_VERSION
     rejects_schema_version: str = REJECTS_SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The pipeline's stages in order, as ``Stage.to_record`` writes them.
+    stages: list[dict[str, Any]] = field(default_factory=list)
+
+    def accounting_errors(self) -> list[str]:
+        """The accounting identity checked against the stages this run recorded."""
+        return accounting_errors(self.counts, self.stages or None)
 
     def to_json(self) -> str:
         """Return the manifest as indented JSON."""
@@ -106,7 +123,7 @@ class Manifest:
         data = json.loads(text)
         version = data.get("manifest_version")
         if version != MANIFEST_VERSION:
-            raise ValueError(
+            raise DatasetError(
                 f"{source}: manifest version {version!r} is not supported "
                 f"(this paramine reads {MANIFEST_VERSION!r}); upgrade paramine or re-mine"
             )
@@ -140,9 +157,5 @@ def read_manifest(dataset_url: str) -> Manifest:
 def write_manifest(dataset_url: str, manifest: Manifest) -> str:
     """Write the manifest atomically where the filesystem allows; return its URL."""
     url = manifest_url(dataset_url)
-    fs, path = fsspec.core.url_to_fs(url)
-    tmp = path + ".tmp"
-    with fs.open(tmp, "w", encoding="utf-8") as f:
-        f.write(manifest.to_json())
-    fs.mv(tmp, path)
+    atomic_write(url, manifest.to_json())
     return url

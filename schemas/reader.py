@@ -7,9 +7,13 @@ import posixpath
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION, schema_version
-from schemas.manifest import Manifest, read_manifest
+from paramine.schemas.dataset import (
+    PAIRS_RENAMED_FROM,
+    PAIRS_SCHEMA,
+    PAIRS_SCHEMA_VERSION,
+    schema_version,
+)
+from paramine.schemas.manifest import Manifest, read_manifest
 
 
 def _join(dataset_url: str, name: str) -> str:
@@ -25,6 +29,22 @@ def _join(dataset_url: str, name: str) -> str:
     return f"{protocol}{sep}{posixpath.normpath(path)}"
 
 
+def to_current_pairs(table: pa.Table, version: str | None, source: str) -> pa.Table:
+    """Map a pairs table of any known schema version to ``PAIRS_SCHEMA``.
+
+    Raises:
+        ValueError: The version is not one this paramine reads.
+    """
+    if version == PAIRS_SCHEMA_VERSION:
+        return table.cast(PAIRS_SCHEMA)
+    renames = PAIRS_RENAMED_FROM.get(version or "")
+    if renames is None:
+        known = ", ".join(repr(v) for v in [PAIRS_SCHEMA_VERSION, *PAIRS_RENAMED_FROM])
+        raise ValueError(f"{source}: schema version {version!r}; this paramine reads {known}")
+    table = table.rename_columns([renames.get(name, name) for name in table.column_names])
+    return table.select(PAIRS_SCHEMA.names).cast(PAIRS_SCHEMA)
+
+
 def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
     """Read every pairs file that a dataset's manifest lists.
 
@@ -32,17 +52,22 @@ def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
         dataset_url: The dataset directory, any fsspec URL.
 
     Returns:
-        The pairs as one table in ``PAIRS_SCHEMA``, and the manifest.
+        The pairs as one table in ``PAIRS_SCHEMA``, and the manifest. Files of
+        an older schema version are mapped to it (``pivot`` becomes
+        ``pivot_sentence``).
 
     Raises:
         IncompleteDatasetError: The directory has no manifest.
         ValueError: A file is missing or has another schema version.
     """
     manifest = read_manifest(dataset_url)
-    if manifest.pairs_schema_version != PAIRS_SCHEMA_VERSION:
+    if (
+        manifest.pairs_schema_version != PAIRS_SCHEMA_VERSION
+        and manifest.pairs_schema_version not in PAIRS_RENAMED_FROM
+    ):
         raise ValueError(
             f"{dataset_url}: pairs schema {manifest.pairs_schema_version!r}; this paramine "
-            f"reads {PAIRS_SCHEMA_VERSION!r}"
+            f"reads {PAIRS_SCHEMA_VERSION!r} (and maps {', '.join(PAIRS_RENAMED_FROM)})"
         )
     tables = []
     for name in manifest.files.get("pairs", []):
@@ -51,12 +76,8 @@ def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
         if not fs.exists(path):
             raise ValueError(f"{url} is listed in the manifest but missing; the dataset is damaged")
         table = pq.read_table(path, filesystem=fs)
-        version = schema_version(table.schema)
-        if version != PAIRS_SCHEMA_VERSION:
-            raise ValueError(
-                f"{url}: schema version {version!r}, expected {PAIRS_SCHEMA_VERSION!r}"
-            )
-        tables.append(table.cast(PAIRS_SCHEMA))
+        # A refreshed version may list files of older versions, in older schemas.
+        tables.append(to_current_pairs(table, schema_version(table.schema), url))
     if not tables:
         return PAIRS_SCHEMA.empty_table(), manifest
     return pa.concat_tables(tables), manifest

@@ -37,10 +37,10 @@ class AlignedPair:
 class ScoredPair:
     """An aligned pair with its score: the cross-lingual cosine, or the ratio margin.
 
-    ``pivot_vector`` and ``candidate_vector`` (unit embeddings, numpy) travel
-    only from ScorePairs to the calibration sample, where they spare a second
-    encoding; they are dropped before the pairs go further, and are never part
-    of equality.
+    ``pivot_vector`` and ``candidate_vector`` (unit embeddings, numpy) are set
+    only with margin scoring: they travel from the encoder to ``MarginScore``,
+    which needs them to rescore the pair and drops them in the same step (the
+    calibration sample is embedded on its own). They are never part of equality.
     """
 
     pair: AlignedPair

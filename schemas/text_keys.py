@@ -1,0 +1,89 @@
+"""Normalization and comparison keys of sentences: what makes two texts "the same".
+
+Below every layer that compares sentences: the mining stages (exact
+duplicates, trivial pairs, grouping keys) and the trainer's held-out split
+must agree on these keys, so they live here, in ``schemas``, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import unicodedata
+
+from rapidfuzz.distance import Levenshtein
+
+# Runs of whitespace (Python's `\s` is Unicode-aware: NBSP, U+2028, U+3000, ...)
+# and C0/C1 control characters (tabs, newlines, NUL, stray U+0085) become one
+# space: a record key must not depend on how an aligner wrapped a line.
+_SPACE_RUN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+
+# Invisible characters that corpora sprinkle inside words (a BOM at the start of
+# a file, zero-width spaces from web scrapes). Deleted rather than spaced, so
+# "ab\u200bc" and "abc" get the same key.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u2060\ufeff"))
+
+
+def normalize(text: str) -> str:
+    """Normalize text for display keys and exact-duplicate detection.
+
+    Applies NFKC (ligatures, full-width forms, NBSP), deletes zero-width
+    characters, turns every run of Unicode whitespace or control characters
+    into a single space, and strips both ends.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The normalized text; empty if ``text`` held only whitespace.
+    """
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    return _SPACE_RUN.sub(" ", text).strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _comparison_drop_table() -> dict[int, None]:
+    """The `str.translate` table that deletes punctuation (P*) and spaces.
+
+    Built on first use (a scan of all code points, ~0.1 s) rather than at
+    import. Symbols (S*) are kept on purpose: "$5" vs "€5", "5 + 3" vs
+    "5 = 3" or "20 °C" vs "20" differ in meaning, and a pair that differs
+    only in symbols is not a trivial paraphrase.
+    """
+    drop: dict[int, None] = {ord(" "): None}
+    for code_point in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code_point)).startswith("P"):
+            drop[code_point] = None
+    return drop
+
+
+def comparison_key(text: str) -> str:
+    """Reduce text to the key under which two sentences count as the same.
+
+    The key is ``normalize(text)``, casefolded, with Unicode punctuation
+    (categories P*) and whitespace removed. Letters, digits, marks and
+    symbols (S*) are kept, so "Tom is here." and "tom is here" share a key
+    while "25 is a number" and "26 is a number" do not.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The comparison key; empty for text with no letters, digits or symbols.
+    """
+    return normalize(text).casefold().translate(_comparison_drop_table())
+
+
+def edit_similarity(a: str, b: str) -> float:
+    """Normalized Levenshtein similarity of the comparison keys of two texts.
+
+    Args:
+        a: First text.
+        b: Second text.
+
+    Returns:
+        A value in [0, 1]: 1.0 when the keys are equal (two empty keys
+        included), 0.0 when they share nothing.
+    """
+    return float(Levenshtein.normalized_similarity(comparison_key(a), comparison_key(b)))
