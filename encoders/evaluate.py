@@ -1,125 +1,50 @@
-"""``paramine evaluate``: score sentence encoders on paraphrase retrieval and STS.
+"""Score sentence encoders through sentence-transformers' evaluators.
 
-Paraphrase retrieval, on the held-out split of a mined dataset: for each
-``sentence_a``, rank every ``sentence_b`` of the split by cosine similarity;
-report top-1 accuracy and mean reciprocal rank (MRR). STS: Spearman
-correlation between cosine similarity and gold scores of a TSV
-(``sentence1<TAB>sentence2<TAB>score``).
+Three tasks, each a kept evaluator of sentence-transformers:
 
-The metric functions are pure numpy so they can be checked on hand-made
-cases; torch and sentence-transformers are imported only to encode.
+- **paraphrase retrieval** on the held-out pivots of a mined dataset
+  (``InformationRetrievalEvaluator``): each ``sentence_a`` is a query, every
+  ``sentence_b`` of the split a document; the right answers are the
+  ``sentence_b`` of the same pivot (other paraphrases of it are not wrong);
+  top-1 accuracy and MRR@10;
+- **bitext retrieval** on a user-given bitext (``TranslationEvaluator``): for
+  each sentence, is its translation the nearest of all, in both directions
+  (the LASER Tatoeba test sets are 1000 such pairs per language);
+- **STS** on a user-given TSV (``EmbeddingSimilarityEvaluator``): Spearman
+  correlation of cosine with the gold scores.
+
+``paramine evaluate`` scores models side by side; ``paramine train`` runs the
+same evaluators before and after training.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from paramine.schemas.errors import InputError, ParamineError, UsageError
 
 if TYPE_CHECKING:
+    import pandas as pd
     from sentence_transformers import SentenceTransformer
 
-#: Queries scored against all documents at once; bounds memory to
-#: block x documents floats (1024 x 100k x 4 B = 400 MB at most).
-QUERY_BLOCK = 1024
+log = logging.getLogger(__name__)
 
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    """Return ``x`` with every row scaled to unit L2 norm (zero rows stay zero)."""
-    x = np.asarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
-
-
-def reciprocal_ranks(
-    queries: np.ndarray, documents: np.ndarray, groups: Sequence[Any] | None = None
-) -> np.ndarray:
-    """Return, for each query ``i``, 1 / the rank of document ``i`` by cosine.
-
-    The rank is 1 + the number of documents scoring strictly higher than the
-    right one, so exact ties (the same text twice among the documents) do not
-    count against a model. With ``groups``, the ranking is filtered: the other
-    documents of query ``i``'s group (other paraphrases of the same pivot, also
-    right answers) are not counted as outranking it.
-
-    Args:
-        queries: ``(n, dim)`` embeddings; query ``i``'s answer is document ``i``.
-        documents: ``(n, dim)`` embeddings.
-        groups: ``n`` group labels (pivot keys), or None.
-
-    Returns:
-        ``(n,)`` reciprocal ranks in (0, 1].
-    """
-    if queries.shape != documents.shape or queries.ndim != 2:
-        raise ValueError(
-            f"queries {queries.shape} and documents {documents.shape} must both be (n, dim)"
-        )
-    if groups is not None and len(groups) != len(queries):
-        raise ValueError(f"{len(groups)} group labels for {len(queries)} queries")
-    q = _unit_rows(queries)
-    d = _unit_rows(documents)
-    labels = None if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
-    ranks = np.empty(len(q), dtype=np.int64)
-    for start in range(0, len(q), QUERY_BLOCK):
-        block = q[start : start + QUERY_BLOCK]  # (block, dim)
-        scores = block @ d.T  # (block, n)
-        rows = np.arange(len(block))
-        right = scores[rows, start + rows]  # (block,)
-        # A tolerance so the right document's own float noise never outranks it.
-        higher = scores > right[:, None] + 1e-6  # (block, n)
-        if labels is not None:
-            higher &= labels[start : start + len(block), None] != labels[None, :]
-        ranks[start : start + len(block)] = 1 + higher.sum(axis=1)
-    return 1.0 / ranks
-
-
-def retrieval_metrics(
-    queries: np.ndarray, documents: np.ndarray, groups: Sequence[Any] | None = None
-) -> dict[str, float]:
-    """Return top-1 accuracy and MRR of finding document ``i`` for query ``i``.
-
-    See :func:`reciprocal_ranks` for ties and ``groups``.
-    """
-    if len(queries) == 0:
-        return {"pairs": 0, "top1": float("nan"), "mrr": float("nan")}
-    rr = reciprocal_ranks(queries, documents, groups)
-    return {"pairs": len(rr), "top1": float(np.mean(rr == 1.0)), "mrr": float(np.mean(rr))}
-
-
-def average_ranks(values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Return 1-based ranks, ties sharing the mean of the ranks they span."""
-    x = np.asarray(values, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    sorted_x = x[order]
-    # Start index of each run of equal values in the sorted order.
-    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
-    ends = np.r_[starts[1:], len(x)]
-    mean_rank = (starts + ends + 1) / 2.0  # mean of the 1-based ranks start+1 .. end
-    ranks = np.empty(len(x), dtype=np.float64)
-    ranks[order] = np.repeat(mean_rank, ends - starts)
-    return ranks
-
-
-def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Return Spearman's rank correlation (Pearson's r of the average ranks).
-
-    Returns NaN when either side is constant or has fewer than two values.
-    """
-    if len(x) != len(y):
-        raise ValueError(f"spearman: {len(x)} values against {len(y)}")
-    if len(x) < 2:
-        return float("nan")
-    rx = average_ranks(x) - (len(x) + 1) / 2.0
-    ry = average_ranks(y) - (len(y) + 1) / 2.0
-    denominator = np.sqrt(np.sum(rx * rx) * np.sum(ry * ry))
-    if denominator == 0:
-        return float("nan")
-    return float(np.sum(rx * ry) / denominator)
+#: Fewer held-out pairs than this make retrieval figures too coarse to compare
+#: models (10 pairs: every model scores 1.0); training warns below it.
+MIN_RETRIEVAL_PAIRS = 300
+#: The metric each task reports, under the names the results table uses.
+RETRIEVAL_METRICS = {"cosine_accuracy@1": "top1", "cosine_mrr@10": "mrr@10"}
+BITEXT_METRICS = {"src2trg_accuracy": "src2trg", "trg2src_accuracy": "trg2src"}
+STS_METRICS = {"spearman_cosine": "spearman"}
 
 
 @dataclass(frozen=True)
@@ -128,7 +53,26 @@ class StsData:
 
     sentence1: list[str]
     sentence2: list[str]
-    scores: np.ndarray
+    scores: list[float]
+
+
+@dataclass(frozen=True)
+class Bitext:
+    """Line-aligned translations: ``target[i]`` translates ``source[i]``."""
+
+    name: str
+    source: list[str]
+    target: list[str]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One evaluator and the name its metrics are reported under."""
+
+    name: str
+    evaluator: Any
+    metrics: dict[str, str]
+    size: int
 
 
 def read_sts_tsv(path: str) -> StsData:
@@ -149,7 +93,7 @@ def read_sts_tsv(path: str) -> StsData:
                 continue
             fields = line.split("\t")
             if len(fields) != 3:
-                raise ValueError(
+                raise InputError(
                     f"{path}:{number}: expected 3 tab-separated fields "
                     f"(sentence1, sentence2, score), found {len(fields)}"
                 )
@@ -158,114 +102,252 @@ def read_sts_tsv(path: str) -> StsData:
             except ValueError:
                 if number == 1:
                     continue  # a header
-                raise ValueError(f"{path}:{number}: score {fields[2]!r} is not a number") from None
+                raise InputError(f"{path}:{number}: score {fields[2]!r} is not a number") from None
             s1.append(fields[0])
             s2.append(fields[1])
             scores.append(score)
-    if not scores:
-        raise ValueError(f"{path}: no scored sentence pairs")
-    return StsData(s1, s2, np.asarray(scores, dtype=np.float64))
+    if len(scores) < 2:
+        raise InputError(f"{path}: {len(scores)} scored sentence pairs; Spearman needs 2 or more")
+    return StsData(s1, s2, scores)
 
 
-def model_prefix(model: SentenceTransformer, prefix: str) -> str:
-    """Return the text to prepend before ``model.encode``.
+def _read_lines(path: str) -> list[str]:
+    import fsspec
 
-    A model that stores a default prompt (paramine-trained e5 models do)
-    applies it itself, so nothing is added then: adding it twice would give
-    ``query: query: ...``.
+    with fsspec.open(path, "r", encoding="utf-8") as f:
+        return [line.rstrip("\r\n") for line in f]
+
+
+def read_bitext(paths: Sequence[str]) -> Bitext:
+    """Read a bitext: two line-aligned files (Moses style), or one two-column TSV.
+
+    Raises:
+        InputError: the files differ in length, a TSV line has not 2 fields,
+            or fewer than 2 pairs remain (retrieval needs a distractor).
     """
-    return "" if getattr(model, "default_prompt_name", None) else prefix
+    if len(paths) == 2:
+        source, target = (_read_lines(path) for path in paths)
+        if len(source) != len(target):
+            raise InputError(
+                f"--eval-bitext: {paths[0]} has {len(source)} lines but {paths[1]} has "
+                f"{len(target)}; give two line-aligned files"
+            )
+        name = "-".join(PurePosixPath(path).suffix.lstrip(".") or "x" for path in paths)
+        # tatoeba.pol-eng.pol + .eng -> "pol-eng"
+        name = name if name != "x-x" else PurePosixPath(paths[0]).stem
+    elif len(paths) == 1:
+        source, target = [], []
+        for number, line in enumerate(_read_lines(paths[0]), start=1):
+            fields = line.split("\t")
+            if len(fields) != 2:
+                raise InputError(
+                    f"{paths[0]}:{number}: expected 2 tab-separated fields (a sentence and "
+                    f"its translation), found {len(fields)}"
+                )
+            source.append(fields[0])
+            target.append(fields[1])
+        name = PurePosixPath(paths[0]).stem
+    else:
+        raise UsageError(
+            f"--eval-bitext takes one TSV or two line-aligned files, got {len(paths)} paths"
+        )
+    # Blank lines on either side are not pairs.
+    kept = [(s, t) for s, t in zip(source, target, strict=True) if s.strip() and t.strip()]
+    if len(kept) < 2:
+        raise InputError(f"--eval-bitext {' '.join(paths)}: {len(kept)} sentence pairs, need 2+")
+    return Bitext(name, [s for s, _ in kept], [t for _, t in kept])
 
 
-def encode_texts(
-    model: SentenceTransformer, texts: Sequence[str], prefix: str = "", batch_size: int = 64
-) -> np.ndarray:
-    """Encode texts, each distinct text once; return ``(len(texts), dim)`` float32."""
-    distinct = list(dict.fromkeys(texts))
-    position = {text: i for i, text in enumerate(distinct)}
-    add = model_prefix(model, prefix)
-    embeddings = model.encode(
-        [add + text for text in distinct],
-        batch_size=batch_size,
-        convert_to_numpy=True,
-        show_progress_bar=False,
+def retrieval_task(
+    pairs: pd.DataFrame, batch_size: int = 64, name: str = "held-out pivots"
+) -> Task:
+    """Paraphrase retrieval over ``pairs`` (``sentence_a``, ``sentence_b``, ``pivot_sentence``).
+
+    Every ``sentence_b`` of the same pivot (by split key) is a right answer.
+    """
+    from paramine.encoders.split import split_key
+    from sentence_transformers.sentence_transformer.evaluation import (
+        InformationRetrievalEvaluator,
     )
-    embeddings = np.asarray(embeddings, dtype=np.float32)  # (distinct, dim)
-    return embeddings[[position[text] for text in texts]]
+
+    keys = pairs["pivot_sentence"].map(split_key).tolist()
+    queries = {f"q{i}": text for i, text in enumerate(pairs["sentence_a"].tolist())}
+    corpus = {f"d{i}": text for i, text in enumerate(pairs["sentence_b"].tolist())}
+    by_key: dict[str, set[str]] = {}
+    for i, key in enumerate(keys):
+        by_key.setdefault(key, set()).add(f"d{i}")
+    relevant = {f"q{i}": by_key[key] for i, key in enumerate(keys)}
+    evaluator = InformationRetrievalEvaluator(
+        queries,
+        corpus,
+        relevant,
+        accuracy_at_k=[1],
+        precision_recall_at_k=[1],
+        mrr_at_k=[10],
+        ndcg_at_k=[10],
+        map_at_k=[10],
+        batch_size=batch_size,
+        name="held_out_pivots",
+        write_csv=False,
+    )
+    return Task(name, evaluator, RETRIEVAL_METRICS, len(pairs))
+
+
+def bitext_task(bitext: Bitext, batch_size: int = 64) -> Task:
+    """Bitext retrieval accuracy in both directions."""
+    from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
+
+    evaluator = TranslationEvaluator(
+        bitext.source,
+        bitext.target,
+        batch_size=batch_size,
+        name=f"bitext_{bitext.name}",
+        write_csv=False,
+    )
+    return Task(f"bitext {bitext.name}", evaluator, BITEXT_METRICS, len(bitext.source))
+
+
+def sts_task(sts: StsData, name: str = "sts", batch_size: int = 64) -> Task:
+    """Spearman correlation of cosine similarity with gold scores."""
+    from sentence_transformers.sentence_transformer.evaluation import (
+        EmbeddingSimilarityEvaluator,
+    )
+
+    evaluator = EmbeddingSimilarityEvaluator(
+        sts.sentence1,
+        sts.sentence2,
+        sts.scores,
+        batch_size=batch_size,
+        similarity_fn_names=["cosine"],
+        name=f"sts_{name}",
+        write_csv=False,
+    )
+    return Task(f"STS {name}", evaluator, STS_METRICS, len(sts.scores))
+
+
+@contextlib.contextmanager
+def prompt_applied(model: SentenceTransformer, prefix: str) -> Iterator[None]:
+    """Make ``model.encode`` prepend ``prefix`` while inside, unless it has a default prompt.
+
+    The evaluators call ``encode`` themselves. A model that stores a default
+    prompt (paramine-trained e5 models do) already adds it: adding it again
+    would give ``query: query: ...``.
+    """
+    if not prefix or getattr(model, "default_prompt_name", None):
+        yield
+        return
+    model.prompts = {**model.prompts, "paramine-prefix": prefix}
+    model.default_prompt_name = "paramine-prefix"
+    try:
+        yield
+    finally:
+        model.prompts.pop("paramine-prefix", None)
+        model.default_prompt_name = None
 
 
 def evaluate_model(
     model: SentenceTransformer,
-    pairs: tuple[Sequence[str], Sequence[str]] | None = None,
-    sts: StsData | None = None,
+    tasks: Sequence[Task],
     prefix: str = "",
-    batch_size: int = 64,
-    groups: Sequence[Any] | None = None,
+    epoch: float = -1,
+    steps: int = -1,
 ) -> dict[str, float]:
-    """Score one model on paraphrase retrieval and/or STS.
+    """Run each task's evaluator; return ``{"<task> <metric>": value}``.
 
-    Args:
-        model: The encoder.
-        pairs: ``(sentence_a, sentence_b)`` lists of the same length.
-        groups: A pivot key per pair: filtered ranking (see :func:`reciprocal_ranks`).
-        sts: Scored sentence pairs.
-        prefix: Prepended to every text unless the model has a default prompt.
-        batch_size: Encoding batch size.
-
-    Returns:
-        ``pairs``, ``top1``, ``mrr`` (when pairs are given) and ``sts_spearman``.
+    ``epoch`` and ``steps`` go with the scores into the model card's data.
     """
-    result: dict[str, float] = {}
-    if pairs is not None:
-        a, b = pairs
-        if len(a) != len(b):
-            raise ValueError(f"{len(a)} sentence_a against {len(b)} sentence_b")
-        if len(a):
-            result.update(
-                retrieval_metrics(
-                    encode_texts(model, a, prefix, batch_size),
-                    encode_texts(model, b, prefix, batch_size),
-                    groups,
-                )
-            )
-        else:
-            result.update(retrieval_metrics(np.zeros((0, 1)), np.zeros((0, 1))))
-    if sts is not None:
-        e1 = _unit_rows(encode_texts(model, sts.sentence1, prefix, batch_size))
-        e2 = _unit_rows(encode_texts(model, sts.sentence2, prefix, batch_size))
-        result["sts_spearman"] = spearman(np.sum(e1 * e2, axis=1), sts.scores)
-        result["sts_pairs"] = len(sts.scores)
-    return result
+    results: dict[str, float] = {}
+    with prompt_applied(model, prefix):
+        for task in tasks:
+            log.info("evaluating on %s (%d pairs)", task.name, task.size)
+            scores = task.evaluator(model, epoch=epoch, steps=steps)
+            prefix_name = f"{task.evaluator.name}_" if task.evaluator.name else ""
+            for key, label in task.metrics.items():
+                results[f"{task.name} {label}"] = float(scores[prefix_name + key])
+    return results
 
 
-def _cell(value: Any, digits: int = 4) -> str:
+def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return "nan" if np.isnan(value) else f"{value:.{digits}f}"
+        return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
 
 
-def results_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> str:
-    """Return a Markdown table of ``(model name, metrics)`` rows."""
-    columns = [("pairs", "pairs"), ("top1", "top-1"), ("mrr", "MRR")]
-    columns += [("sts_spearman", "STS Spearman")]
-    present = [(key, title) for key, title in columns if any(key in r for _, r in rows)]
-    lines = [
-        "| model | " + " | ".join(title for _, title in present) + " |",
-        "|---|" + "---:|" * len(present),
-    ]
-    for name, metrics in rows:
-        cells = [_cell(metrics.get(key)) for key, _ in present]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+def results_table(
+    columns: Sequence[tuple[str, dict[str, float]]], tasks: Sequence[Task] = ()
+) -> str:
+    """Return a Markdown table: one row per metric, one column per model.
+
+    With two models a ``change`` column gives the second minus the first
+    (after minus before).
+    """
+    metrics = list(dict.fromkeys(key for _, result in columns for key in result))
+    sizes = {task.name: task.size for task in tasks}
+    show_change = len(columns) == 2
+    header = ["metric", "pairs", *(name for name, _ in columns)]
+    header += ["change"] if show_change else []
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for key in metrics:
+        task_name = key.rsplit(" ", 1)[0]
+        values = [result.get(key) for _, result in columns]
+        cells = [key, _cell(sizes.get(task_name)), *(_cell(v) for v in values)]
+        if show_change:
+            before, after = values
+            cells.append(
+                f"{after - before:+.4f}" if before is not None and after is not None else "-"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def build_tasks(
+    pairs: pd.DataFrame | None,
+    bitexts: Sequence[Bitext],
+    sts: Sequence[tuple[str, StsData]],
+    batch_size: int,
+) -> list[Task]:
+    """The evaluators for a run, in the order the table shows them."""
+    tasks = [retrieval_task(pairs, batch_size)] if pairs is not None and len(pairs) else []
+    tasks += [bitext_task(bitext, batch_size) for bitext in bitexts]
+    tasks += [sts_task(data, name, batch_size) for name, data in sts]
+    return tasks
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser | Any) -> None:
+    """``--eval-bitext`` and ``--eval-sts``, shared by ``paramine train`` and ``evaluate``."""
+    parser.add_argument(
+        "--eval-bitext",
+        nargs="+",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="bitext retrieval accuracy (both directions) on two line-aligned files, or one "
+        "two-column TSV, e.g. laser_tatoeba_v1/tatoeba.pol-eng.pol tatoeba.pol-eng.eng; "
+        "repeatable",
+    )
+    parser.add_argument(
+        "--eval-sts",
+        action="append",
+        default=[],
+        metavar="FILE.tsv",
+        help="STS Spearman on sentence1<TAB>sentence2<TAB>score lines; repeatable",
+    )
+
+
+def read_eval_files(args: argparse.Namespace) -> tuple[list[Bitext], list[tuple[str, StsData]]]:
+    """Read the files that ``--eval-bitext`` and ``--eval-sts`` name."""
+    bitexts = [read_bitext(paths) for paths in args.eval_bitext]
+    sts = [(PurePosixPath(path).stem, read_sts_tsv(path)) for path in args.eval_sts]
+    return bitexts, sts
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paramine evaluate",
         description="Score encoders on paraphrase retrieval (held-out split of a mined "
-        "dataset) and on an STS TSV; prints a Markdown table.",
+        "dataset), bitext retrieval and STS; prints a Markdown table.",
     )
     parser.add_argument(
         "models",
@@ -294,7 +376,7 @@ def _parser() -> argparse.ArgumentParser:
         default=5000,
         help="score at most this many pairs, a deterministic sample (default 5000; 0 = all)",
     )
-    parser.add_argument("--sts", help="STS TSV: sentence1<TAB>sentence2<TAB>score")
+    add_eval_arguments(parser)
     parser.add_argument("--base", help="a base model to score first, for comparison")
     parser.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: automatic)")
@@ -305,47 +387,48 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run ``paramine evaluate``; return the exit status."""
     args = _parser().parse_args(argv)
-    if not args.dataset and not args.sts:
-        print("paramine evaluate: give --dataset DIR, --sts FILE.tsv or both", file=sys.stderr)
+    if not logging.getLogger().handlers:
+        # Progress goes to stderr through logging; the table is the output.
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from paramine.schemas.manifest import IncompleteDatasetError
+
+    try:
+        return _evaluate(args)
+    except (IncompleteDatasetError, ParamineError) as error:
+        print(f"paramine: error: {error}", file=sys.stderr)
         return 2
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models import resolve_model
+    from paramine.encoders.split import load_split
+
+    if not (args.dataset or args.eval_bitext or args.eval_sts):
+        raise UsageError("give --dataset DIR, --eval-bitext FILES, --eval-sts FILE.tsv or several")
     if not 0.0 <= args.eval_share < 1.0:
-        print(f"--eval-share must be in [0, 1), got {args.eval_share}", file=sys.stderr)
-        return 2
-
-    from encoders.lstm_pooling import load_encoder
-    from encoders.models import resolve_model
-    from encoders.train import load_split, pivot_key
-    from schemas.manifest import IncompleteDatasetError
-
-    pairs = groups = None
+        raise UsageError(f"--eval-share must be in [0, 1), got {args.eval_share}")
+    pairs = None
     if args.dataset:
-        try:
-            split = load_split(args.dataset, args.eval_share, args.split, args.max_pairs)
-        except (IncompleteDatasetError, ValueError) as error:
-            print(f"paramine evaluate: {error}", file=sys.stderr)
-            return 2
-        pairs = (split["sentence_a"].tolist(), split["sentence_b"].tolist())
-        groups = split["pivot"].map(pivot_key).tolist()
-        print(f"{args.dataset}: {len(split)} pairs in split {args.split!r}", file=sys.stderr)
-    sts = read_sts_tsv(args.sts) if args.sts else None
+        pairs = load_split(args.dataset, args.eval_share, args.split, args.max_pairs)
+        log.info("%s: %d pairs in split %r", args.dataset, len(pairs), args.split)
+    bitexts, sts = read_eval_files(args)
+    tasks = build_tasks(pairs, bitexts, sts, args.batch_size)
 
-    rows: list[tuple[str, dict[str, Any]]] = []
+    columns: list[tuple[str, dict[str, float]]] = []
     for spec in ([args.base] if args.base else []) + list(args.models):
-        try:
-            resolved = resolve_model(spec)
-        except ValueError as error:
-            print(f"paramine evaluate: {error}", file=sys.stderr)
-            return 2
+        resolved = resolve_model(spec)
         model = load_encoder(resolved.path, device=args.device)
-        metrics = evaluate_model(model, pairs, sts, resolved.prefix, args.batch_size, groups)
-        name = f"{spec} (base)" if args.base and spec == args.base and not rows else spec
-        rows.append((name, metrics))
-        print(f"{name}: {json.dumps(metrics)}", file=sys.stderr)
+        metrics = evaluate_model(model, tasks, resolved.prefix)
+        name = f"{spec} (base)" if args.base and spec == args.base and not columns else spec
+        columns.append((name, metrics))
 
-    print(results_table(rows))
+    print(results_table(columns, tasks))
     if args.json_path:
-        import fsspec
+        from paramine.schemas.storage import atomic_write
 
-        with fsspec.open(args.json_path, "w", encoding="utf-8") as f:
-            json.dump([{"model": name, **m} for name, m in rows], f, indent=2)
+        atomic_write(
+            args.json_path,
+            json.dumps([{"model": name, **m} for name, m in columns], indent=2) + "\n",
+        )
     return 0

@@ -7,17 +7,17 @@ sentence-transformers are imported in ``load_model`` on the worker.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apache_beam.metrics import Metrics
-from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.utils import shared
-
-from encoders.models import ResolvedModel, resolve_model
-from schemas.records import AlignedPair, ScoredPair
+from paramine.encoders.backends import BackendChoice, check_backend, choose_backend
+from paramine.encoders.models import ResolvedModel, resolve_model
+from paramine.encoders.run_inference import ModelHandler
+from paramine.schemas.errors import UsageError
+from paramine.schemas.records import AlignedPair, ScoredPair
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ _LOADED: dict[str, shared.Shared] = {}
 
 
 class _Progress:
-    """Reports pairs scored and the rate, at most every ``every_s`` seconds."""
+    """Logs pairs scored and the rate, at most every ``every_s`` seconds (worker logs)."""
 
     def __init__(self, every_s: float) -> None:
         self.every_s = every_s
@@ -45,11 +45,11 @@ class _Progress:
         if self.every_s > 0 and now - self.last >= self.every_s:
             self.last = now
             rate = self.texts / max(now - self.start, 1e-9)
-            print(
-                f"[paramine] scored {self.pairs:,} pairs ({self.texts:,} texts encoded, "
-                f"{rate:,.0f} texts/s)",
-                file=sys.stderr,
-                flush=True,
+            log.info(
+                "scored %s pairs (%s texts encoded, %.0f texts/s)",
+                f"{self.pairs:,}",
+                f"{self.texts:,}",
+                rate,
             )
 
 
@@ -124,6 +124,11 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         progress_every_s: Seconds between progress lines on stderr; 0 for none.
         keep_vectors: Attach each pair's two embeddings to its ScoredPair, for
             the threshold calibration to reuse instead of encoding again.
+        backend: ``torch``, ``onnx``, ``openvino``, or ``auto`` (the best
+            measured CPU backend on CPU, torch on GPU); see
+            :mod:`paramine.encoders.backends`.
+        quantize: ``none`` or ``int8`` (onnx and openvino); None for the
+            backend's default (``none``; for ``auto`` on CPU, its measured best).
     """
 
     def __init__(
@@ -135,11 +140,19 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         share_across_processes: bool = False,
         progress_every_s: float = 10.0,
         keep_vectors: bool = False,
+        backend: str = "torch",
+        quantize: str | None = None,
     ) -> None:
         if device not in DEVICES:
-            raise ValueError(f"device={device!r}; allowed: {', '.join(DEVICES)}")
+            raise UsageError(f"--device {device!r} is not a device; allowed: {', '.join(DEVICES)}")
         if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise UsageError(f"--batch-size must be positive, got {batch_size}")
+        check_backend(backend, quantize)
+        if device != "auto":
+            choose_backend(backend, quantize, device)  # refuses e.g. onnx on cuda, here
+        self._backend = backend
+        self._quantize = quantize
+        self._choice: BackendChoice | None = None
         self._model_spec = model
         self._batch_size = batch_size
         self._device = device
@@ -155,30 +168,38 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
 
     def load_model(self) -> Any:
         """The worker process's copy of the encoder, loaded on first use."""
-        key = f"{self._model_spec}|{self._device}"
+        key = f"{self._model_spec}|{self._device}|{self._backend}|{self._quantize}"
         handle = _LOADED.setdefault(key, shared.Shared())
         return handle.acquire(self._load)
 
     def _load(self) -> Any:
-        """Resolve and load the encoder; fp16 on GPU."""
+        """Resolve and load the encoder on its backend; fp16 and SDPA on GPU."""
         try:
             import torch
-            from sentence_transformers import SentenceTransformer
         except ImportError as error:  # pragma: no cover - depends on the install
             raise ImportError(
                 "scoring needs torch and sentence-transformers: pip install paramine "
                 "(on GPU workers install torch with CUDA first)"
             ) from error
+        from paramine.encoders.backends import load_encoder, load_for_gpu
+
         self._resolved = resolve_model(self._model_spec)
         device = self._device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        model = SentenceTransformer(self._resolved.path, device=device)
+        self._choice = choose_backend(self._backend, self._quantize, device)
         if device == "cuda":
             # Half precision doubles throughput on GPU; cosines move by ~1e-3.
-            model.half()
-        model.eval()
-        log.info("loaded %s on %s", self._resolved.model_id, device)
+            model = load_for_gpu(self._resolved.path, device, dtype="float16")
+        else:
+            model = load_encoder(self._resolved.path, self._choice, self._resolved.revision)
+        log.info(
+            "loaded %s on %s (backend %s, quantize %s)",
+            self._resolved.model_id,
+            device,
+            self._choice.backend,
+            self._choice.quantize,
+        )
         return model
 
     @property
@@ -204,7 +225,12 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
             index.setdefault(pair.candidate, len(index))
         texts = [prefix + text for text in index]
         # Unit vectors: the dot product is the cosine.
-        embeddings = encode_unpadded(model, texts)  # (distinct texts, dim)
+        if model.device.type == "cuda":
+            from paramine.encoders.backends import encode_bucketed
+
+            embeddings = encode_bucketed(model, texts)  # (distinct texts, dim)
+        else:
+            embeddings = encode_unpadded(model, texts)  # (distinct texts, dim)
         if self._progress is None:
             self._progress = _Progress(self._progress_every_s)
         self._progress.add(len(batch), len(texts))

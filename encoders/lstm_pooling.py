@@ -7,10 +7,13 @@ sentence-transformers' conventions, so a model is
 ``Transformer -> LSTMPooling (-> Normalize)``.
 
 Loading a saved model: ``SentenceTransformer(path)`` imports this class from
-the installed paramine (``modules.json`` names it). paramine pins
+the installed paramine (``modules.json`` names it,
+``paramine.encoders.lstm_pooling.LSTMPooling``). paramine pins
 sentence-transformers < 6 for that: 6.x imports module classes outside its own
 namespace only with ``trust_remote_code=True``, even from a local folder.
-:func:`load_encoder` loads a model under either version with no flag.
+Models saved before the ``paramine`` namespace name the class
+``encoders.lstm_pooling.LSTMPooling``, a module that no longer exists:
+:func:`load_encoder` loads those too, without touching the folder.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 #: The ``type`` that ``modules.json`` records for this module.
-CLASS_REF = "encoders.lstm_pooling.LSTMPooling"
+CLASS_REF = "paramine.encoders.lstm_pooling.LSTMPooling"
+#: ``modules.json`` types written by older paramine releases, and what they are now.
+LEGACY_CLASS_REFS = {"encoders.lstm_pooling.LSTMPooling": CLASS_REF}
 
 
 def right_align(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -163,14 +168,12 @@ class LSTMPooling(Module):
 
 
 def load_encoder(path: str, device: str | None = None, **kwargs: Any) -> SentenceTransformer:
-    """Load a sentence-transformers folder that may contain an LSTMPooling.
+    """Load a sentence-transformers folder, old paramine models included.
 
-    Under the pinned sentence-transformers 5.x this is ``SentenceTransformer``.
-    6.x refuses ``encoders.lstm_pooling.LSTMPooling`` from ``modules.json``
-    without ``trust_remote_code=True``; there the class, already imported here,
-    is handed to the loader instead of being imported from the folder: the
-    route the library's trainer takes to reload its own checkpoints. Every
-    other module resolves as usual, flag included.
+    ``SentenceTransformer(path)`` for any folder, except that module types
+    paramine wrote under an older name (:data:`LEGACY_CLASS_REFS`) load as the
+    class that replaced them. The folder is only read, never rewritten; saving
+    the loaded model records the new name.
 
     Args:
         path: A local folder or hub id.
@@ -179,9 +182,15 @@ def load_encoder(path: str, device: str | None = None, **kwargs: Any) -> Sentenc
     """
     from sentence_transformers import SentenceTransformer
 
-    loader = getattr(SentenceTransformer, "_load_with_module_classes", None)
-    if loader is None:
-        # sentence-transformers < 6 imported a local folder's classes without the flag.
-        return SentenceTransformer(path, device=device, **kwargs)
-    model: SentenceTransformer = loader(path, {CLASS_REF: LSTMPooling}, device=device, **kwargs)
+    class _LegacyAware(SentenceTransformer):
+        # The one hook sentence-transformers offers between modules.json and
+        # the import of a module's class.
+        def _load_module_class_from_ref(self, class_ref: str, *args: Any, **kw: Any) -> Any:
+            return super()._load_module_class_from_ref(
+                LEGACY_CLASS_REFS.get(class_ref, class_ref), *args, **kw
+            )
+
+    model = _LegacyAware(path, device=device, **kwargs)
+    # The subclass was only needed to read the folder: callers get the plain class.
+    model.__class__ = SentenceTransformer
     return model

@@ -1,7 +1,7 @@
 """``paramine train``: fine-tune a sentence encoder on a mined paraphrase dataset.
 
 The recipe of Dadas (2022): a pretrained Transformer, its pooling replaced by
-an LSTM (:mod:`encoders.lstm_pooling`), trained with the multiple-negatives
+an LSTM (:mod:`paramine.encoders.lstm_pooling`), trained with the multiple-negatives
 ranking loss on (sentence_a, sentence_b) pairs with no text twice in a batch;
 AdamW, lr 2e-6, linear decay after 10% warmup, batch 64, 3 epochs.
 
@@ -9,97 +9,51 @@ Training runs through sentence-transformers' ``SentenceTransformerTrainer``
 (which needs ``datasets`` and ``accelerate``): checkpoints, resume, mixed
 precision and the progress bar come from it.
 
-Pivots are split before anything is filtered, by a hash of the normalized
-pivot, so the held-out pairs are the same whatever the training filters, and
-no pivot has pairs on both sides.
+The held-out split is :mod:`paramine.encoders.split`'s. The base model and
+the trained one are scored by the same evaluators
+(:mod:`paramine.encoders.evaluate`): paraphrase retrieval on the held-out
+pivots, and bitext retrieval and STS on files the user gives. The output
+folder holds the model only; checkpoints live in their own folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
+import logging
+import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-
-from pipelines.text import comparison_key, edit_similarity
+from paramine.encoders.evaluate import (
+    MIN_RETRIEVAL_PAIRS,
+    add_eval_arguments,
+    build_tasks,
+    evaluate_model,
+    read_eval_files,
+    results_table,
+)
+from paramine.encoders.split import eval_mask, read_dataset, sample_rows
+from paramine.schemas.errors import ModelError, OutputError, ParamineError, UsageError
+from paramine.schemas.text_keys import edit_similarity
 
 if TYPE_CHECKING:
+    from paramine.schemas.manifest import Manifest
     from sentence_transformers import SentenceTransformer
 
-    from schemas.manifest import Manifest
+log = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 POOLINGS = ("lstm", "mean")
-SPLITS = ("eval", "train", "all")
+#: What ``paramine train`` writes into the model folder besides the model.
+SUMMARY_FILE = "paramine_training.json"
 #: ``--drop-near-identical`` with no value: pairs this similar teach nothing.
 DEFAULT_NEAR_IDENTICAL = 0.9
-
-
-def pivot_key(pivot: str) -> str:
-    """Return the key a pivot is split by: the mining pipeline's comparison key.
-
-    Case, punctuation and spacing are ignored, so "Yes." and "yes" land on
-    the same side of the split even where mining kept them apart.
-    """
-    return comparison_key(pivot)
-
-
-def hash_fraction(text: str) -> float:
-    """Return a stable number in [0, 1) for a text (same on every machine and run)."""
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
-
-
-def eval_mask(pivots: pd.Series, eval_share: float) -> pd.Series:
-    """Return True for rows whose pivot falls in the held-out share."""
-    if not 0.0 <= eval_share < 1.0:
-        raise ValueError(f"--eval-share must be in [0, 1), got {eval_share}")
-    # Hash each distinct pivot once: subtitles repeat pivots like "Yes." a lot.
-    keys = pivots.map(pivot_key)
-    fractions = {key: hash_fraction(key) for key in keys.unique()}
-    return keys.map(fractions) < eval_share
-
-
-def sample_rows(df: pd.DataFrame, max_rows: int) -> pd.DataFrame:
-    """Return at most ``max_rows`` rows, a deterministic sample by pair_id hash."""
-    if max_rows <= 0 or len(df) <= max_rows:
-        return df
-    order = df["pair_id"].map(hash_fraction).sort_values(kind="stable").index
-    return df.loc[order[:max_rows]]
-
-
-def read_dataset(dataset_url: str) -> tuple[pd.DataFrame, Manifest]:
-    """Read a finished dataset's pairs (manifest and schema checked) as a DataFrame."""
-    from schemas.reader import read_pairs
-
-    table, manifest = read_pairs(dataset_url)
-    return table.to_pandas(), manifest
-
-
-def load_split(
-    dataset_url: str, eval_share: float = 0.05, split: str = "eval", max_rows: int = 0
-) -> pd.DataFrame:
-    """Return one split of a dataset, as ``paramine train`` makes it.
-
-    Args:
-        dataset_url: The dataset directory, any fsspec URL.
-        eval_share: Share of pivots held out.
-        split: ``eval``, ``train`` (before training filters) or ``all``.
-        max_rows: Keep a deterministic sample of at most this many rows; 0 keeps all.
-    """
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
-    df, _ = read_dataset(dataset_url)
-    if split != "all":
-        held_out = eval_mask(df["pivot"], eval_share)
-        df = df[held_out] if split == "eval" else df[~held_out]
-    return sample_rows(df, max_rows).reset_index(drop=True)
 
 
 def near_identical(a: pd.Series, b: pd.Series, threshold: float) -> pd.Series:
@@ -157,7 +111,7 @@ class TrainData:
 def prepare_data(args: argparse.Namespace) -> TrainData:
     """Read the dataset, split it by pivot, filter the training side."""
     df, manifest = read_dataset(args.dataset)
-    held_out = eval_mask(df["pivot"], args.eval_share)
+    held_out = eval_mask(df["pivot_sentence"], args.eval_share)
     eval_df = sample_rows(df[held_out], args.eval_max_pairs)
     train_df, dropped = filter_pairs(
         df[~held_out], args.min_score, args.max_score, args.drop_near_identical
@@ -185,14 +139,13 @@ def build_model(
     device: str | None = None,
 ) -> SentenceTransformer:
     """Return Transformer (taken from ``base``) + the chosen pooling (+ Normalize)."""
+    from paramine.encoders.lstm_pooling import LSTMPooling
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
-    from encoders.lstm_pooling import LSTMPooling
-
     transformer = base[0]
     if not isinstance(transformer, Transformer):
-        raise ValueError(
+        raise ModelError(
             f"the base model's first module is {type(transformer).__name__}, not a Transformer; "
             "give a Transformer-based sentence-transformers folder"
         )
@@ -205,7 +158,7 @@ def build_model(
     elif pooling == "mean":
         head = Pooling(width, pooling_mode="mean")
     else:
-        raise ValueError(f"--pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
+        raise UsageError(f"--pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
     modules = [transformer, head] + ([Normalize()] if normalize else [])
     return SentenceTransformer(modules=modules, device=device)
 
@@ -215,14 +168,14 @@ def choose_precision(precision: str) -> str:
     import torch
 
     if precision not in PRECISIONS:
-        raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        raise UsageError(f"--precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     cuda = torch.cuda.is_available()
     if precision == "auto":
         if not cuda:
             return "fp32"
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     if precision in ("bf16", "fp16") and not cuda:
-        raise ValueError(f"--precision {precision} needs a CUDA GPU; use fp32 (or auto) on CPU")
+        raise UsageError(f"--precision {precision} needs a CUDA GPU; use fp32 (or auto) on CPU")
     return precision
 
 
@@ -248,7 +201,15 @@ def _parser() -> argparse.ArgumentParser:
         "(e.g. e5-small)",
     )
     parser.add_argument(
-        "--output", required=True, help="output folder for the model and checkpoints"
+        "--output",
+        required=True,
+        help="folder for the trained model (the model only; replaced when it holds an "
+        "earlier paramine model)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="folder for checkpoints (default: OUTPUT-checkpoints, beside the model)",
     )
     data = parser.add_argument_group("data")
     data.add_argument("--min-score", type=float, help="drop pairs with min(score_a, score_b) below")
@@ -262,17 +223,23 @@ def _parser() -> argparse.ArgumentParser:
         help="drop pairs whose normalized edit similarity is >= SIMILARITY "
         f"({DEFAULT_NEAR_IDENTICAL} when given without a value)",
     )
-    data.add_argument(
+    evaluation = parser.add_argument_group("evaluation (before and after training)")
+    evaluation.add_argument(
         "--eval-share",
         type=float,
         default=0.05,
-        help="share of pivots held out for evaluation, by pivot hash (default 0.05; 0 = none)",
+        help="share of pivots held out for paraphrase retrieval, by pivot hash "
+        "(default 0.05; 0 = none)",
     )
-    data.add_argument(
+    evaluation.add_argument(
         "--eval-max-pairs",
         type=int,
         default=2000,
         help="score retrieval on at most this many held-out pairs (default 2000; 0 = all)",
+    )
+    add_eval_arguments(evaluation)
+    evaluation.add_argument(
+        "--eval-batch-size", type=int, default=64, help="encoding batch size (default 64)"
     )
     model = parser.add_argument_group("model")
     model.add_argument("--pooling", choices=POOLINGS, default="lstm", help="default lstm")
@@ -297,12 +264,15 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--precision", choices=PRECISIONS, default="auto", help="default auto")
     train.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
     train.add_argument(
-        "--keep-checkpoints", type=int, default=2, help="checkpoints kept (default 2)"
+        "--save-total-limit",
+        type=int,
+        default=2,
+        help="checkpoints kept in --checkpoint-dir, older ones deleted (default 2)",
     )
     train.add_argument(
         "--resume",
         action="store_true",
-        help="continue from the latest checkpoint in --output (step count continues)",
+        help="continue from the latest checkpoint in --checkpoint-dir (step count continues)",
     )
     train.add_argument("--logging-steps", type=int, default=10, help="log the loss every N steps")
     train.add_argument("--seed", type=int, default=42, help="data order and initialization seed")
@@ -311,60 +281,97 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    for name in ("lstm_hidden", "batch_size", "save_steps", "logging_steps"):
+    for name in ("lstm_hidden", "batch_size", "save_steps", "logging_steps", "save_total_limit"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.batch_size < 2:
-        raise ValueError("--batch-size must be >= 2: the loss uses the batch's other pairs")
+        raise UsageError("--batch-size must be >= 2: the loss uses the batch's other pairs")
     if args.drop_near_identical is not None and not 0.0 < args.drop_near_identical <= 1.0:
-        raise ValueError(f"--drop-near-identical must be in (0, 1], got {args.drop_near_identical}")
+        raise UsageError(f"--drop-near-identical must be in (0, 1], got {args.drop_near_identical}")
     if args.max_steps == 0 or args.epochs <= 0:
-        raise ValueError("--max-steps must be > 0 (or -1 for --epochs), and --epochs > 0")
+        raise UsageError("--max-steps must be > 0 (or -1 for --epochs), and --epochs > 0")
     if not 0.0 <= args.warmup < 1.0:
-        raise ValueError(f"--warmup must be in [0, 1), got {args.warmup}")
+        raise UsageError(f"--warmup must be in [0, 1), got {args.warmup}")
+
+
+def checkpoint_dir(args: argparse.Namespace) -> str:
+    """Where checkpoints go: ``--checkpoint-dir``, else ``OUTPUT-checkpoints``."""
+    return args.checkpoint_dir or args.output.rstrip("/") + "-checkpoints"
+
+
+def _check_output(output: str) -> None:
+    """Refuse an output folder that holds anything but an earlier paramine model."""
+    if not os.path.exists(output):
+        return
+    if not os.path.isdir(output):
+        raise OutputError(f"--output {output} is a file; give a folder for the model")
+    if os.listdir(output) and not os.path.isfile(os.path.join(output, SUMMARY_FILE)):
+        raise OutputError(
+            f"--output {output} is not empty and holds no paramine model ({SUMMARY_FILE} "
+            "is missing); give an empty or new folder"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``paramine train``; return the exit status."""
     args = _parser().parse_args(argv)
-    from schemas.manifest import IncompleteDatasetError
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from paramine.schemas.manifest import IncompleteDatasetError
 
     try:
-        _check_args(args)
-        precision = choose_precision(args.precision)
-        data = prepare_data(args)
-    except (IncompleteDatasetError, ValueError) as error:
-        print(f"paramine train: {error}", file=sys.stderr)
-        return 2
-    if len(data.train) < args.batch_size:
-        print(
-            f"paramine train: {len(data.train)} training pairs after filters "
-            f"({data.counts}), fewer than one batch of {args.batch_size}",
-            file=sys.stderr,
-        )
+        return _run(args)
+    except (IncompleteDatasetError, ParamineError) as error:
+        print(f"paramine: error: {error}", file=sys.stderr)
         return 2
 
+
+def _run(args: argparse.Namespace) -> int:
     from transformers.trainer_utils import get_last_checkpoint
 
-    os.makedirs(args.output, exist_ok=True)
-    checkpoint = get_last_checkpoint(args.output)
-    if checkpoint and not args.resume:
-        print(
-            f"paramine train: {args.output} already has checkpoints ({checkpoint}); pass "
-            "--resume to continue from it, or choose another --output",
-            file=sys.stderr,
+    _check_args(args)
+    _check_output(args.output)
+    precision = choose_precision(args.precision)
+    data = prepare_data(args)
+    if len(data.train) < args.batch_size:
+        raise UsageError(
+            f"{len(data.train)} training pairs after filters ({data.counts}), fewer than one "
+            f"batch of {args.batch_size}; lower --batch-size or --eval-share, or relax filters"
         )
-        return 2
+    if 0 < len(data.eval) < MIN_RETRIEVAL_PAIRS:
+        log.warning(
+            "only %d held-out pairs for paraphrase retrieval (fewer than %d): its figures are "
+            "too coarse to compare models; raise --eval-share, or add --eval-bitext / "
+            "--eval-sts",
+            len(data.eval),
+            MIN_RETRIEVAL_PAIRS,
+        )
+    bitexts, sts = read_eval_files(args)
+
+    checkpoints = checkpoint_dir(args)
+    checkpoint = get_last_checkpoint(checkpoints) if os.path.isdir(checkpoints) else None
+    if checkpoint and not args.resume:
+        raise OutputError(
+            f"{checkpoints} already has checkpoints ({checkpoint}); pass --resume to "
+            "continue from it, or choose another --output / --checkpoint-dir"
+        )
     if args.resume and not checkpoint:
-        print(f"{args.output}: no checkpoint to resume from; starting at step 0", file=sys.stderr)
-    return _train(args, precision, data, checkpoint if args.resume else None)
+        log.warning("%s: no checkpoint to resume from; starting at step 0", checkpoints)
+    return _train(args, precision, data, checkpoint if args.resume else None, bitexts, sts)
 
 
 def _train(
-    args: argparse.Namespace, precision: str, data: TrainData, checkpoint: str | None
+    args: argparse.Namespace,
+    precision: str,
+    data: TrainData,
+    checkpoint: str | None,
+    bitexts: list[Any],
+    sts: list[Any],
 ) -> int:
     import torch
     from datasets import Dataset
+    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models import resolve_model
     from sentence_transformers import (
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
@@ -372,25 +379,16 @@ def _train(
     from sentence_transformers.base.sampler import BatchSamplers
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from encoders.evaluate import evaluate_model
-    from encoders.lstm_pooling import load_encoder
-    from encoders.models import resolve_model
-
     torch.manual_seed(args.seed)  # the LSTM's initial weights
-    try:
-        resolved = resolve_model(args.base)
-    except ValueError as error:
-        print(f"paramine train: {error}", file=sys.stderr)
-        return 2
+    resolved = resolve_model(args.base)
     base = load_encoder(resolved.path, device=args.device)
     prefix = default_prefix(base, resolved.prefix)
-    eval_pairs = (data.eval["sentence_a"].tolist(), data.eval["sentence_b"].tolist())
-    eval_groups = data.eval["pivot"].map(pivot_key).tolist()
+    tasks = build_tasks(data.eval, bitexts, sts, args.eval_batch_size)
 
-    results: dict[str, dict[str, Any]] = {}
-    if len(data.eval):
-        print(f"scoring the base model on {len(data.eval)} held-out pairs", file=sys.stderr)
-        results["base"] = evaluate_model(base, eval_pairs, prefix=prefix, groups=eval_groups)
+    results: dict[str, dict[str, float]] = {}
+    if tasks:
+        log.info("scoring the base model")
+        results["base"] = evaluate_model(base, tasks, prefix=prefix)
 
     model = build_model(
         base,
@@ -405,13 +403,23 @@ def _train(
         # Stored as the default prompt, so model.encode(texts) adds it for users.
         model.prompts = {"query": prefix}
         model.default_prompt_name = "query"
+    card = model.model_card_data
+    card.local_files_only = True  # the card must not reach the hub for dataset facts
+    card.model_name = f"{args.base} with {args.pooling} pooling, trained by paramine"
+    card.train_datasets = [{"name": f"paramine pairs: {args.dataset}"}]
+    card.tags = [*card.tags, "paramine", "paraphrase"]
 
     train_dataset = Dataset.from_dict(
         {"anchor": data.train["sentence_a"].tolist(), "positive": data.train["sentence_b"].tolist()}
     )
+    steps_per_epoch = math.ceil(len(data.train) / args.batch_size)
+    # With --max-steps the trainer ignores num_train_epochs, but the model card
+    # lists it: give it the epochs those steps really make.
+    epochs = args.max_steps / steps_per_epoch if args.max_steps > 0 else args.epochs
+    checkpoints = checkpoint_dir(args)
     training_args = SentenceTransformerTrainingArguments(
-        output_dir=args.output,
-        num_train_epochs=args.epochs,
+        output_dir=checkpoints,
+        num_train_epochs=epochs,
         max_steps=args.max_steps,
         per_device_train_batch_size=args.batch_size,
         learning_rate=args.lr,
@@ -423,7 +431,7 @@ def _train(
         fp16=precision == "fp16",
         save_strategy="steps",
         save_steps=args.save_steps,
-        save_total_limit=args.keep_checkpoints,
+        save_total_limit=args.save_total_limit,
         logging_steps=args.logging_steps,
         seed=args.seed,
         data_seed=args.seed,
@@ -442,11 +450,13 @@ def _train(
     started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=checkpoint)
     wall = time.perf_counter() - started
-    model.save(args.output, create_model_card=False)
 
-    if len(data.eval):
-        print(f"scoring the trained model on {len(data.eval)} held-out pairs", file=sys.stderr)
-        results["trained"] = evaluate_model(model, eval_pairs, groups=eval_groups)
+    if tasks:
+        log.info("scoring the trained model")
+        # The evaluators also record their scores in the model card's data.
+        results["trained"] = evaluate_model(
+            model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
+        )
 
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     summary = {
@@ -469,10 +479,11 @@ def _train(
         "settings": {
             key: value for key, value in vars(args).items() if key not in ("dataset", "output")
         }
-        | {"precision": precision, "resumed_from": checkpoint},
+        | {"precision": precision, "resumed_from": checkpoint, "checkpoint_dir": checkpoints},
         "training": {
             "global_step": trainer.state.global_step,
             "epoch": trainer.state.epoch,
+            "train_pairs": len(data.train),
             "first_logged_loss": losses[0] if losses else None,
             "last_logged_loss": losses[-1] if losses else None,
             "train_runtime_s": output.metrics.get("train_runtime"),
@@ -484,114 +495,69 @@ def _train(
         },
         "results": results,
     }
-    with open(os.path.join(args.output, "paramine_training.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2, ensure_ascii=False, default=str)
-    with open(os.path.join(args.output, "README.md"), "w", encoding="utf-8") as f:
-        f.write(model_card(summary))
-    print(f"saved {args.output} (step {trainer.state.global_step})", file=sys.stderr)
+    table = results_table(
+        [(f"{args.base} (base)", results.get("base", {})), ("trained", results.get("trained", {}))],
+        tasks,
+    )
+    save_model(model, args.output, summary, table if tasks else "")
+    print(table if tasks else "no evaluation: --eval-share 0 and no --eval-bitext / --eval-sts")
+    log.info(
+        "saved %s (step %d, epoch %.2f); checkpoints in %s",
+        args.output,
+        trainer.state.global_step,
+        trainer.state.epoch or 0.0,
+        checkpoints,
+    )
     return 0
 
 
-def model_card(summary: dict[str, Any]) -> str:
-    """Return the README.md of a trained model: data, settings, results."""
-    from encoders.evaluate import results_table
+def save_model(
+    model: SentenceTransformer, output: str, summary: dict[str, Any], table: str
+) -> None:
+    """Write the model, its card and the summary to ``output``, replacing it whole.
 
-    settings = summary["settings"]
-    counts = summary["counts"]
+    The folder is built beside ``output`` and swapped in when complete, so an
+    earlier model is never left half overwritten.
+    """
+    output = output.rstrip("/")
+    building = f"{output}.building"
+    shutil.rmtree(building, ignore_errors=True)
+    # sentence-transformers writes its own model card (README.md): base model,
+    # hyperparameters, training logs, the evaluators' scores.
+    model.save(building, create_model_card=True)
+    with open(os.path.join(building, "README.md"), "a", encoding="utf-8") as f:
+        f.write("\n" + paramine_card_section(summary, table))
+    with open(os.path.join(building, SUMMARY_FILE), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False, default=str)
+    if os.path.isdir(output):
+        shutil.rmtree(output)
+    os.rename(building, output)
+
+
+def paramine_card_section(summary: dict[str, Any], table: str) -> str:
+    """What paramine adds to sentence-transformers' model card: true run figures, data, scores."""
     training = summary["training"]
-    pooling = (
-        f"LSTM pooling (hidden {settings['lstm_hidden']}"
-        f"{', bidirectional' if settings['bidirectional'] else ''})"
-        if settings["pooling"] == "lstm"
-        else "mean pooling"
-    )
-    load_lines = [
-        "```python",
-        "from sentence_transformers import SentenceTransformer",
-        "",
-        'model = SentenceTransformer("path/to/this/folder")',
-        'embeddings = model.encode(["Ala ma kota."])',
-        "```",
-    ]
-    if settings["pooling"] == "lstm":
-        load_lines += [
-            "",
-            "The LSTM pooling module is `encoders.lstm_pooling.LSTMPooling`: install paramine "
-            "(`pip install paramine`) where the model is loaded. With sentence-transformers 6, "
-            "which asks `trust_remote_code=True` for any module class outside its own package, "
-            "load it with `encoders.lstm_pooling.load_encoder(path)` instead.",
-        ]
-    if summary["base"]["prefix"]:
-        load_lines += [
-            "",
-            f"The prefix {summary['base']['prefix']!r} is stored as the default prompt: "
-            "`encode` adds it.",
-        ]
-    rows = (
-        [(f"{summary['base']['spec']} (base)", summary["results"]["base"])]
-        if ("base" in summary["results"])
-        else []
-    )
-    if "trained" in summary["results"]:
-        rows.append(("this model", summary["results"]["trained"]))
+    counts = summary["counts"]
+    settings = summary["settings"]
     dropped = ", ".join(f"{k}: {v}" for k, v in counts["train_dropped"].items()) or "none"
-    manifest = summary["manifest"]
-
-    def fmt(value: Any) -> str:
-        return f"{value:.4g}" if isinstance(value, float) else str(value)
-
     lines = [
-        "---",
-        "library_name: sentence-transformers",
-        "pipeline_tag: sentence-similarity",
-        "tags: [sentence-transformers, paraphrase, paramine]",
-        "---",
+        "## paramine training run",
         "",
-        f"# Sentence encoder trained by paramine on {summary['dataset']}",
-        "",
-        f"{summary['base']['spec']} ({summary['base']['model_id']}) with {pooling}"
-        f"{' and L2 normalization' if settings['normalize'] else ''}, fine-tuned on mined "
-        "paraphrase pairs with the multiple-negatives ranking loss (Dadas 2022).",
-        "",
-        "## Use",
-        "",
-        *load_lines,
-        "",
-        "## Data",
-        "",
-        f"- Dataset: `{summary['dataset']}`",
-        f"- Mined: {manifest['created_at']} by paramine {manifest['code_version']}; "
-        f"mining model `{json.dumps(manifest['model'], sort_keys=True)}`; "
-        f"threshold `{json.dumps(manifest['threshold'], sort_keys=True)}`; "
-        f"rows `{json.dumps(manifest['rows'], sort_keys=True)}`",
-        f"- Rows read: {counts['rows_read']}; held out (by pivot hash, share "
-        f"{settings['eval_share']}): {counts['eval_pivots_rows']}, of which "
-        f"{counts['eval_rows_scored']} scored",
-        f"- Training rows: {counts['train_rows_before_filters']} before filters, "
-        f"dropped {dropped}; used {counts['train_rows']}",
-        "",
-        "## Settings",
-        "",
-        "| setting | value |",
-        "|---|---|",
-        *(f"| {key} | {fmt(value)} |" for key, value in sorted(settings.items())),
-        "",
-        "## Training",
-        "",
-        f"- Steps: {training['global_step']} (epoch {fmt(training['epoch'])}) on "
-        f"{training['device']}",
-        f"- Loss: mean {fmt(training['mean_loss'])} over this run; first logged "
-        f"{fmt(training['first_logged_loss'])}, last logged {fmt(training['last_logged_loss'])}",
-        f"- This run: {fmt(training['train_runtime_s'])} s, "
-        f"{fmt(training['samples_per_second'])} samples/s, "
-        f"{fmt(training['steps_per_second'])} steps/s",
-        "",
-        "## Results: paraphrase retrieval on the held-out pivots",
-        "",
-        "For each sentence_a, its sentence_b is ranked among all held-out sentence_b by cosine; "
-        "the other candidates of the same pivot are not counted against it.",
-        "",
-        results_table(rows) if rows else "No held-out pairs (`--eval-share 0`).",
-        "",
+        f"- Steps: {training['global_step']}, epochs: {training['epoch']:.2f} "
+        f"({training['train_pairs']} training pairs, batch {settings['batch_size']})",
+        f"- Data: `{summary['dataset']}` (mined {summary['manifest']['created_at']} by "
+        f"{summary['manifest']['code_version']}); {counts['rows_read']} pairs read, "
+        f"{counts['eval_pivots_rows']} held out by pivot (share {settings['eval_share']}), "
+        f"{counts['train_rows_before_filters']} on the training side, dropped: {dropped}",
+        f"- Base: `{summary['base']['spec']}` ({summary['base']['model_id']}, revision "
+        f"{summary['base']['revision']})",
+        "- Loading: `SentenceTransformer(path)` where paramine is installed (the LSTM pooling "
+        "module is `paramine.encoders.lstm_pooling.LSTMPooling`)",
     ]
-    return "\n".join(lines)
+    if summary["base"]["prefix"]:
+        lines.append(
+            f"- The prefix {summary['base']['prefix']!r} is the default prompt: `encode` adds it"
+        )
+    if table:
+        lines += ["", "### Before and after training", "", table]
+    return "\n".join(lines) + "\n"
