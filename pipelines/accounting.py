@@ -15,11 +15,17 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
+from paramine.schemas.stages import Stage
 
 DROPPED = "dropped"
 IN = "in"
 KEPT = "kept"
 REPAIRS = "repairs"
+#: Figures of the encoder (texts encoded), beside the ledgers like repairs.
+ENCODING = "encoding"
+#: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
+#: manifest's counts, outside the accounting identity.
+NOTES = (REPAIRS, ENCODING)
 
 
 class StageResult(NamedTuple):
@@ -30,9 +36,13 @@ class StageResult(NamedTuple):
 
 
 class Dropper:
-    """Emits drops of one stage and counts them in Beam metrics."""
+    """Emits drops of one stage and counts them in Beam metrics.
 
-    def __init__(self, stage: str) -> None:
+    Only reasons the stage declared are accepted: a new reason is declared
+    next to the code that drops for it, and the manifest learns it from there.
+    """
+
+    def __init__(self, stage: Stage) -> None:
         self.stage = stage
         self._counters: dict[str, object] = {}
 
@@ -40,7 +50,8 @@ class Dropper:
         """Return the tagged output for ``n`` records dropped for ``reason``."""
         counter = self._counters.get(reason)
         if counter is None:
-            counter = Metrics.counter("paramine", f"{self.stage}.{reason}")
+            self.stage.check_reason(reason)
+            counter = Metrics.counter("paramine", f"{self.stage.name}.{reason}")
             self._counters[reason] = counter
         counter.inc(n)  # type: ignore[attr-defined]
         return pvalue.TaggedOutput(DROPPED, (reason, n))
@@ -81,7 +92,8 @@ class _FirstAndCount(beam.CombineFn):
 
 
 class _EmitFirst(beam.DoFn):
-    def __init__(self, stage: str, reason: str) -> None:
+    def __init__(self, stage: Stage, reason: str) -> None:
+        stage.check_reason(reason)
         self.reason = reason
         self.drop = Dropper(stage)
 
@@ -108,7 +120,7 @@ class KeepFirst(beam.PTransform):
         order: Sort key of elements; the smallest is kept.
     """
 
-    def __init__(self, stage: str, reason: str, order: Callable[[Any], Any]) -> None:
+    def __init__(self, stage: Stage, reason: str, order: Callable[[Any], Any]) -> None:
         super().__init__()
         self.stage = stage
         self.reason = reason
@@ -128,7 +140,7 @@ class CountStage(beam.PTransform):
     """Turns a stage's input, kept and dropped collections into count rows.
 
     Args:
-        stage: The stage's name in the manifest (``read``, ``prefilter``...).
+        stage: The stage whose books these are.
         taken_in: The stage's input, counted on its own so that a stage that
             loses records breaks the identity; ``None`` for the first stage.
         weight: How many input records one kept element stands for (a group
@@ -137,7 +149,7 @@ class CountStage(beam.PTransform):
 
     def __init__(
         self,
-        stage: str,
+        stage: Stage,
         taken_in: beam.PCollection | None = None,
         weight: Callable[[Any], int] | None = None,
     ) -> None:
@@ -147,7 +159,7 @@ class CountStage(beam.PTransform):
         self.weight = weight
 
     def expand(self, result: StageResult) -> beam.PCollection:
-        stage = self.stage
+        stage = self.stage.name
         if self.weight is None:
             kept_n = result.kept | "CountKept" >> beam.combiners.Count.Globally()
         else:
@@ -172,19 +184,43 @@ class CountStage(beam.PTransform):
         return rows | "Rows" >> beam.Flatten()
 
 
+class CountNote(beam.PTransform):
+    """Counts a PCollection into one ``(note, key, n)`` row, such as texts encoded.
+
+    Args:
+        note: The pseudo-stage (``ENCODING``).
+        key: The figure's name.
+    """
+
+    def __init__(self, note: str, key: str) -> None:
+        super().__init__()
+        if note not in NOTES:
+            raise ValueError(f"{note!r} is not one of {NOTES}")
+        self.note = note
+        self.key = key
+
+    def expand(self, elements: beam.PCollection) -> beam.PCollection:
+        note, key = self.note, self.key
+        return (
+            elements
+            | "Count" >> beam.combiners.Count.Globally()
+            | "Tag" >> beam.Map(lambda n: (note, key, n))
+        )
+
+
 def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
     """Fold ``(stage, key, n)`` rows into the manifest's per-stage counts.
 
-    Rows of the ``repairs`` pseudo-stage (records kept after a repair, such as
-    invalid UTF-8 replaced) become a flat ``{reason: n}`` under ``repairs``:
-    repaired records are kept and counted by their stage, so they are no
-    part of any ledger.
+    Rows of the pseudo-stages in ``NOTES`` become a flat ``{key: n}``: the
+    ``repairs`` (records kept after a repair, such as invalid UTF-8 replaced;
+    they are kept and counted by their stage, so they are no part of any
+    ledger) and the ``encoding`` figures (texts encoded).
     """
     counts: dict[str, dict] = {}
-    repairs: dict[str, int] = {}
+    notes: dict[str, dict[str, int]] = {note: {} for note in NOTES}
     for stage, key, n in rows:
-        if stage == REPAIRS:
-            repairs[key] = repairs.get(key, 0) + n
+        if stage in notes:
+            notes[stage][key] = notes[stage].get(key, 0) + n
             continue
         entry = counts.setdefault(stage, {KEPT: 0, DROPPED: {}})
         if key in (KEPT, IN):
@@ -194,5 +230,6 @@ def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
     for entry in counts.values():
         entry.setdefault(IN, entry[KEPT] + sum(entry[DROPPED].values()))
         entry[DROPPED] = dict(sorted(entry[DROPPED].items()))
-    counts[REPAIRS] = dict(sorted(repairs.items()))
+    for note, figures in notes.items():
+        counts[note] = dict(sorted(figures.items()))
     return counts

@@ -22,19 +22,18 @@ is a quantile of the null on the scale it is applied to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.metrics import Metrics
-from apache_beam.ml.inference.base import ModelHandler, RunInference
-
-from encoders.handler import PairEncoderHandler, encode_unpadded
-from pipelines.group_by_pivot import pivot_key, stable_hash
-from pipelines.text import comparison_key
-from schemas.records import AlignedPair, ScoredPair
+from paramine.pipelines.encode_texts import ScoreByText
+from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.report.calibration import borderline, score_histograms
+from paramine.pipelines.text import comparison_key
+from paramine.schemas.digest import stable_hash
+from paramine.schemas.records import AlignedPair, ScoredPair
 
 #: Below this many mismatched pairs a quantile at 2% means nothing.
 MIN_MISMATCHED = 50
@@ -45,6 +44,22 @@ FALLBACK_THRESHOLD = 0.8
 MAX_SHIFTS = 100
 #: The default calibration sample, in pairs.
 DEFAULT_SAMPLE = 1000
+#: Below this many sampled pairs the cut is still chosen, but the run warns:
+#: the null's tail then rests on the pivots of a handful of sentences (a
+#: 9-pair input put the cut where it dropped 6 of its 9 good pairs).
+MIN_TRUSTED_SAMPLE = 200
+
+
+def small_sample_warning(n: int) -> str | None:
+    """The warning for a calibration sample of ``n`` pairs, or None when it is large enough."""
+    if n >= MIN_TRUSTED_SAMPLE:
+        return None
+    return (
+        f"--threshold auto calibrated on only {n} pairs (fewer than {MIN_TRUSTED_SAMPLE}), so "
+        "the cut is unreliable and may drop many good pairs: mine more data at once, or give "
+        "a fixed cut, e.g. --threshold 0.85 for e5-small (docs/thresholds.md lists cuts per model)"
+    )
+
 
 #: A function that embeds texts as unit vectors, (texts, dim).
 Embed = Callable[[list[str]], np.ndarray]
@@ -62,7 +77,7 @@ def cosine_scores(
 
 
 class Scoring:
-    """The score a run cuts on: the cosine here; ``pipelines.margin.MarginScoring`` too.
+    """The score a run cuts on: the cosine here; ``paramine.pipelines.margin.MarginScoring`` too.
 
     CalibrateThreshold scores its sample's aligned and shifted pairs with
     ``scorer(sample)``, so the null distribution is on the same scale as the
@@ -227,6 +242,9 @@ def choose_cut(
     info["value"] = round(cut, 6)
     if aligned:
         info["aligned_sample_kept"] = round(float(np.mean(np.asarray(aligned) >= cut)), 4)
+    # The false-accept share the cut gives on the null itself (the target is
+    # max_false_accept; ties at the cut can make it a little different).
+    info["mismatched_kept"] = round(float(np.mean(np.asarray(mismatched) >= cut)), 4)
     return info
 
 
@@ -237,7 +255,7 @@ def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
         if scored.pivot_vector is None or scored.candidate_vector is None:
             raise ValueError(
                 "the calibration sample carries no embeddings: score the pairs with "
-                "PairEncoderHandler(keep_vectors=True)"
+                "ScoreByText(vectors, keep_vectors=True)"
             )
         vectors.setdefault(scored.pair.pivot, scored.pivot_vector)
         vectors.setdefault(scored.pair.candidate, scored.candidate_vector)
@@ -248,78 +266,22 @@ def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
     return embed
 
 
-class _SampleHandler(ModelHandler[list[AlignedPair], list[ScoredPair], Any]):
-    """Embeds a whole calibration sample (one element) with the run's encoder.
+class CalibrationSample(beam.PTransform):
+    """The calibration sample: the pairs with the smallest stable hashes, in hash order.
 
-    Wraps the run's ``PairEncoderHandler``: same model (the same loaded copy,
-    in one worker process), device and prefix, so the sample is scored as the
-    pairs are.
-    """
-
-    def __init__(self, handler: PairEncoderHandler) -> None:
-        super().__init__()
-        self.handler = handler
-        self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
-
-    def load_model(self) -> Any:
-        return self.handler.load_model()
-
-    def run_inference(
-        self,
-        batch: Sequence[list[AlignedPair]],
-        model: Any,
-        inference_args: dict[str, Any] | None = None,
-    ) -> Iterable[list[ScoredPair]]:
-        prefix = self.handler.prefix
-        out = []
-        for sample in batch:
-            index: dict[str, int] = {}
-            for pair in sample:
-                index.setdefault(pair.pivot, len(index))
-                index.setdefault(pair.candidate, len(index))
-            vectors = encode_unpadded(model, [prefix + t for t in index])  # (texts, dim)
-            self._texts_encoded.inc(len(index))
-            embedded = []
-            for pair in sample:
-                pv, cv = vectors[index[pair.pivot]], vectors[index[pair.candidate]]
-                embedded.append(ScoredPair(pair, float(np.dot(pv, cv)), pv.copy(), cv.copy()))
-            out.append(embedded)
-        return out
-
-    def batch_elements_kwargs(self) -> dict[str, Any]:
-        # One element is the whole sample.
-        return {"min_batch_size": 1, "max_batch_size": 1}
-
-    def share_model_across_processes(self) -> bool:
-        return self.handler.share_model_across_processes()
-
-    def get_metrics_namespace(self) -> str:
-        return "paramine"
-
-
-class EmbedSample(beam.PTransform):
-    """The calibration sample, embedded: the pairs with the smallest stable hashes.
-
-    Taken from the prefiltered pairs and encoded on its own (2 x sample_size
-    texts at most), so that no other pair has to keep its embeddings while
-    the sample is gathered: the sample is both the calibration's data and
-    the margin's background, and the pairs are scored against it as they
-    stream out of the encoder.
-
-    Args:
-        handler: The handler that scores the pairs.
-        sample_size: Pairs in the sample.
+    Taken from all prefiltered pairs (it needs the true alignment of the
+    whole input, not only of the pivots that can make pairs). A combiner:
+    each worker keeps its best ``sample_size`` only.
 
     Returns:
-        A singleton PCollection: the sample as ScoredPairs (cosines) carrying
-        their vectors, in hash order; empty list when there are no pairs.
+        A singleton PCollection: the sample as a list of AlignedPair, in hash
+        order; an empty list when there are no pairs.
     """
 
-    def __init__(self, handler: PairEncoderHandler, sample_size: int = DEFAULT_SAMPLE) -> None:
+    def __init__(self, sample_size: int = DEFAULT_SAMPLE) -> None:
         super().__init__()
         if sample_size < 1:
             raise ValueError(f"calibration sample must be positive, got {sample_size}")
-        self.handler = handler
         self.sample_size = sample_size
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
@@ -328,11 +290,48 @@ class EmbedSample(beam.PTransform):
 
         return (
             pairs
-            # Largest of the negated hash = the smallest hashes: deterministic,
-            # and a combiner: each worker keeps its best sample_size only.
+            # Largest of the negated hash = the smallest hashes: deterministic.
             | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -sample_rank(p))
             | "HashOrder" >> beam.Map(in_hash_order)
-            | "Embed" >> RunInference(_SampleHandler(self.handler))
+        )
+
+
+def sample_texts(sample: list[AlignedPair]) -> Iterator[str]:
+    """Every text of the calibration sample, for the run's one encoding pass."""
+    for pair in sample:
+        yield pair.pivot
+        yield pair.candidate
+
+
+class EmbedSample(beam.PTransform):
+    """The calibration sample with its vectors, taken from the run's encoded texts.
+
+    The sample's texts are encoded with the run's other texts (each distinct
+    text once), and joined back here; the result is both the calibration's
+    data and the margin's background.
+
+    Args:
+        vectors: ``(text, vector)`` for at least every text of the sample.
+
+    Returns:
+        A singleton PCollection: the sample as ScoredPairs (cosines) carrying
+        their vectors, in hash order.
+    """
+
+    def __init__(self, vectors: beam.PCollection) -> None:
+        super().__init__()
+        self.vectors = vectors
+
+    def expand(self, sample: beam.PCollection) -> beam.PCollection:
+        def in_hash_order(scored: list[ScoredPair]) -> list[ScoredPair]:
+            return sorted(scored, key=lambda s: sample_rank(s.pair))
+
+        return (
+            sample
+            | "Pairs" >> beam.FlatMap(lambda pairs: pairs)
+            | "Embed" >> ScoreByText(self.vectors, keep_vectors=True)
+            | "Gather" >> beam.combiners.ToList()
+            | "HashOrder" >> beam.Map(in_hash_order)
         )
 
 
@@ -343,7 +342,7 @@ class CalibrateThreshold(beam.PTransform):
         max_false_accept: Share of mismatched pairs allowed through.
         max_shifts: Shifted alignments scored against the sample.
         scoring: The score the cut applies to: cosine (default) or the
-            margin (``pipelines.margin.MarginScoring``).
+            margin (``paramine.pipelines.margin.MarginScoring``).
 
     Returns:
         A singleton PCollection of the threshold dict: ``value`` (the cut),
@@ -381,7 +380,24 @@ class CalibrateThreshold(beam.PTransform):
                 scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
             )
             n = len(scores["aligned"])
-            return {**info, **scoring.record(), "sample": n, "shifts": shift_count(n, max_shifts)}
+            warning = small_sample_warning(n)
+            if warning:
+                info["warning"] = warning
+            report = {
+                "histograms": score_histograms(
+                    aligned_sample=scores["aligned"], mismatched=scores["mismatched"]
+                ),
+                "borderline": borderline(
+                    [s.pair for s in sample], scores["aligned"], float(info["value"])
+                ),
+            }
+            return {
+                **info,
+                **scoring.record(),
+                **report,
+                "sample": n,
+                "shifts": shift_count(n, max_shifts),
+            }
 
         return sample | "ChooseCut" >> beam.Map(cut)
 

@@ -1,8 +1,16 @@
-"""The ``paramine`` command: one subcommand per job.
+"""The ``paramine`` command: one subcommand per job, and the one place errors reach the user.
 
 Each subcommand lives in its own module with a ``main(argv) -> int``; the
 module is imported only when its subcommand runs, so ``paramine --help`` and
-building a pipeline graph never import torch.
+``paramine mine --help`` import neither Beam nor torch.
+
+Errors: a ``ParamineError`` (bad options, input, model or output) is printed
+once as ``paramine: error: <message>`` and exits with its code (2 for the
+user's mistakes). An error raised inside a Beam worker reaches the launcher
+wrapped by the runner, its message repeated in every layer of the wrapping;
+``find_paramine_error`` digs the original out, so it too is printed once.
+``--debug`` (anywhere on the command line, or ``PARAMINE_DEBUG=1``) shows the
+traceback instead.
 """
 
 from __future__ import annotations
@@ -10,15 +18,50 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
+from collections.abc import Callable
+
+from paramine.schemas import errors
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "mine": ("pipelines.mine", "mine paraphrase pairs from bitext into a Parquet dataset"),
-    "models": ("encoders.models", "list the encoders paramine can use and what is cached"),
-    "train": ("encoders.train", "train an LSTM-pooled sentence encoder on a mined dataset"),
-    "evaluate": ("encoders.evaluate", "score an encoder on paraphrase retrieval and STS"),
-    "refresh": ("pipelines.refresh", "mine only new or changed shards into a new version"),
+    "mine": ("paramine.pipelines.mine", "mine paraphrase pairs from bitext into a Parquet dataset"),
+    "models": (
+        "paramine.encoders.models_command",
+        "list the encoders paramine can use and what is cached",
+    ),
+    "train": (
+        "paramine.encoders.train",
+        "train an LSTM-pooled sentence encoder on a mined dataset",
+    ),
+    "evaluate": (
+        "paramine.encoders.evaluate",
+        "score an encoder on paraphrase retrieval and STS",
+    ),
+    "refresh": (
+        "paramine.pipelines.refresh",
+        "mine only new or changed shards into a new version",
+    ),
+    "report": (
+        "paramine.pipelines.report.cli",
+        "rebuild a dataset's report.html, stats.json and dataset card",
+    ),
 }
+
+# How a runner writes an exception it caught in a worker into the text of the
+# one it raises: "paramine.schemas.errors.InputError: message" (a traceback
+# printed into the message) or "InputError: message [while running 'Step']".
+_ERROR_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+Error): (.+?)(?: \[while running '.*)?$", re.MULTILINE)
+
+
+def _error_classes() -> dict[str, type[errors.ParamineError]]:
+    classes: dict[str, type[errors.ParamineError]] = {}
+    pending: list[type[errors.ParamineError]] = [errors.ParamineError]
+    while pending:
+        cls = pending.pop()
+        classes.setdefault(cls.__name__, cls)
+        pending.extend(cls.__subclasses__())
+    return classes
 
 
 class _BeamImportNoise(logging.Filter):
@@ -30,10 +73,40 @@ class _BeamImportNoise(logging.Filter):
 
 def _usage() -> str:
     width = max(len(name) for name in SUBCOMMANDS)
-    lines = ["usage: paramine COMMAND [options]", "", "commands:"]
+    lines = ["usage: paramine [--debug] COMMAND [options]", "", "commands:"]
     lines += [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
-    lines += ["", "Run `paramine COMMAND --help` for a command's options."]
+    lines += [
+        "",
+        "Run `paramine COMMAND --help` for a command's options; --debug shows the "
+        "traceback of an error.",
+    ]
     return "\n".join(lines)
+
+
+def find_paramine_error(error: BaseException) -> errors.ParamineError | None:
+    """The ``ParamineError`` behind ``error``: itself, a cause, or one a runner wrapped as text.
+
+    Beam's in-process runner re-raises a worker's exception with the step
+    name added (its type kept); multi-process and remote runners raise a
+    ``RuntimeError`` whose text holds the worker's traceback. Either way the
+    user should read the original message once.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, errors.ParamineError):
+            return current
+        current = current.__cause__ or current.__context__
+    classes = _error_classes()
+    for name, message in reversed(_ERROR_LINE.findall(str(error))):
+        cls = classes.get(name)
+        if cls is not None:
+            try:
+                return cls(message.strip())
+            except TypeError:  # a class with arguments of its own
+                return errors.InputError(message.strip())
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,16 +116,42 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     logging.getLogger().addFilter(_BeamImportNoise())
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("PARAMINE_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0
+    if not debug:
+        # Beam logs a worker's exception, traceback and all, at every layer it
+        # passes; the boundary below prints it once.
+        for noisy in ("apache_beam.runners.common", "apache_beam.runners.worker"):
+            logging.getLogger(noisy).setLevel(logging.CRITICAL)
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
-        print(f"paramine: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        print(f"paramine: error: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(SUBCOMMANDS[name][0])
-    return int(module.main(rest) or 0)
+    return guarded(module.main, rest, debug)
+
+
+def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool = False) -> int:
+    """Run ``job(argv)``, printing a ``ParamineError`` once instead of a traceback.
+
+    Returns:
+        The job's exit status, the error's ``exit_code``, or 130 on Ctrl-C.
+    """
+    try:
+        return int(job(argv) or 0)
+    except KeyboardInterrupt:
+        print("paramine: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        found = find_paramine_error(error)
+        if found is None or debug:
+            raise
+        print(f"paramine: error: {found}", file=sys.stderr)
+        return found.exit_code
 
 
 if __name__ == "__main__":

@@ -30,11 +30,12 @@ Where each Dataflow option is documented (cloud.google.com/dataflow/docs):
 from __future__ import annotations
 
 import argparse
-import sys
+import dataclasses
+import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-GPU_MODES = ("one_sdk_process", "mps", "shared_model")
+from paramine.schemas.errors import UsageError
 
 #: Dataflow GPU types, with the GPU counts per worker and the Compute Engine
 #: machine family each attaches to ("GPU platforms", "GPU machine types").
@@ -82,87 +83,43 @@ MPS = "use_nvidia_mps"
 ACCELERATOR = "worker_accelerator"
 
 
-class DeploymentError(ValueError):
+class DeploymentError(UsageError):
     """Deployment flags that a runner would refuse, or that contradict each other."""
 
 
-def add_arguments(group: Any) -> None:
-    """Add the deployment flags to an argparse group (called by MineOptions)."""
-    group.add_argument(
-        "--gpu-type",
-        dest="gpu_type",
-        default=None,
-        choices=sorted(GPU_TYPES),
-        help="Dataflow: attach this GPU to every worker; needs --worker-image (default: no GPU)",
-    )
-    group.add_argument(
-        "--gpu-count",
-        dest="gpu_count",
-        type=int,
-        default=1,
-        help="Dataflow: GPUs per worker (default: %(default)s)",
-    )
-    group.add_argument(
-        "--gpu-mode",
-        dest="gpu_mode",
-        default="one_sdk_process",
-        choices=GPU_MODES,
-        help="how a GPU worker runs the encoder: one_sdk_process (one Python process owns "
-        "the GPU), mps (a process per vCPU sharing the GPU through NVIDIA MPS, a model "
-        "each), shared_model (a process per vCPU, one model per machine) "
-        "(default: %(default)s)",
-    )
-    group.add_argument(
-        "--worker-image",
-        dest="worker_image",
-        default=None,
-        help="worker container image (deploy/dataflow/Dockerfile): --sdk_container_image "
-        "on Dataflow, a DOCKER environment on Flink/Spark (default: Beam's own image)",
-    )
-    group.add_argument(
-        "--disk-size-gb",
-        dest="disk_size_gb",
-        type=int,
-        default=None,
-        help=f"Dataflow: worker boot disk in GB (default: Dataflow's; {GPU_DISK_GB} with a GPU)",
-    )
-    group.add_argument(
-        "--deploy-dry-run",
-        dest="deploy_dry_run",
-        action="store_true",
-        help="check the runner options paramine builds, print them and exit without running",
-    )
-
-
-def _beam_parser() -> argparse.ArgumentParser:
-    """Beam's own parser of every registered option, to check names and read values."""
-    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
-
-    parser = _BeamArgumentParser(allow_abbrev=False)
-    seen: dict[str, type] = {}
-    for cls in PipelineOptions.__subclasses__():
-        seen.setdefault(str(cls), cls)
-    for cls in seen.values():
-        cls._add_argparse_args(parser)
-    return parser
-
-
 def parse_beam_args(beam_args: Sequence[str]) -> argparse.Namespace:
-    """Parse Beam flags with Beam's parser; unknown names are an error.
+    """Parse Beam flags with Beam's public options API; unknown names are an error.
 
     Raises:
         DeploymentError: A flag is not a Beam option (a typo Beam itself
-            would only log and drop).
+            would only log and drop), naming it.
     """
-    parser = _beam_parser()
-    known, unknown = parser.parse_known_args(list(beam_args))
-    unknown_flags = [a for a in unknown if a.startswith("-")]
-    if unknown_flags or unknown:
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    discarded: list[str] = []
+
+    class _Discarded(logging.Filter):
+        # Beam logs what its parser could not place and drops it; catch that list.
+        def filter(self, record: logging.LogRecord) -> bool:
+            if str(record.msg).startswith("Discarding unparseable args") and record.args:
+                discarded.extend(record.args[0])  # type: ignore[index, arg-type]
+                return False
+            return True
+
+    beam_logger = logging.getLogger("apache_beam.options.pipeline_options")
+    catcher = _Discarded()
+    beam_logger.addFilter(catcher)
+    try:
+        known = PipelineOptions(list(beam_args)).get_all_options()
+    finally:
+        beam_logger.removeFilter(catcher)
+    if discarded:
         raise DeploymentError(
-            f"not Beam options: {' '.join(unknown)}; check the spelling (Beam uses "
-            "underscores: --machine_type, --disk_size_gb) or see `paramine mine --help`"
+            f"not Beam options: {' '.join(discarded)}; check the spelling (paramine's flags "
+            "use dashes, --src-lang; Beam's use underscores, --machine_type) or see "
+            "`paramine mine --help`"
         )
-    return known
+    return argparse.Namespace(**known)
 
 
 def _service_options(values: list[str] | None) -> list[str]:
@@ -185,8 +142,7 @@ def dataflow_args(job: Any, beam: argparse.Namespace, inputs: Sequence[str]) -> 
     """Check a Dataflow launch and return the flags paramine adds to it.
 
     Args:
-        job: The parsed ``paramine mine`` flags; ``share_model_across_processes``
-            is switched on for ``--gpu-mode shared_model``.
+        job: The run's ``MineConfig``.
         beam: The user's Beam flags, parsed.
         inputs: The INPUT arguments.
 
@@ -195,6 +151,8 @@ def dataflow_args(job: Any, beam: argparse.Namespace, inputs: Sequence[str]) -> 
     """
     problems: list[str] = []
     added: list[str] = []
+    if job.gpu_type is not None and job.gpu_type not in GPU_TYPES:
+        raise DeploymentError(f"--gpu-type {job.gpu_type}; allowed: {', '.join(sorted(GPU_TYPES))}")
     for name in ("project", "region", "temp_location"):
         if not getattr(beam, name, None):
             problems.append(f"Dataflow needs --{name}")
@@ -276,10 +234,6 @@ def dataflow_args(job: Any, beam: argparse.Namespace, inputs: Sequence[str]) -> 
                     "MPS lets each SDK process keep its own model on the GPU; "
                     "--share-model-across-processes would leave one copy for all"
                 )
-        if job.gpu_mode == "shared_model":
-            # One model per machine, served to the other SDK processes by
-            # Beam's multi-process shared object.
-            job.share_model_across_processes = True
         added.append(
             f"--dataflow_service_options={accelerator_option(job.gpu_type, job.gpu_count, mps)}"
         )
@@ -322,17 +276,23 @@ def portable_args(job: Any, beam: argparse.Namespace) -> list[str]:
     ]
 
 
-def apply(job: Any, beam_args: list[str], inputs: Sequence[str] = ()) -> list[str]:
-    """Check the deployment flags for the chosen runner and return the Beam flags to run with.
+class Deployment(NamedTuple):
+    """A run's settings and Beam flags once checked for its runner."""
 
-    Called by ``pipelines.mine.run`` before the pipeline is built. With
-    ``--deploy-dry-run`` it prints the flags and exits with status 0.
+    config: Any
+    beam_args: list[str]
+    runner: str
+
+
+def apply(job: Any, beam_args: list[str]) -> Deployment:
+    """Check the deployment flags for the chosen runner and return what to run with.
+
+    Called by ``paramine.pipelines.mine`` before the pipeline is built.
 
     Args:
-        job: The parsed ``paramine mine`` namespace (changed in place for
-            ``--gpu-mode shared_model``).
+        job: The run's ``MineConfig``; the returned copy has
+            ``share_model_across_processes`` on for ``--gpu-mode shared_model``.
         beam_args: The Beam flags the user gave (the runner included).
-        inputs: The INPUT arguments, to refuse local files on Dataflow.
 
     Raises:
         DeploymentError: The flags would fail at launch, or contradict each other.
@@ -340,7 +300,11 @@ def apply(job: Any, beam_args: list[str], inputs: Sequence[str] = ()) -> list[st
     beam = parse_beam_args(beam_args)
     runner = (beam.runner or "DirectRunner").rsplit(".", 1)[-1]
     if runner == DATAFLOW:
-        added = dataflow_args(job, beam, inputs)
+        added = dataflow_args(job, beam, job.inputs)
+        if job.gpu_type is not None and job.gpu_mode == "shared_model":
+            # One model per machine, served to the other SDK processes by
+            # Beam's multi-process shared object.
+            job = dataclasses.replace(job, share_model_across_processes=True)
     elif runner in PORTABLE_RUNNERS:
         added = portable_args(job, beam)
     else:
@@ -360,12 +324,14 @@ def apply(job: Any, beam_args: list[str], inputs: Sequence[str] = ()) -> list[st
             )
         added = []
     result = [*beam_args, *added]
-    if job.deploy_dry_run:
-        parse_beam_args(result)  # what paramine added must be valid Beam flags too
-        print(f"paramine: {runner} options checked; would run with:", file=sys.stderr)
-        for flag in result:
-            print(f"  {flag}", file=sys.stderr)
-        if job.share_model_across_processes:
-            print("  (model handler: share_model_across_processes=True)", file=sys.stderr)
-        raise SystemExit(0)
-    return result
+    parse_beam_args(result)  # what paramine added must be valid Beam flags too
+    return Deployment(job, result, runner)
+
+
+def describe(deployment: Deployment) -> str:
+    """What ``--deploy-dry-run`` prints: the runner and every flag it would run with."""
+    lines = [f"paramine: {deployment.runner} options checked; would run with:"]
+    lines += [f"  {flag}" for flag in deployment.beam_args]
+    if deployment.config.share_model_across_processes:
+        lines.append("  (model handler: share_model_across_processes=True)")
+    return "\n".join(lines)

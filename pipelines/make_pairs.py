@@ -7,12 +7,11 @@ import random
 from collections.abc import Iterator
 
 import apache_beam as beam
-
-from pipelines.group_by_pivot import Group, stable_hash
-from pipelines.postfilter import trivial_reason
-from schemas.records import ParaphrasePair, ScoredPair
-
-PAIR_MODES = ("cover", "all")
+from paramine.pipelines.config import PAIR_MODES
+from paramine.pipelines.group_by_pivot import Group
+from paramine.pipelines.postfilter import trivial_reason
+from paramine.schemas.digest import stable_hash
+from paramine.schemas.records import ParaphrasePair, ScoredPair
 
 
 def pair_id(lang: str, a: str, b: str) -> str:

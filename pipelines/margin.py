@@ -12,8 +12,10 @@ from a FIXED background, the calibration sample (the ``--calibration-sample``
 pairs with the smallest stable hash): its candidates ``B_c`` and pivots
 ``B_p``. A pair's score then depends only on its own vectors and that
 sample, never on which pairs share its batch or worker, so the output stays
-deterministic; and the 1000 pairs' vectors are already carried by ScorePairs
-for the calibration, so the background costs no encoding.
+deterministic. The background is the sample that ``EmbedSample`` encodes once
+for the calibration, so it costs no encoding of its own; each scored pair
+carries its two vectors out of the encoder into ``MarginScore``, which uses and
+drops them in the same step.
 
 Background pairs that share a side with the scored pair are left out of
 both neighbourhoods: a background candidate that is another translation of
@@ -38,16 +40,12 @@ from typing import Any
 
 import apache_beam as beam
 import numpy as np
+from paramine.pipelines.calibrate import PairScorer, Scoring, sample_rank
+from paramine.pipelines.config import DEFAULT_MARGIN_K
+from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.text import comparison_key
+from paramine.schemas.records import ScoredPair
 
-from pipelines.calibrate import PairScorer, Scoring, sample_rank
-from pipelines.group_by_pivot import pivot_key
-from pipelines.text import comparison_key
-from schemas.records import ScoredPair
-
-#: Neighbours averaged per side: k = 4, 8 and 16 gave the same recall on
-#: Tatoeba eng-pol and ces-eng (within one candidate); 8 passed the least
-#: noise on ces-eng.
-DEFAULT_MARGIN_K = 8
 #: The cut when a run is too small to calibrate: a pair must be at least as
 #: close as its sentences' average nearest neighbours.
 FALLBACK_MARGIN = 1.0
@@ -116,7 +114,7 @@ def build_background(sample: Sequence[ScoredPair]) -> MarginBackground:
         if scored.pivot_vector is None or scored.candidate_vector is None:
             raise ValueError(
                 "the margin background carries no embeddings: score the pairs with "
-                "PairEncoderHandler(keep_vectors=True)"
+                "ScoreByText(vectors, keep_vectors=True)"
             )
         if scored.pair.pivot not in pivot_index:
             pivot_index[scored.pair.pivot] = len(pivot_vectors)
@@ -206,7 +204,7 @@ def margin_of(background: MarginBackground, scored: ScoredPair, k: int) -> float
     if scored.pivot_vector is None or scored.candidate_vector is None:
         raise ValueError(
             f"pair at {scored.pair.shard}:{scored.pair.line} carries no embeddings: margin "
-            "scoring needs PairEncoderHandler(keep_vectors=True)"
+            "scoring needs ScoreByText(vectors, keep_vectors=True)"
         )
     vectors = np.asarray([scored.pivot_vector]), np.asarray([scored.candidate_vector])
     return float(margin_scores(background, *vectors, [pair_keys(scored)], k)[0])
@@ -241,7 +239,7 @@ class MarginScoring(Scoring):
 class MarginScore(beam.PTransform):
     """Replaces each pair's cosine with its ratio margin against the calibration sample.
 
-    Applied to ScorePairs' output scored with ``keep_vectors=True``; drops
+    Applied to ``ScoreByText``'s output scored with ``keep_vectors=True``; drops
     the vectors as it rescores, in the same fused step, so no pair keeps its
     embeddings past it.
 

@@ -1,12 +1,15 @@
 """``paramine mine``: bitext in, a Parquet dataset of paraphrase pairs out.
 
-pairs | "ReadBitext" | "Prefilter" | "ScorePairs" | "ThresholdFilter"
-      | "GroupByPivot" | "MakePairs" | "PostFilter" | "WriteDataset"
+shards | "MineParaphrases" (pipelines/mine_paraphrases.py) | "WriteDataset"
+
+Everything that can be checked is checked before the pipeline is built and
+before anything is written: the options (``MineConfig``), Beam's flags and the
+deployment, the inputs (they exist and resolve to shards), the model, and the
+output.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import importlib.metadata
 import os
@@ -14,34 +17,14 @@ import sys
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import apache_beam as beam
-import fsspec
-from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import (
-    PipelineOptions,
-    StandardOptions,
-    _BeamArgumentParser,
-)
+from paramine.pipelines import dataflow
+from paramine.pipelines.config import DEFAULT_RUNNER, MineConfig, parse_command_line
+from paramine.schemas.errors import InputError, UsageError
 
-from encoders.handler import PairEncoderHandler
-from encoders.models import resolve_model
-from pipelines import dataflow
-from pipelines.accounting import CountStage
-from pipelines.calibrate import CalibrateThreshold, EmbedSample, SummarizeScores
-from pipelines.fingerprint import fingerprint
-from pipelines.formats import ReaderOptions, Shard, read_input_list, resolve_inputs
-from pipelines.group_by_pivot import GroupByPivot, group_weight
-from pipelines.make_pairs import MakePairs
-from pipelines.margin import MarginScore, MarginScoring
-from pipelines.options import DEFAULT_RUNNER, MineOptions, resolve_score
-from pipelines.postfilter import PostFilter
-from pipelines.prefilter import Prefilter, PrefilterOptions
-from pipelines.read_bitext import ReadBitext
-from pipelines.score import ScorePairs, ThresholdFilter
-from pipelines.write_dataset import WriteDataset
-from schemas.manifest import MANIFEST_NAME, Manifest, read_manifest
+if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
+    from paramine.schemas.manifest import Manifest
 
 DEMO_OUTPUT = "paramine-demo"
 DEMO_LANGS = ("en", "pl")
@@ -49,7 +32,7 @@ DEMO_LANGS = ("en", "pl")
 
 def demo_input() -> str:
     """Path of the built-in demo bitext (English-Polish, written for paramine)."""
-    return str(resources.files("pipelines.demo") / "demo.en-pl.tsv")
+    return str(resources.files("paramine.pipelines.demo") / "demo.en-pl.tsv")
 
 
 def code_version() -> str:
@@ -60,236 +43,187 @@ def code_version() -> str:
         return "paramine (not installed)"
 
 
-def build_parser(with_inputs: bool = True) -> argparse.ArgumentParser:
-    """The parser of ``paramine mine``: INPUT... plus MineOptions' flags.
+class MineRun(NamedTuple):
+    """A finished run: the manifest it wrote and its ``paramine`` Beam counters."""
 
-    Args:
-        with_inputs: Include the INPUT positional. Without it, the parser
-            reads argv once ``split_inputs`` has taken the INPUTs out, so that
-            the values of Beam's flags stay with their flags.
+    manifest: Manifest
+    counters: dict[str, int]
+
+
+def config_from_command_line(argv: Sequence[str]) -> tuple[MineConfig, list[str]]:
+    """Parse ``paramine mine``'s command line into a config and Beam's flags.
+
+    Positional INPUTs are told apart from the values of Beam's flags by Beam's
+    own parser (``--runner DirectRunner``); ``--input`` needs no such care.
+    With no input at all, the built-in demo is mined.
+
+    Raises:
+        UsageError: Any bad option, naming it.
     """
-    parser = argparse.ArgumentParser(
-        prog="paramine mine",
-        description=(
-            "Mine paraphrase pairs from sentence-aligned bitext: score each (pivot, "
-            "candidate) pair with a multilingual encoder, keep those above the threshold, "
-            "group candidates that translate the same pivot, and write pairs of them as "
-            "Parquet with a manifest. With no INPUT, mines the built-in English-Polish demo."
-        ),
-        epilog=(
-            f"Beam options pass through, e.g. --runner {DEFAULT_RUNNER} "
-            "--direct_running_mode multi_processing --direct_num_workers 2. "
-            f"The runner defaults to {DEFAULT_RUNNER}, Beam's in-process runner: Beam's "
-            "DirectRunner would first download the Prism binary."
-        ),
-    )
-    if with_inputs:
-        parser.add_argument(
-            "inputs",
-            nargs="*",
-            metavar="INPUT",
-            help="shards: files, globs, directories or Moses prefixes, any fsspec URL "
-            "(Moses pairs: FILE.<src>/FILE.<tgt>, plain or .gz; TSV: 2 columns or Tatoeba's 4)",
-        )
-    MineOptions._add_argparse_args(parser)
-    return parser
+    given, rest = parse_command_line(argv)
+    positional, beam_args = _split_positional_inputs(rest)
+    inputs = [*positional, *given.pop("inputs", [])]
+    if given.get("input_list"):
+        inputs += _read_input_list(given["input_list"])
+    if not inputs:
+        langs = (given.get("src_lang", "en"), given.get("tgt_lang", "pl"))
+        if langs != DEMO_LANGS:
+            raise UsageError(
+                "the built-in demo is English-Polish: give an INPUT for other languages"
+            )
+        inputs = [demo_input()]
+        given.setdefault("output", DEMO_OUTPUT)
+        print(f"paramine: no INPUT given, mining the built-in demo {inputs[0]}", file=sys.stderr)
+    if not given.get("output"):
+        raise UsageError("--output is required when an INPUT is given")
+    if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
+        beam_args.append(f"--runner={DEFAULT_RUNNER}")
+    return MineConfig.from_mapping({**given, "inputs": inputs}), beam_args
 
 
-class _Token(str):
-    """A command-line token that remembers its position in argv."""
+def _split_positional_inputs(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Separate positional INPUTs from Beam's flags and their values."""
+    if not any(not t.startswith("-") for t in tokens):
+        return [], tokens
+    from apache_beam.options.pipeline_options import PipelineOptions
 
-    position: int
+    beam_values: set[str] = set()
+    options = PipelineOptions(tokens).get_all_options(retain_unknown_options=True)
+    for value in options.values():
+        items = value if isinstance(value, list) else [value]
+        beam_values.update(str(v) for v in items if v is not None)
+    inputs, flags = [], []
+    previous = ""
+    for token in tokens:
+        # A token that follows a flag without "=" and that Beam took as that
+        # flag's value stays with the flag; any other bare token is an INPUT.
+        takes_value = previous.startswith("-") and "=" not in previous
+        if not token.startswith("-") and not (takes_value and token in beam_values):
+            inputs.append(token)
+        else:
+            flags.append(token)
+        previous = token
+    return inputs, flags
 
 
-class _SplitError(Exception):
-    pass
+def _read_input_list(url: str) -> list[str]:
+    from paramine.pipelines.formats import read_input_list
 
-
-class _SplitParser(_BeamArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _SplitError(message)
-
-
-def split_inputs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Separate the INPUT arguments from the flags, Beam's flags included.
-
-    A parser that knows only paramine's flags cannot tell whether the token
-    after a Beam flag is its value or an INPUT (``--runner DirectRunner``),
-    so this one knows the flags of every PipelineOptions class, as Beam's
-    own parsing does. Tokens remember their position, so an INPUT that
-    equals a flag's value is still told apart.
-
-    Returns:
-        The INPUTs, and argv without them. When the flags do not parse, no
-        INPUT is split off and the paramine parser reports the error.
-    """
-    tokens = []
-    for index, text in enumerate(argv):
-        token = _Token(text)
-        token.position = index
-        tokens.append(token)
-    parser = _SplitParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("inputs", nargs="*")
-    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
-        cls._add_argparse_args(parser)
     try:
-        # Intermixed: INPUTs may come before, between and after the flags.
-        known, _ = parser.parse_known_intermixed_args(tokens)
-    except _SplitError:
-        return [], list(argv)
-    if any(text in ("-h", "--help") for text in argv):
-        return [], list(argv)
-    positions = {token.position for token in known.inputs}
-    inputs = [argv[i] for i in sorted(positions)]
-    return inputs, [text for i, text in enumerate(argv) if i not in positions]
+        return read_input_list(url)
+    except FileNotFoundError:
+        raise InputError(f"--input-list {url}: no such file") from None
+    except OSError as error:
+        raise InputError(f"--input-list {url}: cannot be read ({error})") from None
 
 
-def _prepare_output(output: str, overwrite: bool) -> None:
-    fs, path = fsspec.core.url_to_fs(output)
-    if not fs.exists(path) or not fs.ls(path):
-        return
-    if not overwrite:
-        raise SystemExit(
-            f"paramine mine: {output} is not empty; pass --overwrite to replace it, or choose "
-            "another --output"
-        )
-    # The manifest goes first: a half-deleted dataset must read as incomplete.
-    for name in (MANIFEST_NAME, "pairs", "rejects"):
-        target = f"{path.rstrip('/')}/{name}"
-        if fs.exists(target):
-            fs.rm(target, recursive=True)
-
-
-def build_pipeline(
-    pipeline: beam.Pipeline,
-    shards: list[Shard],
-    job: MineOptions,
-    base: dict[str, Any],
-) -> None:
-    """Add the mining graph to ``pipeline``: shards in, dataset written."""
-    score = resolve_score(job.score, job.threshold)
-    handler = PairEncoderHandler(
-        job.model,
-        batch_size=job.batch_size,
-        device=job.device,
-        prefix=job.prefix,
-        share_across_processes=job.share_model_across_processes,
-        # Margin scoring needs each pair's embeddings right after encoding.
-        keep_vectors=job.threshold == "auto" and score == "margin",
-    )
-    reader_options = ReaderOptions(
-        invalid_utf8=job.invalid_utf8,
-        max_line_chars=job.max_line_chars,
-        on_length_mismatch=job.on_length_mismatch,
-        xces_links=job.xces_links,
-        on_malformed_xml=job.on_malformed_xml,
-        tsv_columns=tuple(job.tsv_columns) if job.tsv_columns else None,
-        split_bytes=job.split_bytes,
-    )
-    prefilter_options = PrefilterOptions(
-        min_words=job.min_words,
-        max_words=job.max_words,
-        max_length_ratio=job.max_length_ratio,
-        sentence_count_filter=job.sentence_count_filter,
-    )
-
-    read = pipeline | "ReadBitext" >> ReadBitext(shards, reader_options)
-    prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options)
-    scored = prefiltered.kept | "ScorePairs" >> ScorePairs(handler)
-    if job.threshold == "auto":
-        # The sample is embedded on its own, so no scored pair waits for it
-        # holding its embeddings: margin scoring uses each pair's vectors as
-        # they leave the encoder and drops them in the same step.
-        sample = prefiltered.kept | "CalibrationSample" >> EmbedSample(
-            handler, job.calibration_sample
-        )
-        scoring = None
-        if score == "margin":
-            scored = scored | "MarginScore" >> MarginScore(job.margin_k, sample)
-            scoring = MarginScoring(job.margin_k)
-        threshold = sample | "CalibrateThreshold" >> CalibrateThreshold(
-            job.max_false_accept, scoring=scoring
-        )
-    else:
-        threshold = pipeline | "FixedThreshold" >> beam.Create(
-            [{"mode": "fixed", "value": float(job.threshold), "score": score}]
-        )
-    cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
-    kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
-    groups = kept.kept | "GroupByPivot" >> GroupByPivot(job.max_group_size)
-    pairs = groups.kept | "MakePairs" >> MakePairs(
-        job.pair_mode, job.max_pairs_per_group, job.near_equal
-    )
-    final = pairs | "PostFilter" >> PostFilter(job.near_equal)
-
-    counts = (
-        read | "CountRead" >> CountStage("read"),
-        prefiltered | "CountPrefilter" >> CountStage("prefilter", taken_in=read.kept),
-        kept | "CountThreshold" >> CountStage("threshold", taken_in=prefiltered.kept),
-        groups | "CountGroup" >> CountStage("group", taken_in=kept.kept, weight=group_weight),
-        final | "CountPostFilter" >> CountStage("postfilter", taken_in=pairs),
-        read.repairs,
-    ) | "AllCounts" >> beam.Flatten()
-
-    true_scores = scored | "SummarizeScores" >> SummarizeScores()
-    threshold_info = (
-        pipeline
-        | "ThresholdOnce" >> beam.Create([None])
-        | "ThresholdInfo"
-        >> beam.Map(
-            lambda _, info, aligned: {**info, "aligned": aligned},
-            beam.pvalue.AsSingleton(threshold),
-            beam.pvalue.AsSingleton(true_scores),
-        )
-    )
-    _ = {
-        "pairs": final.kept,
-        "rejects": read.rejected,
-        "counts": counts,
-        "threshold": threshold_info,
-    } | "WriteDataset" >> WriteDataset(job.output, base, job.num_shards)
-
-
-def _summary(manifest: Manifest, output: str, seconds: float, counters: dict[str, int]) -> str:
-    c = manifest.counts
-    read = c["read"]["in"]
-    lines = [
-        f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
-        f"  records read        {read:>10,}",
-        f"  rejected at read    {sum(c['read']['dropped'].values()):>10,}",
-        f"  kept by prefilter   {c['prefilter']['kept']:>10,}",
-        f"  kept by threshold   {c['threshold']['kept']:>10,}   "
-        f"(cut {manifest.threshold.get('value')}, {manifest.threshold.get('mode')})",
-        f"  candidates grouped  {c['group']['kept']:>10,}",
-        f"  pairs made          {c['postfilter']['in']:>10,}",
-        f"  pairs written       {manifest.rows['pairs']:>10,}",
-        f"  time {seconds:,.1f} s, {read / max(seconds, 1e-9):,.0f} records/s",
-    ]
-    if counters.get("pairs_scored"):
-        lines.append(
-            f"  texts encoded {counters.get('texts_encoded', 0):,} (the calibration sample's "
-            f"included) for {counters['pairs_scored']:,} pairs scored"
-        )
-    for stage in ("read", "prefilter", "threshold", "group", "postfilter"):
-        for reason, n in c[stage]["dropped"].items():
-            lines.append(f"    dropped at {stage:<10} {reason:<26} {n:>8,}")
-    for reason, n in c.get("repairs", {}).items():
-        lines.append(f"    repaired and kept     {reason:<26} {n:>8,}")
-    return "\n".join(lines)
-
-
-def run(argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None) -> Manifest:
-    """Run the mining job and return the manifest of the dataset it wrote.
+def run(argv: Sequence[str] | None = None, test_pipeline: Any = None) -> Manifest:
+    """Run the mining job from a command line and return the manifest it wrote.
 
     Args:
         argv: Command-line arguments (INPUT... and flags); ``sys.argv`` by default.
         test_pipeline: A pipeline to build into instead of a new one (tests).
     """
-    return run_with_metrics(argv, test_pipeline)[0]
+    config, beam_args = config_from_command_line(sys.argv[1:] if argv is None else argv)
+    return run_config(config, beam_args, test_pipeline).manifest
 
 
-def _counters(result: beam.runners.runner.PipelineResult) -> dict[str, int]:
+def run_with_metrics(
+    argv: Sequence[str] | None = None, test_pipeline: Any = None
+) -> tuple[Manifest, dict[str, int]]:
+    """Like ``run``, and also return the run's ``paramine`` Beam counters."""
+    config, beam_args = config_from_command_line(sys.argv[1:] if argv is None else argv)
+    result = run_config(config, beam_args, test_pipeline)
+    return result.manifest, result.counters
+
+
+def run_config(
+    config: MineConfig,
+    beam_args: Sequence[str] = (f"--runner={DEFAULT_RUNNER}",),
+    test_pipeline: Any = None,
+) -> MineRun:
+    """Run the mining job described by ``config``: the Python API of ``paramine mine``.
+
+    Args:
+        config: The run's settings; ``inputs`` and ``output`` are required.
+        beam_args: Beam's pipeline options, passed through unchanged.
+        test_pipeline: A pipeline to build into instead of a new one (tests).
+
+    Raises:
+        ParamineError: A setting, input, model or output that cannot work,
+            found before anything is written; or a bad record under an
+            ``error`` policy, found while reading.
+    """
+    if not config.inputs:
+        raise UsageError("give at least one INPUT (or --input URL)")
+    if not config.output:
+        raise UsageError("--output is required")
+    deployment = dataflow.apply(config, list(beam_args))
+    config = deployment.config
+    if config.deploy_dry_run:
+        print(dataflow.describe(deployment), file=sys.stderr)
+        raise SystemExit(0)
+
+    from paramine.pipelines.preflight import check_run
+
+    checked = check_run(config)
+
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
+    from paramine.pipelines.write_dataset import WriteDataset
+
+    base = {
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "code_version": code_version(),
+        "options": {**config.to_record(), "runner": deployment.runner},
+        "model": checked.model_record,
+        "inputs": checked.input_records,
+        "stages": [stage.to_record() for stage in MINE_STAGES],
+    }
+    start = time.monotonic()
+    pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(deployment.beam_args))
+    mined = pipeline | "MineParaphrases" >> MineParaphrases(config, checked.shards)
+    tables = {
+        "pairs": mined.pairs,
+        "rejects": mined.rejects,
+        "counts": mined.counts,
+        "threshold": mined.threshold,
+    }
+    if mined.scored is not None:
+        tables["scored"] = mined.scored
+    from paramine.pipelines.progress import RunProgress, input_bytes
+    from paramine.pipelines.report.build import build_report
+    from paramine.pipelines.report.timing import run_timing
+    from paramine.schemas.manifest import read_manifest
+
+    # The run writes beside --output, report included; the dataset is swapped
+    # in only when complete, and a failed run leaves the old one as it was.
+    staging = checked.output
+    _ = tables | "WriteDataset" >> WriteDataset(staging.staging, base, config.num_shards)
+    with staging.writing():
+        with RunProgress(input_bytes(checked.input_records), quiet=config.quiet):
+            result = pipeline.run()
+            result.wait_until_finish()
+        seconds = time.monotonic() - start
+        build_report(
+            staging.staging,
+            read_manifest(staging.staging),
+            timing=run_timing(seconds, result),
+            published_as=staging.target,
+        )
+    counters = _counters(result)
+    manifest = read_manifest(staging.target)
+    print(_summary(manifest, staging.target, seconds), file=sys.stderr)
+    if manifest.threshold.get("warning"):
+        print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
+    return MineRun(manifest, counters)
+
+
+def _counters(result: Any) -> dict[str, int]:
     """The ``paramine`` counters of a finished run, summed over steps."""
+    from apache_beam.metrics.metric import MetricsFilter
+
     totals: dict[str, int] = {}
     try:
         query = result.metrics().query(MetricsFilter().with_namespace("paramine"))
@@ -301,77 +235,40 @@ def _counters(result: beam.runners.runner.PipelineResult) -> dict[str, int]:
     return totals
 
 
-def run_with_metrics(
-    argv: Sequence[str] | None = None, test_pipeline: beam.Pipeline | None = None
-) -> tuple[Manifest, dict[str, int]]:
-    """Like ``run``, and also return the run's ``paramine`` Beam counters."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    inputs, flags = split_inputs(argv)
-    if any(flag in ("-h", "--help") for flag in flags):
-        parser.parse_args(["--help"])
-    args, beam_args = build_parser(with_inputs=False).parse_known_args(flags)
-    if args.input_list:
-        inputs += read_input_list(args.input_list)
-    if not inputs:
-        if (args.src_lang, args.tgt_lang) != DEMO_LANGS:
-            parser.error("the built-in demo is English-Polish: give INPUT for other languages")
-        inputs = [demo_input()]
-        args.output = args.output or DEMO_OUTPUT
-        print(f"paramine: no INPUT given, mining the built-in demo {inputs[0]}", file=sys.stderr)
-    if not args.output:
-        parser.error("--output is required when INPUT is given")
-    if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
-        beam_args.append(f"--runner={DEFAULT_RUNNER}")
-    try:
-        # Validated and translated before anything is built or launched.
-        beam_args = dataflow.apply(args, beam_args, inputs)
-    except dataflow.DeploymentError as error:
-        parser.error(str(error))
-    job_values = {k: v for k, v in vars(args).items() if k != "inputs"}
-    options = PipelineOptions(beam_args, **job_values)
-    job = options.view_as(MineOptions)
-
-    try:
-        shards = resolve_inputs(inputs, job.src_lang, job.tgt_lang, job.input_format, job.corpus)
-    except ValueError as error:
-        parser.error(str(error))
-    _prepare_output(job.output, job.overwrite)
-
-    model = resolve_model(job.model)
-    base = {
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "code_version": code_version(),
-        "options": {
-            **job_values,
-            "inputs": inputs,
-            "runner": options.view_as(StandardOptions).runner,
-        },
-        "model": {
-            "spec": job.model,
-            "id": model.model_id,
-            "revision": model.revision,
-            "prefix": job.prefix if job.prefix is not None else model.prefix,
-        },
-        "inputs": [
-            {"format": s.format, "corpus": s.corpus, "files": [fingerprint(f) for f in s.files]}
-            for s in shards
-        ],
-    }
-
-    start = time.monotonic()
-    pipeline = test_pipeline or beam.Pipeline(options=options)
-    build_pipeline(pipeline, shards, job, base)
-    result = pipeline.run()
-    result.wait_until_finish()
-    counters = _counters(result)
-    manifest = read_manifest(job.output)
-    print(_summary(manifest, job.output, time.monotonic() - start, counters), file=sys.stderr)
-    return manifest, counters
+def _summary(manifest: Manifest, output: str, seconds: float) -> str:
+    c = manifest.counts
+    read = c["read"]["in"]
+    lines = [
+        f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
+        f"  records read        {read:>10,}",
+        f"  rejected at read    {sum(c['read']['dropped'].values()):>10,}",
+        f"  kept by prefilter   {c['prefilter']['kept']:>10,}",
+        f"  in multi-candidate groups {c['group']['kept']:>4,}",
+        f"  kept by threshold   {c['threshold']['kept']:>10,}   "
+        f"(cut {manifest.threshold.get('value')}, {manifest.threshold.get('mode')})",
+        f"  candidates grouped  {c['regroup']['kept']:>10,}",
+        f"  pairs made          {c['postfilter']['in']:>10,}",
+        f"  pairs written       {manifest.rows['pairs']:>10,}",
+        f"  time {seconds:,.1f} s, {read / max(seconds, 1e-9):,.0f} records/s",
+    ]
+    encoding = manifest.extra.get("encoding", {})
+    if encoding:
+        lines.append(
+            f"  texts encoded       {encoding['texts_encoded']:>10,}   "
+            f"({encoding['texts_per_input_pair']:.3f} per input pair, the calibration "
+            f"sample's included; {encoding['single_candidate_share']:.1%} of input pairs "
+            "had a single-candidate pivot and were never encoded)"
+        )
+    for stage in manifest.stages or [{"name": name} for name in c if name != "repairs"]:
+        name = stage["name"]
+        for reason, n in c.get(name, {}).get("dropped", {}).items():
+            lines.append(f"    dropped at {name:<10} {reason:<26} {n:>8,}")
+    for reason, n in c.get("repairs", {}).items():
+        lines.append(f"    repaired and kept     {reason:<26} {n:>8,}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``paramine mine``."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     run(argv)
     return 0

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import apache_beam as beam
+from paramine.pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.text import comparison_key, edit_similarity
+from paramine.schemas.records import ParaphrasePair
+from paramine.schemas.stages import PARAPHRASE_PAIR, Stage
 
-from pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
-from pipelines.text import comparison_key, edit_similarity
-from schemas.records import ParaphrasePair
+POSTFILTER = Stage(
+    "postfilter",
+    PARAPHRASE_PAIR,
+    ("equal_after_normalization", "near_equal", "duplicate_across_groups"),
+    "drop trivial pairs and the same unordered pair made by two groups",
+)
 
 
 def trivial_reason(a: str, b: str, near_equal: float) -> str:
@@ -28,7 +35,7 @@ def postfilter_reason(pair: ParaphrasePair, near_equal: float) -> str:
 class _TrivialFn(beam.DoFn):
     def __init__(self, near_equal: float) -> None:
         self.near_equal = near_equal
-        self.drop = Dropper("postfilter")
+        self.drop = Dropper(POSTFILTER)
 
     def process(self, pair: ParaphrasePair) -> Iterator:
         reason = postfilter_reason(pair, self.near_equal)
@@ -62,7 +69,7 @@ class PostFilter(beam.PTransform):
             # Any fixed order will do; this one keeps the pair of the smallest pivot.
             | "OnePerPair"
             >> KeepFirst(
-                "postfilter",
+                POSTFILTER,
                 "duplicate_across_groups",
                 lambda p: (p.pivot, p.sentence_a, p.sentence_b),
             )

@@ -6,10 +6,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import apache_beam as beam
+from paramine.pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.text import comparison_key, normalize, sentence_count, word_count
+from paramine.schemas.records import AlignedPair
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-from pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
-from pipelines.text import comparison_key, normalize, sentence_count, word_count
-from schemas.records import AlignedPair
+PREFILTER = Stage(
+    "prefilter",
+    ALIGNED_PAIR,
+    (
+        "empty",
+        "untranslated",
+        "too_short",
+        "too_long",
+        "length_ratio",
+        "sentence_count_mismatch",
+        "duplicate_pair",
+    ),
+    "normalize text; drop pairs not worth encoding and exact duplicates",
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,7 @@ def prefilter_reason(pair: AlignedPair, options: PrefilterOptions) -> str:
 class _FilterFn(beam.DoFn):
     def __init__(self, options: PrefilterOptions) -> None:
         self.options = options
-        self.drop = Dropper("prefilter")
+        self.drop = Dropper(PREFILTER)
 
     def process(self, pair: AlignedPair) -> Iterator:
         pair = replace(pair, pivot=normalize(pair.pivot), candidate=normalize(pair.candidate))
@@ -91,7 +106,7 @@ class Prefilter(beam.PTransform):
             | "KeyByText" >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang), p))
             # The first occurrence in the input (shard, line) stands for all.
             | "FirstOfDuplicates"
-            >> KeepFirst("prefilter", "duplicate_pair", lambda p: (p.shard, p.line))
+            >> KeepFirst(PREFILTER, "duplicate_pair", lambda p: (p.shard, p.line))
         )
         dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
         return StageResult(deduped.kept, dropped)

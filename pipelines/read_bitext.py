@@ -1,10 +1,15 @@
 """ReadBitext: shards in, AlignedPair records and rejections out.
 
-Shards | Spread | Split | SpreadSpans | Read
+Shards | Spread | Split | SpreadSpans | Read | KeyRejects | FirstRejects | RejectRows
 
 ``Split`` cuts each big uncompressed line-format file (or Moses pair) into
 spans of about ``ReaderOptions.split_bytes``, and ``SpreadSpans`` hands the
 spans to different workers, so one 40 GB file is read by many workers at once.
+
+Every rejection is counted, but only the first
+``ReaderOptions.max_rejects_per_reason`` of each (reason, shard), by line,
+become reject rows: a file of a million blank lines gives one count of a
+million and a thousand rows of evidence, not a million rows.
 """
 
 from __future__ import annotations
@@ -14,10 +19,17 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.combiners import TopCombineFn
+from paramine.pipelines.accounting import DROPPED, REPAIRS, Dropper
+from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
+from paramine.pipelines.progress import worker_tap
+from paramine.schemas.records import AlignedPair, Rejected
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-from pipelines.accounting import DROPPED, REPAIRS, Dropper
-from pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
-from schemas.records import AlignedPair
+#: The readers' reasons are an open set (docs/formats.md lists them): every
+#: read drop is counted; the first rows of each reason and shard are kept
+#: as rejects (``ReaderOptions.max_rejects_per_reason``).
+READ = Stage("read", ALIGNED_PAIR, None, "read the shards; unreadable records become rejects")
 
 REJECTED = "rejected"
 #: Stage name of the repair rows, beside the ledger stages: a repaired pair
@@ -25,8 +37,20 @@ REJECTED = "rejected"
 REPAIRS_STAGE = REPAIRS
 
 
+def reject_order(rejected: Rejected) -> tuple[int, str]:
+    """Which rejections of a (reason, shard) are written first: by line, then record.
+
+    A total order on what a shard's reader yields, so the rows kept do not
+    depend on which worker read which span first.
+    """
+    return rejected.line, rejected.record
+
+
 class ReadOutput(NamedTuple):
     """AlignedPair records, ``(reason, n)`` drops, the Rejected records, and repairs.
+
+    ``dropped`` counts every rejection; ``rejected`` holds at most
+    ``max_rejects_per_reason`` of them per (reason, shard), the first by line.
 
     ``repairs`` holds ``("repairs", reason, n)`` rows, the shape of the
     count rows that ``WriteDataset`` folds into the manifest: flattened into
@@ -51,19 +75,40 @@ class _SplitShardFn(beam.DoFn):
 class _ReadShardFn(beam.DoFn):
     def __init__(self, options: ReaderOptions) -> None:
         self.options = options
-        self.drop = Dropper("read")
+        self.drop = Dropper(READ)
         self._repair_counters: dict[str, object] = {}
 
     def process(self, shard: Shard) -> Iterator:
+        tap = worker_tap()
+        limit = self.options.max_rejects_per_reason
+        # The first `limit` rejections of each reason in this span; the rest
+        # are counted only. Trimmed at twice the limit: memory stays bounded
+        # whatever the order a reader yields in.
+        first: dict[str, list[Rejected]] = {}
         for result in read_shard(shard, self.options):
             if isinstance(result, AlignedPair):
+                tap.add(pairs=1)
                 yield result
             elif isinstance(result, Repair):
                 self._count_repair(result.reason)
                 yield beam.pvalue.TaggedOutput(REPAIRS, (result.reason, 1))
             else:
-                yield beam.pvalue.TaggedOutput(REJECTED, result)
                 yield self.drop(result.reason)
+                if not limit:
+                    yield beam.pvalue.TaggedOutput(REJECTED, result)
+                    continue
+                rows = first.setdefault(result.reason, [])
+                rows.append(result)
+                if len(rows) >= 2 * limit:
+                    rows.sort(key=reject_order)
+                    del rows[limit:]
+        for rows in first.values():
+            for row in sorted(rows, key=reject_order)[:limit]:
+                yield beam.pvalue.TaggedOutput(REJECTED, row)
+
+    def finish_bundle(self) -> None:
+        # The launcher's bar gets the last counts before the run ends.
+        worker_tap().flush()
 
     def _count_repair(self, reason: str) -> None:
         counter = self._repair_counters.get(reason)
@@ -100,9 +145,21 @@ class ReadBitext(beam.PTransform):
                 DROPPED, REJECTED, REPAIRS, main="pairs"
             )
         )
+        rejected = results[REJECTED]
+        limit = self.options.max_rejects_per_reason
+        if limit:
+            # A span's reader kept its own first rows; these are the first of
+            # the whole shard, whichever spans they came from.
+            rejected = (
+                rejected
+                | "KeyRejects" >> beam.Map(lambda r: ((r.reason, r.shard), r))
+                | "FirstRejects"
+                >> beam.CombinePerKey(TopCombineFn(limit, key=reject_order, reverse=True))
+                | "RejectRows" >> beam.FlatMap(lambda keyed: keyed[1])
+            )
         repairs = (
             results[REPAIRS]
             | "SumRepairs" >> beam.CombinePerKey(sum)
             | "TagRepairs" >> beam.MapTuple(lambda reason, n: (REPAIRS_STAGE, reason, n))
         )
-        return ReadOutput(results["pairs"], results[DROPPED], results[REJECTED], repairs)
+        return ReadOutput(results["pairs"], results[DROPPED], rejected, repairs)

@@ -22,8 +22,8 @@ latest; the next run starts over. See docs/refresh.md for the design.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import posixpath
@@ -34,18 +34,20 @@ from typing import Any
 
 import fsspec
 import yaml
-
-from pipelines.fingerprint import fingerprint
-from pipelines.formats import Shard, resolve_inputs
-from pipelines.options import DEFAULT_MODEL, DEFAULT_RUNNER
-from schemas.manifest import (
+from paramine.pipelines.accounting import NOTES
+from paramine.pipelines.config import DEFAULT_MODEL, DEFAULT_RUNNER, MineConfig
+from paramine.pipelines.fingerprint import fingerprint
+from paramine.pipelines.formats import Shard, resolve_inputs
+from paramine.schemas.digest import text_digest
+from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.manifest import (
     MANIFEST_NAME,
-    STAGES,
     IncompleteDatasetError,
     Manifest,
     read_manifest,
     write_manifest,
 )
+from paramine.schemas.storage import atomic_write
 
 LATEST_NAME = "_LATEST"
 VERSION_PREFIX = "v="
@@ -54,19 +56,24 @@ MINED_DIR = "mined"
 REFRESH_FORMAT = "paramine.refresh/1"
 
 CONFIG_KEYS = ("output", "inputs", "src_lang", "tgt_lang", "model", "options", "beam_args", "keep")
-#: Flags that refresh owns: a version's inputs and output are not the user's to set.
-RESERVED_OPTIONS = ("output", "overwrite", "inputs", "src-lang", "tgt-lang", "model")
+#: Settings that refresh owns: a version's inputs and output are not the user's to set.
+RESERVED_OPTIONS = ("output", "overwrite", "inputs", "input_list", "src_lang", "tgt_lang", "model")
 DEFAULT_KEEP = 5
-#: Flags that say where a job runs, not what it writes: changing them re-mines
-#: nothing. (A GPU encodes in fp16, which moves cosines by ~1e-3; each batch
-#: records the model and threshold it was mined with.)
-DEPLOYMENT_FLAGS = (
-    "--gpu-type",
-    "--gpu-count",
-    "--gpu-mode",
-    "--worker-image",
-    "--disk-size-gb",
-    "--deploy-dry-run",
+#: Settings that say where or how a job runs, not which pairs it writes: changing them
+#: re-mines nothing. (A GPU encodes in fp16, which moves cosines by ~1e-3;
+#: each batch records the model and threshold it was mined with.)
+RUN_SETTINGS = (
+    "gpu_type",
+    "gpu_count",
+    "gpu_mode",
+    "worker_image",
+    "disk_size_gb",
+    "deploy_dry_run",
+    "share_model_across_processes",
+    "device",
+    "batch_tokens",
+    "num_shards",
+    "write_scored",
 )
 
 
@@ -95,26 +102,43 @@ class RefreshConfig:
     options: dict[str, Any] = field(default_factory=dict)
     beam_args: list[str] = field(default_factory=lambda: [f"--runner={DEFAULT_RUNNER}"])
     keep: int = DEFAULT_KEEP
+    #: Every mining setting, checked by ``MineConfig`` itself; built from the above.
+    mine: MineConfig = field(init=False, repr=False, compare=False)
 
-    def mine_flags(self) -> list[str]:
-        """The ``paramine mine`` flags that decide what a shard yields (no inputs, no output)."""
-        flags = [f"--src-lang={self.src_lang}", f"--tgt-lang={self.tgt_lang}"]
-        flags.append(f"--model={self.model}")
-        for key, value in sorted(self.options.items()):
-            if value is True:
-                flags.append(f"--{key}")
-            elif value is not False and value is not None:
-                flags.append(f"--{key}={value}")
-        return flags
+    def __post_init__(self) -> None:
+        settings = {str(k).lstrip("-").replace("-", "_"): v for k, v in self.options.items()}
+        reserved = sorted(set(settings) & set(RESERVED_OPTIONS))
+        if reserved:
+            raise UsageError(
+                f"options {reserved} are set by refresh itself; use the top-level keys "
+                "output, inputs, src_lang, tgt_lang and model"
+            )
+        mine = MineConfig.from_mapping(
+            {
+                **settings,
+                "inputs": list(self.inputs),
+                "src_lang": self.src_lang,
+                "tgt_lang": self.tgt_lang,
+                "model": self.model,
+            },
+            source="refresh options",
+        )
+        object.__setattr__(self, "mine", mine)
+
+    def mine_settings(self) -> dict[str, Any]:
+        """The settings that decide what a shard yields (no inputs, no output, no deployment)."""
+        record = self.mine.to_record()
+        for name in ("inputs", "input_list", "output", "overwrite", *RUN_SETTINGS):
+            record.pop(name, None)
+        return record
 
     def fingerprint(self) -> str:
         """A hash of the mining settings: when it changes every shard is re-mined.
 
-        The runner and deployment flags are left out: they change where a job
-        runs, not the rows it writes (the pipeline is deterministic).
+        The runner and deployment settings are left out: they change where a
+        job runs, not the rows it writes (the pipeline is deterministic).
         """
-        flags = [f for f in self.mine_flags() if f.split("=")[0] not in DEPLOYMENT_FLAGS]
-        return hashlib.sha256(json.dumps(flags).encode()).hexdigest()[:16]
+        return text_digest(json.dumps(self.mine_settings(), sort_keys=True))
 
 
 def _absolute(url: str) -> str:
@@ -131,70 +155,48 @@ def load_config(path: str) -> RefreshConfig:
     ``paramine mine`` command line.
 
     Raises:
-        ValueError: A key is unknown, a required key is missing, or a value
+        UsageError: A key is unknown, a required key is missing, or a value
             has the wrong type; the message names the file and the key.
     """
     with fsspec.open(path, "r", encoding="utf-8") as f:
         data = yaml.safe_load(f)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a refresh config is a YAML mapping with keys {CONFIG_KEYS}")
+        raise UsageError(f"{path}: a refresh config is a YAML mapping with keys {CONFIG_KEYS}")
     unknown = sorted(set(data) - set(CONFIG_KEYS))
     if unknown:
-        raise ValueError(f"{path}: unknown keys {unknown}; allowed: {', '.join(CONFIG_KEYS)}")
+        raise UsageError(f"{path}: unknown keys {unknown}; allowed: {', '.join(CONFIG_KEYS)}")
     for key in ("output", "inputs"):
         if not data.get(key):
-            raise ValueError(f"{path}: {key!r} is required")
+            raise UsageError(f"{path}: {key!r} is required")
     inputs = data["inputs"]
     if isinstance(inputs, str):
         inputs = [inputs]
     if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
-        raise ValueError(f"{path}: 'inputs' must be a list of paths or URLs")
+        raise UsageError(f"{path}: 'inputs' must be a list of paths or URLs")
     options = data.get("options") or {}
     if not isinstance(options, dict):
-        raise ValueError(f"{path}: 'options' must be a mapping of mine flags to values")
-    options = {str(k).lstrip("-").replace("_", "-"): v for k, v in options.items()}
-    reserved = sorted(set(options) & set(RESERVED_OPTIONS))
-    if reserved:
-        raise ValueError(
-            f"{path}: options {reserved} are set by refresh itself; use the top-level keys "
-            "output, inputs, src_lang, tgt_lang and model"
-        )
+        raise UsageError(f"{path}: 'options' must be a mapping of mine flags to values")
     beam_args = data.get("beam_args", [f"--runner={DEFAULT_RUNNER}"])
     if not isinstance(beam_args, list) or not all(isinstance(a, str) for a in beam_args):
-        raise ValueError(f"{path}: 'beam_args' must be a list of strings such as --runner=...")
+        raise UsageError(f"{path}: 'beam_args' must be a list of strings such as --runner=...")
     keep = data.get("keep", DEFAULT_KEEP)
     if not isinstance(keep, int) or keep < 1:
-        raise ValueError(f"{path}: 'keep' must be a positive integer, got {keep!r}")
-    config = RefreshConfig(
-        output=_absolute(str(data["output"])).rstrip("/"),
-        inputs=[_absolute(i) for i in inputs],
-        src_lang=str(data.get("src_lang", "en")),
-        tgt_lang=str(data.get("tgt_lang", "pl")),
-        model=_absolute(str(data["model"]))
-        if data.get("model") and os.path.isdir(str(data["model"]))
-        else str(data.get("model", DEFAULT_MODEL)),
-        options=options,
-        beam_args=list(beam_args),
-        keep=keep,
-    )
-    _check_mine_flags(config, path)
-    return config
-
-
-def _check_mine_flags(config: RefreshConfig, source: str) -> None:
-    """Parse the flags with mine's own parser now, not after an hour of waiting."""
-    from pipelines.mine import build_parser
-
-    parser = build_parser()
-    parser.exit_on_error = False
+        raise UsageError(f"{path}: 'keep' must be a positive integer, got {keep!r}")
     try:
-        _, unknown = parser.parse_known_args(["--output=x", *config.mine_flags()])
-    except (argparse.ArgumentError, SystemExit) as error:
-        raise ValueError(f"{source}: bad mine option: {error}") from None
-    if unknown:
-        raise ValueError(
-            f"{source}: options {unknown} are not paramine mine flags; Beam options go in beam_args"
+        return RefreshConfig(
+            output=_absolute(str(data["output"])).rstrip("/"),
+            inputs=[_absolute(i) for i in inputs],
+            src_lang=str(data.get("src_lang", "en")),
+            tgt_lang=str(data.get("tgt_lang", "pl")),
+            model=_absolute(str(data["model"]))
+            if data.get("model") and os.path.isdir(str(data["model"]))
+            else str(data.get("model", DEFAULT_MODEL)),
+            options=options,
+            beam_args=list(beam_args),
+            keep=keep,
         )
+    except UsageError as error:
+        raise UsageError(f"{path}: {error}") from None
 
 
 # Shards and their fingerprints
@@ -339,25 +341,8 @@ def latest_url(root: str) -> str:
 
 
 def write_latest(root: str, version: str) -> None:
-    """Point ``_LATEST`` at ``version`` atomically.
-
-    Local filesystems: write a temporary file beside it and ``os.replace`` it,
-    which POSIX makes atomic. Object stores (GCS, S3): a single PUT of a small
-    object is atomic (readers see the old or the new object, never a part),
-    and fsspec's ``pipe_file`` is one PUT; their "rename" is copy + delete, so
-    it is not used there.
-    """
-    fs, path = fsspec.core.url_to_fs(_join(root, LATEST_NAME))
-    data = (version + "\n").encode("utf-8")
-    if "file" in fs.protocol or "local" in fs.protocol:
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    else:
-        fs.pipe_file(path, data)
+    """Point ``_LATEST`` at ``version`` atomically (``paramine.schemas.storage.atomic_write``)."""
+    atomic_write(_join(root, LATEST_NAME), version + "\n")
 
 
 def list_versions(root: str) -> list[str]:
@@ -436,7 +421,8 @@ def prune(root: str, keep: int) -> list[str]:
 def _sum_counts(batches: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Stage counts of a version: the sum of its batches' (each balances, so the sum does)."""
     total: dict[str, dict[str, Any]] = {}
-    for stage in STAGES:
+    stages = [name for batch in batches for name in batch["counts"] if name not in NOTES]
+    for stage in dict.fromkeys(stages):
         merged: dict[str, Any] = {"in": 0, "kept": 0, "dropped": {}}
         for batch in batches:
             c = batch["counts"].get(stage, {"in": 0, "kept": 0, "dropped": {}})
@@ -486,7 +472,7 @@ def version_manifest(
         options={
             "refresh": {
                 "inputs": config.inputs,
-                "mine_flags": config.mine_flags(),
+                "mine_settings": config.mine_settings(),
                 "beam_args": config.beam_args,
                 "keep": config.keep,
             }
@@ -573,7 +559,7 @@ def refresh(
         now: The time that names the new version (tests).
         log: Where progress lines go; stderr by default.
     """
-    from pipelines import mine
+    from paramine.pipelines import mine
 
     out = log or sys.stderr
     root = config.output
@@ -582,8 +568,8 @@ def refresh(
         config.inputs,
         config.src_lang,
         config.tgt_lang,
-        str(config.options.get("format", "auto")),
-        config.options.get("corpus"),
+        config.mine.input_format,
+        config.mine.corpus,
     )
     latest = read_latest(root)
     previous = (latest, read_manifest(_join(root, latest))) if latest else None
@@ -601,13 +587,10 @@ def refresh(
     batches = list(plan.carried)
     if plan.to_mine:
         print(f"paramine refresh: mining {len(plan.to_mine)} shard(s) into {version}", file=out)
-        argv = [
-            *(s.url for s in plan.to_mine),
-            f"--output={_join(root, version, MINED_DIR)}",
-            *config.mine_flags(),
-            *config.beam_args,
-        ]
-        mined = mine.run(argv)
+        batch_config = config.mine.replace(
+            inputs=tuple(s.url for s in plan.to_mine), output=_join(root, version, MINED_DIR)
+        )
+        mined = mine.run_config(batch_config, config.beam_args).manifest
         batches.append(batch_from_manifest(version, mined))
     manifest = version_manifest(version, batches, config, plan, mine.code_version())
     commit_manifest(root, version, manifest)
@@ -658,16 +641,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if args.keep is not None and args.keep < 1:
-        parser.error(f"--keep must be at least 1, got {args.keep}")
+        raise UsageError(f"--keep must be at least 1, got {args.keep}")
     try:
         config = load_config(args.config)
-    except (OSError, ValueError) as error:
-        parser.error(str(error))
+    except OSError as error:
+        raise InputError(f"{args.config}: cannot read the refresh config ({error})") from None
     if extra:
-        config = RefreshConfig(**{**config.__dict__, "beam_args": [*config.beam_args, *extra]})
-    try:
-        refresh(config, keep=args.keep, dry_run=args.dry_run)
-    except ValueError as error:
-        print(f"paramine refresh: {error}", file=sys.stderr)
-        return 2
+        config = dataclasses.replace(config, beam_args=[*config.beam_args, *extra])
+    refresh(config, keep=args.keep, dry_run=args.dry_run)
     return 0

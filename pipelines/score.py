@@ -1,31 +1,31 @@
-"""ScorePairs and ThresholdFilter: cross-lingual cosine, then a cut."""
+"""ThresholdFilter: keep the pairs whose score reaches the cut.
+
+The score is the cross-lingual cosine (``ScoreByText``, pipelines/encode_texts.py)
+or, with ``--score margin``, the ratio margin (``MarginScore``,
+pipelines/margin.py); the cut is a fixed number or the calibrated one
+(pipelines/calibrate.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import apache_beam as beam
-from apache_beam.ml.inference.base import RunInference
+from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
+from paramine.schemas.records import ScoredPair
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-from encoders.handler import PairEncoderHandler
-from pipelines.accounting import DROPPED, Dropper, StageResult
-from schemas.records import ScoredPair
-
-
-class ScorePairs(beam.PTransform):
-    """Scores each aligned pair with the encoder through RunInference."""
-
-    def __init__(self, handler: PairEncoderHandler) -> None:
-        super().__init__()
-        self.handler = handler
-
-    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
-        return pairs | "RunInference" >> RunInference(self.handler)
+THRESHOLD = Stage(
+    "threshold",
+    ALIGNED_PAIR,
+    ("below_threshold",),
+    "keep pairs whose score reaches the cut",
+)
 
 
 class _ThresholdFn(beam.DoFn):
     def __init__(self) -> None:
-        self.drop = Dropper("threshold")
+        self.drop = Dropper(THRESHOLD)
 
     def process(self, scored: ScoredPair, threshold: float) -> Iterator:
         if scored.score >= threshold:
@@ -35,7 +35,7 @@ class _ThresholdFn(beam.DoFn):
 
 
 class ThresholdFilter(beam.PTransform):
-    """Keeps pairs whose cosine reaches the threshold.
+    """Keeps pairs whose score (cosine or margin) reaches the threshold.
 
     Args:
         threshold: A fixed cut, or a singleton PCollection holding one

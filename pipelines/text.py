@@ -21,11 +21,11 @@ import functools
 import importlib
 import logging
 import re
-import sys
-import unicodedata
 from typing import TYPE_CHECKING
 
-from rapidfuzz.distance import Levenshtein
+from paramine.schemas.errors import UsageError
+from paramine.schemas.languages import canonical_language, language_aliases
+from paramine.schemas.text_keys import comparison_key, edit_similarity, normalize
 
 if TYPE_CHECKING:
     from nltk.tokenize.destructive import NLTKWordTokenizer
@@ -43,78 +43,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-# One row per language: the ISO 639-1 code first, then every other spelling
-# that maps to it (ISO 639-3 terminology and bibliographic codes, macrolanguage
-# members seen in corpora, English names). Tatoeba names files by 639-3
-# (`corpus.pol`), OPUS mostly by 639-1 (`corpus.pl`); readers need both.
-_LANGUAGES: tuple[tuple[str, ...], ...] = (
-    ("ar", "ara", "arb", "arabic"),
-    ("be", "bel", "belarusian"),
-    ("bg", "bul", "bulgarian"),
-    ("bs", "bos", "bosnian"),
-    ("ca", "cat", "catalan"),
-    ("cs", "ces", "cze", "czech"),
-    ("cy", "cym", "wel", "welsh"),
-    ("da", "dan", "danish"),
-    ("de", "deu", "ger", "german"),
-    ("el", "ell", "gre", "greek"),
-    ("en", "eng", "english"),
-    ("eo", "epo", "esperanto"),
-    ("es", "spa", "spanish"),
-    ("et", "est", "ekk", "estonian"),
-    ("eu", "eus", "baq", "basque"),
-    ("fa", "fas", "per", "pes", "persian"),
-    ("fi", "fin", "finnish"),
-    ("fr", "fra", "fre", "french"),
-    ("ga", "gle", "irish"),
-    ("gl", "glg", "galician"),
-    ("he", "heb", "hebrew"),
-    ("hi", "hin", "hindi"),
-    ("hr", "hrv", "croatian"),
-    ("hu", "hun", "hungarian"),
-    ("hy", "hye", "arm", "armenian"),
-    ("id", "ind", "indonesian"),
-    ("is", "isl", "ice", "icelandic"),
-    ("it", "ita", "italian"),
-    ("ja", "jpn", "japanese"),
-    ("ka", "kat", "geo", "georgian"),
-    ("ko", "kor", "korean"),
-    ("la", "lat", "latin"),
-    ("lb", "ltz", "luxembourgish"),
-    ("lt", "lit", "lithuanian"),
-    ("lv", "lav", "lvs", "latvian"),
-    ("mk", "mkd", "mac", "macedonian"),
-    ("ml", "mal", "malayalam"),
-    ("mt", "mlt", "maltese"),
-    # Bokmal and Nynorsk keep their own ISO codes; all three share one punkt model.
-    ("nb", "nob", "bokmal", "bokmål", "norwegian bokmal", "norwegian bokmål"),
-    ("nl", "nld", "dut", "dutch", "flemish"),
-    ("nn", "nno", "nynorsk", "norwegian nynorsk"),
-    ("no", "nor", "norwegian"),
-    ("pl", "pol", "polish"),
-    ("pt", "por", "portuguese"),
-    ("ro", "ron", "rum", "romanian", "moldavian"),
-    ("ru", "rus", "russian"),
-    ("sk", "slk", "slo", "slovak"),
-    ("sl", "slv", "slovene", "slovenian"),
-    ("sq", "sqi", "alb", "albanian"),
-    ("sr", "srp", "serbian"),
-    ("sv", "swe", "swedish"),
-    ("th", "tha", "thai"),
-    ("tr", "tur", "turkish"),
-    ("uk", "ukr", "ukrainian"),
-    ("vi", "vie", "vietnamese"),
-    ("zh", "zho", "chi", "cmn", "chinese", "mandarin"),
-)
-
-_CANONICAL: dict[str, str] = {spelling: row[0] for row in _LANGUAGES for spelling in row}
-
-# Codes only (no English names): these are what corpus file names carry.
-_ALIASES: dict[str, frozenset[str]] = {
-    row[0]: frozenset(s for s in row if s.isascii() and s.isalpha() and len(s) <= 3)
-    for row in _LANGUAGES
-}
 
 # ISO 639-1 -> module name under `punkt.data`. Every one of these is a
 # `punkt_tab` model converted by the package; its `english_web` model is not
@@ -144,109 +72,32 @@ _PUNKT_MODELS: dict[str, str] = {
 }
 _FALLBACK_MODEL = "english"
 
-# Runs of whitespace (Python's `\s` is Unicode-aware: NBSP, U+2028, U+3000, ...)
-# and C0/C1 control characters (tabs, newlines, NUL, stray U+0085) become one
-# space: a record key must not depend on how an aligner wrapped a line.
-_SPACE_RUN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
-
-# Invisible characters that corpora sprinkle inside words (a BOM at the start of
-# a file, zero-width spaces from web scrapes). Deleted rather than spaced, so
-# "ab\u200bc" and "abc" get the same key.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u2060\ufeff"))
-
 # A word token has at least one letter or digit; `[^\W_]` is Unicode-aware.
 _WORD_CHAR = re.compile(r"[^\W_]")
 
 
-def normalize(text: str) -> str:
-    """Normalize text for display keys and exact-duplicate detection.
-
-    Applies NFKC (ligatures, full-width forms, NBSP), deletes zero-width
-    characters, turns every run of Unicode whitespace or control characters
-    into a single space, and strips both ends.
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The normalized text; empty if ``text`` held only whitespace.
-    """
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return _SPACE_RUN.sub(" ", text).strip()
-
-
-@functools.lru_cache(maxsize=1)
-def _comparison_drop_table() -> dict[int, None]:
-    """The `str.translate` table that deletes punctuation (P*) and spaces.
-
-    Built on first use (a scan of all code points, ~0.1 s) rather than at
-    import. Symbols (S*) are kept on purpose: "$5" vs "€5", "5 + 3" vs
-    "5 = 3" or "20 °C" vs "20" differ in meaning, and a pair that differs
-    only in symbols is not a trivial paraphrase.
-    """
-    drop: dict[int, None] = {ord(" "): None}
-    for code_point in range(sys.maxunicode + 1):
-        if unicodedata.category(chr(code_point)).startswith("P"):
-            drop[code_point] = None
-    return drop
-
-
-def comparison_key(text: str) -> str:
-    """Reduce text to the key under which two sentences count as the same.
-
-    The key is ``normalize(text)``, casefolded, with Unicode punctuation
-    (categories P*) and whitespace removed. Letters, digits, marks and
-    symbols (S*) are kept, so "Tom is here." and "tom is here" share a key
-    while "25 is a number" and "26 is a number" do not.
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The comparison key; empty for text with no letters, digits or symbols.
-    """
-    return normalize(text).casefold().translate(_comparison_drop_table())
-
-
-def edit_similarity(a: str, b: str) -> float:
-    """Normalized Levenshtein similarity of the comparison keys of two texts.
-
-    Args:
-        a: First text.
-        b: Second text.
-
-    Returns:
-        A value in [0, 1]: 1.0 when the keys are equal (two empty keys
-        included), 0.0 when they share nothing.
-    """
-    return float(Levenshtein.normalized_similarity(comparison_key(a), comparison_key(b)))
-
-
 # Bounded: language strings come from records, and a corrupt shard must not
-# grow the cache without limit. Real runs see a handful of distinct values.
+# grow the cache without limit. Cached here too, so that an unknown code read
+# on every line of a shard is looked up once, not once per line.
 @functools.lru_cache(maxsize=1024)
 def canonical_lang(code: str) -> str:
-    """Map a language code or name to ISO 639-1.
+    """Map a language code or name to its canonical code, ISO 639-1 where one exists.
 
-    Accepts ISO 639-1 (``pl``), ISO 639-3 and 639-2/B (``pol``, ``ces``,
-    ``cze``), English names (``polish``), any letter case, and BCP 47 style
-    region or script subtags (``pt-BR`` or ``pt_BR`` become ``pt-br``; only
-    the primary subtag is mapped).
+    Accepts what :func:`paramine.schemas.languages.canonical_language` does
+    (``pol``, ``cze``, ``Polish``, ``pt_BR``), but never raises: language
+    strings also come from records (a TSV's language columns, a TMX's
+    ``xml:lang``), and an unknown one must be a mismatch, not a stopped run.
 
     Args:
-        code: The language as given by a user or a file name.
+        code: The language as given by a user, a file name or a record.
 
     Returns:
-        The ISO 639-1 code, or ``code`` stripped and lowercased when unknown.
+        The canonical code, or ``code`` stripped and lowercased when unknown.
     """
-    key = code.strip().lower()
-    known = _CANONICAL.get(key)
-    if known is not None:
-        return known
-    primary, sep, rest = key.replace("_", "-").partition("-")
-    if sep and primary in _CANONICAL:
-        return f"{_CANONICAL[primary]}-{rest}"
-    return key
+    try:
+        return canonical_language(code)
+    except UsageError:
+        return code.strip().lower()
 
 
 def lang_aliases(code: str) -> set[str]:
@@ -260,11 +111,14 @@ def lang_aliases(code: str) -> set[str]:
         code: Any spelling accepted by :func:`canonical_lang`.
 
     Returns:
-        The ISO 639-1 code and its ISO 639-3/639-2 codes, e.g. ``{"pl", "pol"}``;
-        for an unknown code, a set holding just the lowercased code.
+        A new set of the canonical code and its ISO 639-3/639-2 codes, e.g.
+        ``{"pl", "pol"}``; for an unknown code, a set holding just the
+        lowercased code.
     """
-    canonical = canonical_lang(code)
-    return set(_ALIASES.get(canonical, (canonical,)))
+    try:
+        return set(language_aliases(code))
+    except UsageError:
+        return {code.strip().lower()}
 
 
 def punkt_languages() -> list[str]:

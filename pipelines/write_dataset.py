@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from typing import Any
 
 import apache_beam as beam
 import fsspec
 import pyarrow.parquet as pq
-
-from pipelines.accounting import counts_from_rows
-from schemas.dataset import PAIRS_SCHEMA, REJECTS_SCHEMA, pair_row, reject_row
-from schemas.manifest import AccountingError, Manifest, accounting_errors, write_manifest
+from paramine.pipelines.accounting import counts_from_rows
+from paramine.schemas.dataset import (
+    PAIRS_SCHEMA,
+    REJECTS_SCHEMA,
+    SCORED_SCHEMA,
+    pair_row,
+    reject_row,
+    scored_row,
+)
+from paramine.schemas.manifest import AccountingError, Manifest, accounting_errors, write_manifest
 
 
 def _num_rows(url: str) -> int:
     fs, path = fsspec.core.url_to_fs(url)
     with fs.open(path, "rb") as f:
         return pq.ParquetFile(f).metadata.num_rows
+
+
+def encoding_figures(counts: dict[str, dict]) -> dict[str, Any]:
+    """What the run encoded, against what it read: the figures the summary prints."""
+    read = counts.get("read", {}).get("in", 0)
+    texts = counts.get("encoding", {}).get("texts_encoded", 0)
+    single = counts.get("group", {}).get("dropped", {}).get("single_candidate", 0)
+    return {
+        "texts_encoded": texts,
+        "texts_per_input_pair": round(texts / read, 4) if read else 0.0,
+        "single_candidate_share": round(single / read, 4) if read else 0.0,
+    }
 
 
 def finish_manifest(
@@ -27,28 +46,46 @@ def finish_manifest(
     pair_files: list[str],
     reject_files: list[str],
     threshold: dict[str, Any],
+    scored_files: list[str] | None = None,
+    written_rejects: Mapping[str, int] | None = None,
 ) -> Manifest:
     """Check the run's books and write its manifest.
 
     The row counts in the Parquet footers are checked against the stages'
-    counts too, so a sink that lost rows fails the run.
+    counts too, so a sink that lost rows fails the run. Rejects are counted
+    in full but written up to a cap per (reason, shard), so ``rejects/`` is
+    checked against the rows handed to its sink (``written_rejects``), and
+    those against the counts: no reason written more often than counted.
+
+    Args:
+        written_rejects: Reject rows handed to the sink, per reason; ``None``
+            when every counted reject was written.
 
     Raises:
         AccountingError: The counts do not add up; no manifest is written,
             so the dataset stays marked incomplete.
     """
     counts = counts_from_rows(count_rows)
-    rows = {
-        "pairs": sum(_num_rows(f) for f in pair_files),
-        "rejects": sum(_num_rows(f) for f in reject_files),
-    }
-    errors = accounting_errors(counts)
+    tables = {"pairs": pair_files, "rejects": reject_files}
+    if scored_files is not None:
+        tables["scored"] = scored_files
+    rows = {name: sum(_num_rows(f) for f in files) for name, files in tables.items()}
+    errors = accounting_errors(counts, base.get("stages"))
     written = counts.get("postfilter", {}).get("kept")
     if written is not None and rows["pairs"] != written:
         errors.append(f"postfilter kept {written} pairs but the Parquet files hold {rows['pairs']}")
-    rejected = sum(counts.get("read", {}).get("dropped", {}).values())
-    if rows["rejects"] != rejected:
-        errors.append(f"read rejected {rejected} records but rejects/ holds {rows['rejects']}")
+    counted = dict(counts.get("read", {}).get("dropped", {}))
+    written = dict(sorted((written_rejects if written_rejects is not None else counted).items()))
+    if rows["rejects"] != sum(written.values()):
+        errors.append(
+            f"{sum(written.values())} reject rows were written but rejects/ holds {rows['rejects']}"
+        )
+    for reason, n in written.items():
+        if n > counted.get(reason, 0):
+            errors.append(f"{n} {reason} rejects written but read counted {counted.get(reason, 0)}")
+    prefiltered = counts.get("prefilter", {}).get("kept")
+    if "scored" in rows and rows["scored"] != prefiltered:
+        errors.append(f"prefilter kept {prefiltered} pairs but scored/ holds {rows['scored']}")
     if errors:
         raise AccountingError(
             f"the counts of the run writing {output} do not add up; no manifest was written:\n  "
@@ -64,10 +101,13 @@ def finish_manifest(
         inputs=base["inputs"],
         counts=counts,
         files={
-            "pairs": sorted(posixpath.relpath(f, root) for f in pair_files),
-            "rejects": sorted(posixpath.relpath(f, root) for f in reject_files),
+            name: sorted(posixpath.relpath(f, root) for f in files)
+            for name, files in tables.items()
         },
         rows=rows,
+        stages=base.get("stages", []),
+        extra={"encoding": encoding_figures(counts)},
+        rejects={"counted": counted, "written": written},
     )
     write_manifest(output, manifest)
     return manifest
@@ -77,7 +117,8 @@ class WriteDataset(beam.PTransform):
     """Writes pairs and rejects as Parquet, then ``manifest.json`` once both are complete.
 
     Applied to a dict with ``pairs`` (ParaphrasePair), ``rejects`` (Rejected),
-    ``counts`` (``(stage, key, n)`` rows) and ``threshold`` (one dict).
+    ``counts`` (``(stage, key, n)`` rows), ``threshold`` (one dict) and,
+    with ``--write-scored``, ``scored`` (``(ScoredPair, passed)``).
 
     Args:
         output: The dataset directory, any fsspec URL.
@@ -115,20 +156,54 @@ class WriteDataset(beam.PTransform):
                 num_shards=self.num_shards,
             )
         )
+        scored = inputs.get("scored")
+        scored_files = None
+        if scored is not None:
+            scored_files = (
+                scored
+                | "ScoredRows" >> beam.Map(scored_row)
+                | "WriteScored"
+                >> beam.io.WriteToParquet(
+                    f"{self.output}/scored/part",
+                    SCORED_SCHEMA,
+                    file_name_suffix=".parquet",
+                    num_shards=self.num_shards,
+                )
+            )
+        # What the sink was handed, per reason: rejects/ is checked against
+        # this, and the counts (every reject) against it.
+        written_rejects = (
+            inputs["rejects"]
+            | "RejectReasons" >> beam.Map(lambda r: r.reason)
+            | "CountWrittenRejects" >> beam.combiners.Count.PerElement()
+        )
         output, base = self.output, self.base
+        side = {
+            "counts": beam.pvalue.AsList(inputs["counts"]),
+            "pairs": beam.pvalue.AsList(pair_files),
+            "rejects": beam.pvalue.AsList(reject_files),
+            "threshold": beam.pvalue.AsSingleton(inputs["threshold"]),
+            "written": beam.pvalue.AsList(written_rejects),
+        }
+        if scored_files is not None:
+            side["scored"] = beam.pvalue.AsList(scored_files)
+
+        def write_manifest(_: None, **tables: Any) -> Manifest:
+            return finish_manifest(
+                output,
+                base,
+                tables["counts"],
+                tables["pairs"],
+                tables["rejects"],
+                tables["threshold"],
+                tables.get("scored"),
+                dict(tables["written"]),
+            )
+
         # Side inputs are complete only when their producers are: the
         # manifest is written after every Parquet file is final.
         return (
             inputs["counts"].pipeline
             | "Once" >> beam.Create([None])
-            | "WriteManifest"
-            >> beam.Map(
-                lambda _, counts, pairs, rejects, threshold: finish_manifest(
-                    output, base, counts, pairs, rejects, threshold
-                ),
-                counts=beam.pvalue.AsList(inputs["counts"]),
-                pairs=beam.pvalue.AsList(pair_files),
-                rejects=beam.pvalue.AsList(reject_files),
-                threshold=beam.pvalue.AsSingleton(inputs["threshold"]),
-            )
+            | "WriteManifest" >> beam.Map(write_manifest, **side)
         )

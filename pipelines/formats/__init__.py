@@ -6,7 +6,7 @@ A reader never drops a record silently: whatever it cannot turn into an
 
 from __future__ import annotations
 
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     FORMATS,
     BitextFormat,
     ReaderOptions,
@@ -16,12 +16,13 @@ from pipelines.formats.base import (
     Span,
     read_shard,
     register_format,
+    selectable_formats,
 )
-from pipelines.formats.resolve import read_input_list, resolve_inputs
-from pipelines.formats.split import split_shard
+from paramine.pipelines.formats.resolve import read_input_list, resolve_inputs
+from paramine.pipelines.formats.split import split_shard
 
 # Importing a format module registers it.
-from pipelines.formats import czeng, moses, tmx, tsv, xces  # noqa: F401  isort: skip
+from paramine.pipelines.formats import czeng, moses, tmx, tsv, unpaired, xces  # noqa: F401  isort: skip
 
 __all__ = [
     "FORMATS",
@@ -35,5 +36,6 @@ __all__ = [
     "read_shard",
     "register_format",
     "resolve_inputs",
+    "selectable_formats",
     "split_shard",
 ]

@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Protocol, TypeVar
 
-from pipelines.formats.lines import Line, decoded_lines
-from pipelines.formats.opening import CorruptInputError, open_input
-from schemas.records import AlignedPair, Rejected
-
-INVALID_UTF8_POLICIES = ("replace", "reject")
-LENGTH_MISMATCH_POLICIES = ("error", "reject_tail")
-XCES_LINK_POLICIES = ("one_to_one", "join")
-MALFORMED_XML_POLICIES = ("error", "reject")
-#: Default size of the byte ranges that one big line-format file is split into.
-DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+from paramine.pipelines.config import (
+    DEFAULT_MAX_REJECTS_PER_REASON,
+    DEFAULT_SPLIT_BYTES,
+    INVALID_UTF8_POLICIES,
+    LENGTH_MISMATCH_POLICIES,
+    MALFORMED_XML_POLICIES,
+    XCES_LINK_POLICIES,
+)
+from paramine.pipelines.formats.lines import Line, decoded_lines
+from paramine.pipelines.formats.opening import CorruptInputError, open_input
+from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.records import AlignedPair, Rejected
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Repair:
 
 
 ReadResult = AlignedPair | Rejected | Repair
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,10 @@ class ReaderOptions:
             for the 2-column or Tatoeba 4-column layout.
         split_bytes: Uncompressed line-format files larger than this are
             read as several byte ranges in parallel; 0 never splits.
+        max_rejects_per_reason: Reject rows written to ``rejects/`` per
+            (reason, shard): the first ones by line; the rest are counted,
+            not written. 0 writes every reject. A million blank lines need
+            one million counts, not one million rows.
     """
 
     invalid_utf8: str = "replace"
@@ -64,14 +71,15 @@ class ReaderOptions:
     on_malformed_xml: str = "error"
     tsv_columns: tuple[int, int] | None = None
     split_bytes: int = DEFAULT_SPLIT_BYTES
+    max_rejects_per_reason: int = DEFAULT_MAX_REJECTS_PER_REASON
 
     def __post_init__(self) -> None:
         if self.xces_links not in XCES_LINK_POLICIES:
-            raise ValueError(
+            raise UsageError(
                 f"xces_links={self.xces_links!r}; allowed: {', '.join(XCES_LINK_POLICIES)}"
             )
         if self.on_malformed_xml not in MALFORMED_XML_POLICIES:
-            raise ValueError(
+            raise UsageError(
                 f"on_malformed_xml={self.on_malformed_xml!r}; allowed: "
                 f"{', '.join(MALFORMED_XML_POLICIES)}"
             )
@@ -80,25 +88,30 @@ class ReaderOptions:
             or min(self.tsv_columns) < 1
             or self.tsv_columns[0] == self.tsv_columns[1]
         ):
-            raise ValueError(
+            raise UsageError(
                 f"tsv_columns={self.tsv_columns!r}: give two different 1-based column "
                 "numbers, pivot first, e.g. (3, 4)"
             )
         if self.split_bytes < 0:
-            raise ValueError(
+            raise UsageError(
                 f"split_bytes must be 0 (never split) or positive, not {self.split_bytes}"
             )
         if self.invalid_utf8 not in INVALID_UTF8_POLICIES:
-            raise ValueError(
+            raise UsageError(
                 f"invalid_utf8={self.invalid_utf8!r}; allowed: {', '.join(INVALID_UTF8_POLICIES)}"
             )
         if self.on_length_mismatch not in LENGTH_MISMATCH_POLICIES:
-            raise ValueError(
+            raise UsageError(
                 f"on_length_mismatch={self.on_length_mismatch!r}; allowed: "
                 f"{', '.join(LENGTH_MISMATCH_POLICIES)}"
             )
+        if self.max_rejects_per_reason < 0:
+            raise UsageError(
+                f"max_rejects_per_reason must be 0 (write every reject) or positive, "
+                f"not {self.max_rejects_per_reason}"
+            )
         if self.max_line_chars < 1:
-            raise ValueError(f"max_line_chars must be positive, got {self.max_line_chars}")
+            raise UsageError(f"max_line_chars must be positive, got {self.max_line_chars}")
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,7 @@ class Shard:
         companion: Moses pairs: the candidate-side file.
         swap: The file's first column is the candidate side, not the pivot.
         span: The part of the file(s) to read; ``None`` for all of it.
+        note: Why resolution could not use the file (format ``unpaired``).
     """
 
     format: str
@@ -146,6 +160,7 @@ class Shard:
     companion: str = ""
     swap: bool = False
     span: Span | None = None
+    note: str = ""
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -172,15 +187,41 @@ def register_format(fmt: BitextFormat) -> BitextFormat:
     return fmt
 
 
+def selectable_formats() -> list[str]:
+    """The formats a user may name with ``--format`` (besides ``auto``), sorted."""
+    return sorted(name for name, fmt in FORMATS.items() if getattr(fmt, "selectable", True))
+
+
 def read_shard(shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
-    """Read a shard with the reader its format names."""
+    """Read a shard with the reader its format names.
+
+    Raises:
+        InputError: A file of the shard vanished or cannot be read (it was
+            there at resolution): the message names it.
+    """
     try:
         fmt = FORMATS[shard.format]
     except KeyError:
-        raise ValueError(
-            f"{shard.url}: unknown format {shard.format!r}; known: {', '.join(sorted(FORMATS))}"
+        raise UsageError(
+            f"{shard.url}: unknown format {shard.format!r}; known: "
+            f"{', '.join(selectable_formats())}"
         ) from None
-    return fmt.read(shard, options)
+    return naming_shard(shard, fmt.read(shard, options))
+
+
+def naming_shard(shard: Shard, results: Iterator[T]) -> Iterator[T]:
+    """Pass results through, turning a file that cannot be opened into an InputError.
+
+    Raised in a worker, a bare FileNotFoundError would reach the user as a
+    Beam traceback that does not say which shard was being read.
+    """
+    try:
+        yield from results
+    except (FileNotFoundError, PermissionError, IsADirectoryError) as error:
+        raise InputError(
+            f"{shard.url}: cannot read {error.filename or shard.url}: {error.strerror}; "
+            "check that the file exists and is readable, then run again"
+        ) from error
 
 
 @contextmanager

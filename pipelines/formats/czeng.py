@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
     Shard,
@@ -30,7 +30,8 @@ from pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from pipelines.text import canonical_lang
+from paramine.pipelines.text import canonical_lang
+from paramine.schemas.errors import UsageError
 
 CZENG_COLUMNS = 6
 CZECH_COLUMN = 4  # 0-based: the fifth column
@@ -51,7 +52,7 @@ class CzEngFormat:
         elif langs == ("cs", "en"):
             pivot_col, candidate_col = CZECH_COLUMN, ENGLISH_COLUMN
         else:
-            raise ValueError(
+            raise UsageError(
                 f"{shard.url}: CzEng is Czech-English, but the run reads "
                 f"{shard.pivot_lang}-{shard.lang}; pass --src-lang en --tgt-lang cs "
                 "(or the reverse)"

@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from pipelines.formats.opening import DECOMPRESSION_ERRORS
+from paramine.pipelines.formats.opening import DECOMPRESSION_ERRORS
 
+#: Reasons of a line where the stream breaks off: nothing after it can be read.
+STREAM_DAMAGE = frozenset({"truncated_input", "corrupt_input"})
 #: Bytes read from the stream at a time.
 BLOCK_BYTES = 1 << 20
 BOM = b"\xef\xbb\xbf"
@@ -66,7 +68,7 @@ def raw_lines(
         try:
             block = read(BLOCK_BYTES)
         except DECOMPRESSION_ERRORS as error:
-            yield RawLine(line_start, bytes(head[:max_bytes]), error=_describe(error))
+            yield RawLine(line_start, bytes(head[:max_bytes]), error=describe_damage(error))
             return
         if not block:
             break
@@ -92,7 +94,8 @@ def raw_lines(
         yield RawLine(line_start, bytes(head[:max_bytes]), len(head) > max_bytes)
 
 
-def _describe(error: BaseException) -> str:
+def describe_damage(error: BaseException) -> str:
+    """The rejection reason of a stream that broke off: truncated, or damaged."""
     if isinstance(error, EOFError):
         return "truncated_input"
     return "corrupt_input"

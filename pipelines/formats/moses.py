@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import zip_longest
 
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
     Repair,
@@ -15,10 +15,12 @@ from pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from pipelines.formats.lines import Line
+from paramine.pipelines.formats.lines import STREAM_DAMAGE, Line
+from paramine.schemas.errors import InputError
+from paramine.schemas.records import Rejected
 
 
-class MisalignedShardError(ValueError):
+class MisalignedShardError(InputError):
     """The two files of a Moses pair have different numbers of lines."""
 
 
@@ -44,7 +46,10 @@ class MosesFormat:
     def read(self, shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
         """Yield the pairs and rejections of a Moses pair (or of its span)."""
         if not shard.companion:
-            raise ValueError(f"{shard.url}: a Moses shard needs its companion file")
+            raise InputError(
+                f"{shard.url}: a Moses shard needs its companion file; give both files "
+                "(or their common prefix)"
+            )
         span = shard.span
         if span is not None and span.tail:
             # The longer file's unaligned tail, past the end of the shorter one.
@@ -62,6 +67,13 @@ class MosesFormat:
                 if pivot is None or candidate is None:
                     # One file ended: the rest of the other is an unaligned tail.
                     yield from self._tail(shard, options, pivot, candidate, lines)
+                    return
+                broken = _broken_side(shard, pivot, candidate)
+                if broken is not None:
+                    # One side broke off: the other side's lines from here on
+                    # have lost their partners, so this is the file's damage,
+                    # not a length mismatch. One rejection stands for it.
+                    yield broken
                     return
                 if pivot.reason or candidate.reason:
                     record = f"{pivot.text}\t{candidate.text}"
@@ -93,6 +105,22 @@ class MosesFormat:
             line = rest[0] or rest[1]
             if line is not None:
                 yield reject(shard, line.number, line.text, "unaligned_tail")
+
+
+def _broken_side(shard: Shard, pivot: Line, candidate: Line) -> Rejected | None:
+    """The rejection of a pair where one file's stream breaks off, or ``None``."""
+    for line, url, other in (
+        (pivot, shard.url, shard.companion),
+        (candidate, shard.companion, shard.url),
+    ):
+        if line.reason in STREAM_DAMAGE:
+            detail = line.text if line.text.startswith(url) else f"{url}: the file breaks off"
+            record = (
+                f"{detail} ({line.reason} at line {line.number}); the pairs before it are "
+                f"kept, the rest of {other} has no partner"
+            )
+            return reject(shard, line.number, record, line.reason)
+    return None
 
 
 register_format(MosesFormat())

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import fsspec
+from paramine.pipelines.progress import count_reads
+from paramine.schemas.errors import InputError
 
 #: Leading bytes of each compression (or archive) format paramine reads.
 MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -32,7 +34,7 @@ MAGIC: tuple[tuple[bytes, str], ...] = (
 HEAD_BYTES = 64 * 1024
 
 
-class CorruptInputError(ValueError):
+class CorruptInputError(InputError):
     """A file's compression or archive format is damaged beyond reading."""
 
 
@@ -78,17 +80,6 @@ def safe_members(archive: zipfile.ZipFile) -> list[str]:
     ]
 
 
-def read_head(url: str, n: int = HEAD_BYTES) -> bytes:
-    """Return the first ``n`` raw (still compressed) bytes of a file."""
-    with fsspec.open(url, "rb", compression=None) as f:
-        return f.read(n)
-
-
-def compression_of(url: str) -> str:
-    """Return the compression of a file by its content (see ``sniff_compression``)."""
-    return sniff_compression(read_head(url, 8))
-
-
 @dataclass
 class Opened:
     """An open input: its decompressed byte stream and what was learnt opening it.
@@ -115,7 +106,7 @@ def _single_member(archive: zipfile.ZipFile, url: str) -> str:
     ]
     if len(members) != 1:
         hint = f" (refused unsafe names: {', '.join(unsafe)})" if unsafe else ""
-        raise ValueError(
+        raise InputError(
             f"{url} is a zip with {len(members)} readable files{hint}; name the one to read "
             f"as zip://MEMBER::{url}"
         )
@@ -139,12 +130,14 @@ def open_input(url: str) -> Iterator[Opened]:
     The compression is told by the file's first bytes, never by its name.
 
     Raises:
-        ValueError: A zip holds more or fewer than one readable file.
+        InputError: A zip holds more or fewer than one readable file.
+        CorruptInputError: A file with zip magic is no readable archive.
     """
     with ExitStack() as stack:
         raw = stack.enter_context(fsspec.open(url, "rb", compression=None))
         head = raw.read(HEAD_BYTES)
         raw.seek(0)
+        raw = count_reads(raw)  # progress of a local run: bytes on disk read
         compression = sniff_compression(head)
         if not compression:
             yield Opened(raw, "", sniff_terminator(head), seekable=True)

@@ -7,9 +7,8 @@ import posixpath
 import zipfile
 
 import fsspec
-
-from pipelines.formats.base import FORMATS, Shard
-from pipelines.formats.opening import (
+from paramine.pipelines.formats.base import Shard, selectable_formats
+from paramine.pipelines.formats.opening import (
     DECOMPRESSION_ERRORS,
     basename,
     is_safe_member,
@@ -17,7 +16,10 @@ from pipelines.formats.opening import (
     safe_members,
     zip_member_url,
 )
-from pipelines.text import canonical_lang, lang_aliases
+from paramine.pipelines.formats.unpaired import UNPAIRED
+from paramine.pipelines.text import lang_aliases
+from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.languages import canonical_language
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +59,75 @@ def _strip_compression(name: str) -> tuple[str, str]:
     return name, ""
 
 
+def _chain(url: str) -> tuple[str, str]:
+    """Split a chained URL into its first link and the rest, ``::`` included.
+
+    ``zip://c.en-pl.en::data/c.zip`` -> (``zip://c.en-pl.en``, ``::data/c.zip``);
+    a plain URL -> (url, ``""``). Names of siblings (a Moses companion) are
+    made on the first link, then the rest is put back.
+    """
+    head, sep, rest = url.partition("::")
+    return head, sep + rest
+
+
+class _Unpaired(InputError):
+    """One side of a Moses pair whose other side is not beside it."""
+
+
+def _check_archive(url: str) -> None:
+    """Refuse a chained URL whose archive does not exist, naming the archive.
+
+    fsspec would open it to list the members and fail with a bare
+    ``FileNotFoundError``.
+    """
+    archive = _chain(url)[1][2:]
+    if archive:
+        fs, path = fsspec.core.url_to_fs(archive)
+        if not fs.isfile(path):
+            raise InputError(f"input {url!r}: the archive {archive} does not exist")
+
+
+def _missing_member(url: str) -> InputError | None:
+    """The error for a ``zip://MEMBER::ARCHIVE`` input whose member is not in the zip."""
+    head, rest = _chain(url)
+    protocol, _, member = head.partition("://")
+    if protocol != "zip" or not rest:
+        return None
+    archive = rest[2:]
+    fs, path = fsspec.core.url_to_fs(archive)
+    with fs.open(path, "rb") as f:
+        try:
+            with zipfile.ZipFile(f) as opened:
+                members = safe_members(opened)
+        except DECOMPRESSION_ERRORS as bad:
+            return InputError(f"input {url!r}: {archive} is not a readable zip archive: {bad}")
+    shown = ", ".join(members[:10])
+    if len(members) > 10:
+        shown += f" and {len(members) - 10} more"
+    return InputError(
+        f"input {url!r}: the zip {archive} has no member {member!r} (nor a Moses pair "
+        f"{member}.<lang>); it holds: {shown or 'no readable files'}"
+    )
+
+
 def _expand(url: str) -> tuple[list[str], bool]:
     """Return the files an input names, and whether it named a directory or glob."""
+    _check_archive(url)
+    head, rest = _chain(url)
     fs, path = fsspec.core.url_to_fs(url)
+
+    def named(found: str) -> str:
+        # A chained filesystem's own names drop the chain: put it back.
+        return (
+            f"{head.partition('://')[0]}://{found.lstrip('/')}{rest}"
+            if rest
+            else (fs.unstrip_protocol(found))
+        )
+
     if any(c in path for c in GLOB_CHARS):
-        return [fs.unstrip_protocol(p) for p in sorted(fs.glob(path)) if fs.isfile(p)], True
+        return [named(p) for p in sorted(fs.glob(path)) if fs.isfile(p)], True
     if fs.isdir(path):
-        return [fs.unstrip_protocol(p) for p in sorted(fs.find(path))], True
+        return [named(p) for p in sorted(fs.find(path))], True
     if fs.isfile(path):
         return [url], False
     return [], False
@@ -71,11 +135,12 @@ def _expand(url: str) -> tuple[list[str], bool]:
 
 def _moses_prefix(url: str, pivot_lang: str, lang: str) -> list[str]:
     """Find ``PREFIX.<pivot>`` and ``PREFIX.<lang>`` for a Moses prefix input."""
+    head, rest = _chain(url)
     found = []
     for code in (pivot_lang, lang):
         for alias in sorted(lang_aliases(code)):
             for suffix in ("", *COMPRESSION_SUFFIXES):
-                candidate = f"{url}.{alias}{suffix}"
+                candidate = f"{head}.{alias}{suffix}{rest}"
                 fs, path = fsspec.core.url_to_fs(candidate)
                 if fs.isfile(path):
                     found.append(candidate)
@@ -87,8 +152,11 @@ def _moses_prefix(url: str, pivot_lang: str, lang: str) -> list[str]:
 
 
 def _side(url: str, pivot_lang: str, lang: str) -> tuple[str, str, str] | None:
-    """Return (stem, side, compression) if the file's suffix names one of the languages."""
-    name, compression = _strip_compression(url)
+    """Return (stem, side, compression) if the file's suffix names one of the languages.
+
+    For a chained URL (``zip://c.en::c.zip``) the stem is that of the first link.
+    """
+    name, compression = _strip_compression(_chain(url)[0])
     stem, dot, suffix = name.rpartition(".")
     if not dot or "/" in suffix:
         return None
@@ -99,10 +167,10 @@ def _side(url: str, pivot_lang: str, lang: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _companion(stem: str, compression: str, code: str) -> str | None:
+def _companion(stem: str, compression: str, code: str, rest: str = "") -> str | None:
     for alias in sorted(lang_aliases(code)):
         for suffix in dict.fromkeys((compression, "", *COMPRESSION_SUFFIXES)):
-            candidate = f"{stem}.{alias}{suffix}"
+            candidate = f"{stem}.{alias}{suffix}{rest}"
             fs, path = fsspec.core.url_to_fs(candidate)
             if fs.isfile(path):
                 return candidate
@@ -169,44 +237,79 @@ def resolve_inputs(
 ) -> list[Shard]:
     """Resolve INPUT arguments into shards, pairing Moses files by language suffix.
 
+    A file in a directory or glob that looks like one side of a Moses pair
+    but has no partner is skipped with a warning and becomes a shard of the
+    ``unpaired`` format, read as one ``unpaired_file`` rejection, so the run
+    goes on and the books name the file.
+
     Args:
         inputs: Files, globs, directories or Moses prefixes (``corpus.en-pl``
-            for ``corpus.en-pl.en`` + ``corpus.en-pl.pl``), any fsspec URL.
+            for ``corpus.en-pl.en`` + ``corpus.en-pl.pl``), any fsspec URL,
+            chains such as ``zip://corpus.en-pl.en::corpus.zip`` included.
         pivot_lang: Language of the pivot side, e.g. ``en``.
         lang: Language of the candidate side, e.g. ``pl``.
         fmt: A format name, or ``auto`` to tell by file name.
         corpus: Corpus name for every shard; by default the file's stem.
 
     Raises:
-        ValueError: An input matches nothing, a Moses file has no companion,
-            or a file's format cannot be told.
+        UsageError: An unknown format or language.
+        InputError: An input matches nothing (or names a missing zip member),
+            a Moses file named on its own has no companion, a file's format
+            cannot be told, or no input gives a usable shard.
     """
-    if fmt != "auto" and fmt not in FORMATS:
-        raise ValueError(
-            f"--format {fmt!r} is unknown; allowed: auto, {', '.join(sorted(FORMATS))}"
+    if fmt != "auto" and fmt not in selectable_formats():
+        raise UsageError(
+            f"--format {fmt!r} is unknown; allowed: auto, {', '.join(selectable_formats())}"
         )
-    pivot_lang, lang = canonical_lang(pivot_lang), canonical_lang(lang)
+    pivot_lang, lang = canonical_language(pivot_lang), canonical_language(lang)
     shards: dict[tuple[str, ...], Shard] = {}
     for url in inputs:
         files, many = _expand(url)
         if not files:
             files = _moses_prefix(url, pivot_lang, lang)
         if not files:
-            raise ValueError(f"input {url!r} matches no file (nor a Moses prefix {url}.<lang>)")
+            raise _missing_member(url) or InputError(
+                f"input {url!r} matches no file (nor a Moses prefix {url}.<lang>)"
+            )
         for file in files:
-            found = _classify(file, pivot_lang, lang, fmt, corpus)
+            try:
+                found = _classify(file, pivot_lang, lang, fmt, corpus)
+            except _Unpaired as stray:
+                if not many:
+                    raise
+                log.warning("skipping %s; it is counted as rejected (unpaired_file)", stray)
+                found = [_unpaired_shard(file, str(stray), pivot_lang, lang, corpus)]
             if found is None:
                 if many:
                     log.warning("skipping %s: not a bitext format paramine recognizes", file)
                     continue
-                raise ValueError(
+                raise InputError(
                     f"cannot tell the format of {file}; name it with --format "
-                    f"({', '.join(sorted(FORMATS))}), or for a Moses pair give files ending in "
-                    f".{pivot_lang} and .{lang} (or an OPUS moses .zip holding them)"
+                    f"({', '.join(selectable_formats())}), or for a Moses pair give files ending "
+                    f"in .{pivot_lang} and .{lang} (or an OPUS moses .zip holding them)"
                 )
             for shard in found:
                 shards.setdefault(shard.files, shard)
-    return list(shards.values())
+    resolved = list(shards.values())
+    if inputs and not any(s.format != UNPAIRED for s in resolved):
+        strays = [s.url for s in resolved]
+        raise InputError(
+            f"no bitext to read in {', '.join(inputs)}"
+            + (f": only Moses files without a partner ({', '.join(strays)})" if strays else "")
+            + f"; give Moses pairs ending in .{pivot_lang} and .{lang}, or TSV, TMX or XCES files"
+        )
+    return resolved
+
+
+def _unpaired_shard(url: str, why: str, pivot_lang: str, lang: str, corpus: str | None) -> Shard:
+    return Shard(
+        format=UNPAIRED,
+        url=url,
+        corpus=corpus or _corpus_name(url),
+        pivot_lang=pivot_lang,
+        lang=lang,
+        note=f"{why}; the file was skipped",
+    )
 
 
 def _classify(
@@ -240,11 +343,12 @@ def _classify(
     side = _side(url, pivot_lang, lang)
     if side is not None:
         stem, which, compression = side
-        other = _companion(stem, compression, lang if which == "pivot" else pivot_lang)
+        rest = _chain(url)[1]
+        other = _companion(stem, compression, lang if which == "pivot" else pivot_lang, rest)
         if other is None:
-            raise ValueError(
+            raise _Unpaired(
                 f"{url} looks like one side of a Moses pair, but no "
-                f"{stem}.{lang if which == 'pivot' else pivot_lang} file is beside it"
+                f"{stem}.{lang if which == 'pivot' else pivot_lang}{rest} file is beside it"
             )
         pivot_file, candidate_file = (url, other) if which == "pivot" else (other, url)
         return [

@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import fsspec
-
-from pipelines.formats.base import FORMATS, ReaderOptions, Shard, Span
-from pipelines.formats.moses import misaligned
-from pipelines.formats.opening import HEAD_BYTES, sniff_compression, sniff_terminator
+from paramine.pipelines.formats.base import FORMATS, ReaderOptions, Shard, Span, naming_shard
+from paramine.pipelines.formats.moses import misaligned
+from paramine.pipelines.formats.opening import HEAD_BYTES, sniff_compression, sniff_terminator
 
 BLOCK_BYTES = 1 << 20
 
@@ -93,7 +92,12 @@ def split_shard(shard: Shard, options: ReaderOptions) -> Iterator[Shard]:
     Raises:
         MisalignedShardError: A Moses pair's files differ in length and the
             policy is ``error``.
+        InputError: A file of the shard cannot be opened.
     """
+    return naming_shard(shard, _spans(shard, options))
+
+
+def _spans(shard: Shard, options: ReaderOptions) -> Iterator[Shard]:
     fmt = FORMATS.get(shard.format)
     if not getattr(fmt, "splittable", False) or options.split_bytes == 0 or shard.span:
         yield shard

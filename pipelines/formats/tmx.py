@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from xml.etree.ElementTree import Element
 
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
     Shard,
@@ -18,16 +18,17 @@ from pipelines.formats.base import (
     register_format,
     reject,
 )
-from pipelines.formats.opening import open_input
-from pipelines.formats.xml_safety import (
+from paramine.pipelines.formats.opening import open_input
+from paramine.pipelines.formats.xml_safety import (
     XML_NS,
     XML_READ_ERRORS,
+    TruncatedXmlError,
     element_text,
     iter_events,
     local_name,
     reject_reason,
 )
-from pipelines.text import canonical_lang
+from paramine.pipelines.text import canonical_lang
 
 #: Inline elements that hold native codes (formatting of the source
 #: application), not text: their content is dropped, their tail kept.
@@ -58,7 +59,9 @@ class TmxFormat:
     The pivot is the unit's first ``tuv`` in the pivot language. A unit with
     several ``tuv`` in the candidate language (variants) gives one pair for
     each; a unit without both languages is rejected as ``missing_language``.
-    The locator is the unit's number in the file.
+    A file that breaks off keeps every unit before the damage and is
+    rejected once there as ``truncated_input``. The locator is the unit's
+    number in the file.
     """
 
     name = "tmx"
@@ -85,6 +88,9 @@ class TmxFormat:
                     element.clear()
                     if parent is not None:
                         parent.clear()
+        except TruncatedXmlError as damage:
+            # Every unit before the damage was yielded: the damage is one record.
+            yield reject(shard, number + 1, str(damage), damage.reason)
         except XML_READ_ERRORS as error:
             if options.on_malformed_xml == "error":
                 raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
     Shard,
@@ -15,7 +15,7 @@ from pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from pipelines.text import canonical_lang
+from paramine.pipelines.text import canonical_lang
 
 
 class TsvFormat:

@@ -20,11 +20,11 @@ import posixpath
 import zipfile
 from collections import OrderedDict
 from collections.abc import Iterator
+from typing import IO
 from xml.etree.ElementTree import Element
 
 import fsspec
-
-from pipelines.formats.base import (
+from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
     Shard,
@@ -32,22 +32,25 @@ from pipelines.formats.base import (
     register_format,
     reject,
 )
-from pipelines.formats.opening import (
+from paramine.pipelines.formats.opening import (
     basename,
     open_input,
     safe_members,
     zip_member_url,
 )
-from pipelines.formats.tmx import primary_lang
-from pipelines.formats.xml_safety import (
+from paramine.pipelines.formats.tmx import primary_lang
+from paramine.pipelines.formats.xml_safety import (
     XML_READ_ERRORS,
+    MalformedXmlError,
+    TruncatedXmlError,
     element_text,
     iter_events,
     local_name,
     reject_reason,
     squeeze,
 )
-from pipelines.text import canonical_lang
+from paramine.pipelines.text import canonical_lang
+from paramine.schemas.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +59,16 @@ log = logging.getLogger(__name__)
 DOCUMENT_CACHE = 4
 
 
-class MissingDocumentError(ValueError):
-    """A document that an alignment file links to cannot be found."""
+class MissingDocumentError(InputError):
+    """A document that an alignment file links to cannot be found.
+
+    Attributes:
+        document: The document as the alignment file names it.
+    """
+
+    def __init__(self, message: str, document: str = "") -> None:
+        super().__init__(message)
+        self.document = document
 
 
 def sentences(url: str) -> dict[str, str]:
@@ -68,7 +79,7 @@ def sentences(url: str) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     with open_input(url) as opened:
-        for _, element in iter_events(opened.stream, url, events=("end",)):
+        for _, element in _document_events(opened.stream, url):
             name = local_name(element.tag)
             if name == "s":
                 words = [w.text or "" for w in element.iter() if local_name(w.tag) == "w"]
@@ -78,6 +89,18 @@ def sentences(url: str) -> dict[str, str]:
             elif name == "p":
                 element.clear()
     return found
+
+
+def _document_events(stream: IO[bytes], url: str) -> Iterator[tuple[str, Element]]:
+    """The end events of a linked document; a cut document is malformed input.
+
+    A document is read whole before any of its links, so a truncated one is
+    not "records before the damage": it goes by ``--on-malformed-xml``.
+    """
+    try:
+        yield from iter_events(stream, url, events=("end",))
+    except TruncatedXmlError as damage:
+        raise MalformedXmlError(str(damage), damage.line) from None
 
 
 class DocumentFinder:
@@ -104,7 +127,7 @@ class DocumentFinder:
         doc = doc.lstrip("/")
         if ".." in doc.split("/"):
             raise MissingDocumentError(
-                f"{self.align_url}: refused document path {doc!r}: it climbs out with '..'"
+                f"{self.align_url}: refused document path {doc!r}: it climbs out with '..'", doc
             )
         stem = doc[:-3] if doc.endswith(".gz") else doc
         names = list(dict.fromkeys((doc, stem, stem + ".gz")))
@@ -126,7 +149,8 @@ class DocumentFinder:
         raise MissingDocumentError(
             f"{self.align_url} links to {doc!r}, which is neither a file (plain or .gz) nor "
             f"in a {lang}.zip under {', '.join(self.bases)}; download the language's XML "
-            "documents next to the alignment file"
+            "documents next to the alignment file",
+            doc,
         )
 
     def _members(self, archive: str) -> list[str]:
@@ -153,7 +177,10 @@ class XcesFormat:
     more than one sentence on a side are rejected as ``many_to_one_link``
     (or ``many_to_many_link``) unless ``xces_links`` is ``join``, which joins
     each side's sentences with a space. A ``linkGrp`` between other
-    languages than the run's has its links rejected as ``language_mismatch``.
+    languages than the run's has its links rejected as ``language_mismatch``;
+    one whose document cannot be found, as ``missing_document`` (the record
+    names the document). An alignment file that breaks off keeps every link
+    before the damage and is rejected once there as ``truncated_input``.
     The locator is the link's number in the file; the record holds the
     link's id and ``xtargets``.
     """
@@ -168,6 +195,9 @@ class XcesFormat:
             for link, result in self._links(shard, options):
                 number = link
                 yield result
+        except TruncatedXmlError as damage:
+            # Every link before the damage was yielded: the damage is one record.
+            yield reject(shard, number + 1, str(damage), damage.reason)
         except XML_READ_ERRORS as error:
             if options.on_malformed_xml == "error":
                 raise
@@ -191,6 +221,7 @@ class XcesFormat:
         target: dict[str, str] = {}
         swap = False
         matches = False
+        missing = ""  # why the current group's documents cannot be read
         with open_input(shard.url) as opened:
             for event, element in iter_events(opened.stream, shard.url):
                 name = local_name(element.tag)
@@ -205,15 +236,27 @@ class XcesFormat:
                         )
                         matches = langs in (wanted, wanted[::-1])
                         swap = langs == wanted[::-1] and wanted[0] != wanted[1]
+                        missing = ""
                         if matches:
-                            source, target = load(from_doc), load(to_doc)
+                            try:
+                                source, target = load(from_doc), load(to_doc)
+                            except MissingDocumentError as error:
+                                # One absent document of a release costs its
+                                # own links, not the run.
+                                log.warning("%s; its links are rejected", error)
+                                missing = f"missing document {error.document}"
                     continue
                 if name == "link":
                     number += 1
-                    yield (
-                        number,
-                        self._link(shard, options, number, element, source, target, swap, matches),
-                    )
+                    result: ReadResult
+                    if missing:
+                        record = f"{element.get('id', '-')}\t{element.get('xtargets', '')}"
+                        result = reject(shard, number, f"{record}\t{missing}", "missing_document")
+                    else:
+                        result = self._link(
+                            shard, options, number, element, source, target, swap, matches
+                        )
+                    yield number, result
                     element.clear()
                     if group is not None:
                         group.clear()  # its attributes were read at its start

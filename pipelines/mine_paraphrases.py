@@ -1,0 +1,228 @@
+"""MineParaphrases: the whole mining graph as one composite transform.
+
+Shards or a bitext PCollection in; paraphrase pairs, rejects, the stages'
+count rows and the threshold record out. ``paramine mine`` puts it between
+nothing and ``WriteDataset``; a user can put it into a pipeline of their own::
+
+    config = MineConfig(src_lang="en", tgt_lang="pl", model="e5-small")
+    with beam.Pipeline() as p:
+        bitext = p | beam.Create([AlignedPair("Yes.", "Tak.", "en", "pl", "c", "s", 1), ...])
+        mined = bitext | "Mine" >> MineParaphrases(config)
+        mined.pairs | beam.Map(print)
+
+bitext | "ReadBitext" | "Prefilter" | "GroupByPivot" | "EncodeTexts" | "ScorePairs"
+       | "ThresholdFilter" | "RegroupByPivot" | "MakePairs" | "PostFilter"
+
+Pairs are grouped before they are scored: only pivots with two or more
+distinct candidates go on, and each distinct text of what goes on (plus the
+calibration sample) is encoded once in the whole run (pipelines/encode_texts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import apache_beam as beam
+from paramine.encoders.handler import PairEncoderHandler
+from paramine.pipelines.accounting import ENCODING, CountNote, CountStage, StageResult
+from paramine.pipelines.calibrate import (
+    CalibrateThreshold,
+    CalibrationSample,
+    EmbedSample,
+    SummarizeScores,
+    sample_texts,
+)
+from paramine.pipelines.config import MineConfig
+from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
+from paramine.pipelines.formats import ReaderOptions, Shard
+from paramine.pipelines.group_by_pivot import (
+    GROUP,
+    REGROUP,
+    GroupByPivot,
+    GroupCandidates,
+    group_weight,
+)
+from paramine.pipelines.make_pairs import MakePairs
+from paramine.pipelines.margin import MarginScore, MarginScoring
+from paramine.pipelines.postfilter import POSTFILTER, PostFilter
+from paramine.pipelines.prefilter import PREFILTER, Prefilter, PrefilterOptions
+from paramine.pipelines.read_bitext import READ, ReadBitext, ReadOutput
+from paramine.pipelines.score import THRESHOLD, ThresholdFilter
+from paramine.schemas.stages import Stage
+
+#: The stages of a mining run, in order: the manifest records this list and
+#: the accounting identity is checked against it.
+MINE_STAGES: tuple[Stage, ...] = (READ, PREFILTER, GROUP, THRESHOLD, REGROUP, POSTFILTER)
+
+
+class MinedParaphrases(NamedTuple):
+    """What ``MineParaphrases`` yields.
+
+    Attributes:
+        pairs: ``ParaphrasePair`` records, the dataset's rows.
+        rejects: ``Rejected`` records: input that could not be read.
+        counts: ``(stage, key, n)`` rows of every stage's books
+            (``accounting.counts_from_rows`` folds them).
+        threshold: One dict: how the cut was chosen, its value, and score summaries.
+        scored: With ``write_scored``: every prefiltered pair as
+            ``(ScoredPair, passed)``; otherwise None.
+    """
+
+    pairs: beam.PCollection
+    rejects: beam.PCollection
+    counts: beam.PCollection
+    threshold: beam.PCollection
+    scored: beam.PCollection | None = None
+
+
+def reader_options(config: MineConfig) -> ReaderOptions:
+    """The readers' settings of a run."""
+    return ReaderOptions(
+        invalid_utf8=config.invalid_utf8,
+        max_line_chars=config.max_line_chars,
+        on_length_mismatch=config.on_length_mismatch,
+        xces_links=config.xces_links,
+        on_malformed_xml=config.on_malformed_xml,
+        tsv_columns=config.tsv_columns,
+        split_bytes=config.split_bytes,
+        max_rejects_per_reason=config.max_rejects_per_reason,
+    )
+
+
+def prefilter_options(config: MineConfig) -> PrefilterOptions:
+    """The prefilter's settings of a run."""
+    return PrefilterOptions(
+        min_words=config.min_words,
+        max_words=config.max_words,
+        max_length_ratio=config.max_length_ratio,
+        sentence_count_filter=config.sentence_count_filter,
+    )
+
+
+def encoder_handler(config: MineConfig) -> PairEncoderHandler:
+    """The run's encoder: its model, device and prefix (``EncodeTexts`` batches the texts)."""
+    return PairEncoderHandler(
+        config.model,
+        device=config.device,
+        prefix=config.prefix,
+        share_across_processes=config.share_model_across_processes,
+        backend=config.backend,
+        quantize=config.quantize,
+    )
+
+
+class _AsRead(beam.PTransform):
+    """A bitext PCollection given by the user, as if read: nothing rejected or repaired."""
+
+    def expand(self, bitext: beam.PCollection) -> ReadOutput:
+        pipeline = bitext.pipeline
+        return ReadOutput(
+            kept=bitext,
+            dropped=pipeline | "NoDrops" >> beam.Create([]),
+            rejected=pipeline | "NoRejects" >> beam.Create([]),
+            repairs=pipeline | "NoRepairs" >> beam.Create([]),
+        )
+
+
+class MineParaphrases(beam.PTransform):
+    """Mines paraphrase pairs: shards (applied to a pipeline) or a bitext PCollection in.
+
+    Args:
+        config: The run's settings; inputs and output are not used here.
+        shards: The shards to read when applied to a pipeline (``PBegin``);
+            leave out when applied to a PCollection of ``AlignedPair``.
+    """
+
+    def __init__(self, config: MineConfig, shards: Sequence[Shard] = ()) -> None:
+        super().__init__()
+        self.config = config
+        self.shards = list(shards)
+
+    def expand(self, source: beam.pvalue.PBegin | beam.PCollection) -> MinedParaphrases:
+        config = self.config
+        if isinstance(source, beam.pvalue.PBegin):
+            read = source | "ReadBitext" >> ReadBitext(self.shards, reader_options(config))
+        else:
+            read = source | "Bitext" >> _AsRead()
+        pipeline = source.pipeline
+        score = config.resolved_score()
+        handler = encoder_handler(config)
+        margin = config.threshold == "auto" and score == "margin"
+
+        prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config))
+        # Group before scoring: a pivot with one distinct candidate can never
+        # make a pair, so its pairs are dropped here and never encoded.
+        grouped = prefiltered.kept | "GroupByPivot" >> GroupCandidates(config.max_group_size)
+
+        # Each distinct text of the run is encoded once: the grouped pairs'
+        # texts, the calibration sample's, and with --write-scored every
+        # prefiltered pair's.
+        texts = [grouped.kept | "GroupedTexts" >> beam.FlatMap(pair_texts)]
+        sample = None
+        if config.threshold == "auto":
+            sample = prefiltered.kept | "CalibrationSample" >> CalibrationSample(
+                config.calibration_sample
+            )
+            texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
+        if config.write_scored:
+            texts.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
+        vectors = (
+            texts
+            | "AllTextsToEncode" >> beam.Flatten()
+            | "EncodeTexts" >> EncodeTexts(handler, config.batch_tokens)
+        )
+
+        scored = grouped.kept | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
+        if sample is not None:
+            embedded = sample | "EmbedSample" >> EmbedSample(vectors)
+            scoring = None
+            if margin:
+                scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
+                scoring = MarginScoring(config.margin_k)
+            threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
+                config.max_false_accept, scoring=scoring
+            )
+        else:
+            threshold = pipeline | "FixedThreshold" >> beam.Create(
+                [{"mode": "fixed", "value": float(config.threshold), "score": score}]
+            )
+        cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
+        kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
+        groups = kept.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
+        pairs = groups.kept | "MakePairs" >> MakePairs(
+            config.pair_mode, config.max_pairs_per_group, config.near_equal
+        )
+        final = pairs | "PostFilter" >> PostFilter(config.near_equal)
+
+        counts = (
+            StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
+            prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
+            grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
+            kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=grouped.kept),
+            groups | "CountRegroup" >> CountStage(REGROUP, taken_in=kept.kept, weight=group_weight),
+            final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
+            read.repairs,
+            vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
+        ) | "AllCounts" >> beam.Flatten()
+
+        true_scores = scored | "SummarizeScores" >> SummarizeScores()
+        threshold_info = (
+            pipeline
+            | "ThresholdOnce" >> beam.Create([None])
+            | "ThresholdInfo"
+            >> beam.Map(
+                lambda _, info, aligned: {**info, "aligned": aligned},
+                beam.pvalue.AsSingleton(threshold),
+                beam.pvalue.AsSingleton(true_scores),
+            )
+        )
+        scored_all = None
+        if config.write_scored:
+            everything = prefiltered.kept | "ScoreAll" >> ScoreByText(vectors, keep_vectors=margin)
+            if margin:
+                everything = everything | "MarginScoreAll" >> MarginScore(config.margin_k, embedded)
+            scored_all = everything | "MarkPassed" >> beam.Map(
+                lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(cut)
+            )
+        return MinedParaphrases(final.kept, read.rejected, counts, threshold_info, scored_all)

@@ -1,0 +1,463 @@
+"""Progress of a local run: input bytes read of the total, pairs per second, ETA.
+
+Beam's metrics are only visible once a FnApiRunner run has finished, and in
+multi-process mode the readers run in other processes, so progress travels
+through a small file instead. The launcher (``RunProgress``) creates it and
+names it in the environment variable ``PARAMINE_PROGRESS_FILE`` before the
+pipeline starts; worker processes inherit the variable. Readers count what
+they read (``worker_tap()``, ``count_reads``) and append ``"<bytes> <pairs>\\n"``
+deltas to the file, at most a few times a second; appends this short are
+atomic, so many processes can share the file without a lock. The launcher
+tails it and draws a tqdm bar on a terminal, or logs plain lines elsewhere.
+
+Where the variable is not set (Dataflow, Spark, Flink workers, or a run
+without ``RunProgress``) every tap is a no-op that costs one dict lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any, TextIO
+
+#: The environment variable that names the progress file of the current run.
+PROGRESS_ENV = "PARAMINE_PROGRESS_FILE"
+#: Most seconds a worker holds counts before appending them.
+FLUSH_SECONDS = 0.5
+#: How often the launcher redraws the bar (the issue asks for <= 2 s).
+REFRESH_SECONDS = 0.5
+#: How often the launcher logs a plain line when stderr is not a terminal.
+LOG_SECONDS = 5.0
+
+
+#: Beam flags that keep the workers of a local multi-process run from
+#: logging every bundle at INFO level into the launcher's stderr.
+QUIET_BEAM_ARGS = ("--default_sdk_harness_log_level=ERROR",)
+#: Loggers quietened to ERROR while a run shows progress: Beam's job service
+#: relays every worker warning ("No semi_persistent_directory found").
+QUIET_LOGGERS = ("apache_beam",)
+
+#: Environment variables that keep third-party libraries quiet, in this
+#: process and in the worker processes it starts.
+QUIET_ENV = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "TQDM_DISABLE": "1",
+}
+
+
+def silence_third_party() -> dict[str, str | None]:
+    """Turn off other libraries' progress bars and advisory warnings for this run.
+
+    transformers draws a "Loading weights" bar on every model load and
+    huggingface_hub draws download bars; neither belongs in a paramine run's
+    output. The environment variables reach worker processes started later
+    (paramine's own bar passes ``disable=False``, which ``TQDM_DISABLE`` does
+    not override); the calls reach libraries this process has imported.
+
+    Returns:
+        The previous values of the variables set, for ``restore_env``.
+    """
+    previous: dict[str, str | None] = {}
+    for name, value in QUIET_ENV.items():
+        if name not in os.environ:
+            previous[name] = None
+            os.environ[name] = value
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\..*")
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\..*")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # transformers is a dependency; a trimmed install may lack it
+        pass
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:
+        pass
+    return previous
+
+
+def restore_env(previous: dict[str, str | None]) -> None:
+    """Put environment variables back as ``silence_third_party`` found them."""
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+# ----------------------------------------------------------------- workers
+
+
+class Tap:
+    """Counts bytes and pairs read in one process and appends them to the progress file.
+
+    Args:
+        path: The progress file, or ``""`` for a tap that counts nothing.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._bytes = 0
+        self._pairs = 0
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self.path)
+
+    def add(self, nbytes: int = 0, pairs: int = 0) -> None:
+        """Count ``nbytes`` input bytes and ``pairs`` aligned pairs read."""
+        if not self.path:
+            return
+        with self._lock:
+            self._bytes += nbytes
+            self._pairs += pairs
+        if time.monotonic() - self._last >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append what was counted since the last flush."""
+        if not self.path:
+            return
+        with self._lock:
+            nbytes, pairs = self._bytes, self._pairs
+            self._bytes = self._pairs = 0
+            self._last = time.monotonic()
+        if not nbytes and not pairs:
+            return
+        try:
+            # One short O_APPEND write: atomic between processes on local disks.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, f"{nbytes} {pairs}\n".encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            # The run is over (file removed) or progress is not wanted here:
+            # progress must never fail a run.
+            self.path = ""
+
+
+_taps: dict[str, Tap] = {}
+_taps_lock = threading.Lock()
+_NO_TAP = Tap("")
+
+
+def worker_tap() -> Tap:
+    """The tap of the current run in this process; a no-op tap when there is none."""
+    path = os.environ.get(PROGRESS_ENV, "")
+    if not path:
+        return _NO_TAP
+    tap = _taps.get(path)
+    if tap is None:
+        with _taps_lock:
+            tap = _taps.setdefault(path, Tap(path))
+    return tap
+
+
+class _CountingReader:
+    """A file object that counts the bytes read through it on a tap."""
+
+    def __init__(self, raw: IO[bytes], tap: Tap) -> None:
+        self._raw = raw
+        self._tap = tap
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self._tap.add(len(data))
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        read1 = getattr(self._raw, "read1", self._raw.read)
+        data = read1(size)
+        self._tap.add(len(data))
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
+        self._tap.add(n or 0)
+        return n
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._raw)
+
+
+def count_reads(raw: IO[bytes]) -> IO[bytes]:
+    """Return ``raw``, counting the (still compressed) bytes read from it when a run shows progress.
+
+    Readers wrap the raw file right after opening it, so the count is of the
+    bytes on disk, the same unit as the input files' sizes.
+    """
+    tap = worker_tap()
+    if not tap:
+        return raw
+    return _CountingReader(raw, tap)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------- launcher
+
+
+@dataclass
+class Totals:
+    """What the workers have reported so far."""
+
+    bytes: int = 0
+    pairs: int = 0
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def progress_line(
+    totals: Totals, total_bytes: int, seconds: float, reading_seconds: float | None = None
+) -> str:
+    """One plain progress line, for logs: share read, bytes, pairs/s, ETA.
+
+    Args:
+        totals: What the workers reported.
+        total_bytes: Size of the inputs.
+        seconds: Since the run started.
+        reading_seconds: Until the last pair was read; the rate is over this.
+    """
+    done = min(totals.bytes, total_bytes) if total_bytes else totals.bytes
+    span = seconds if reading_seconds is None else reading_seconds
+    rate = totals.pairs / span if span > 0 else 0.0
+    share = f"{100 * done / total_bytes:5.1f}%" if total_bytes else "  ?  "
+    eta = "?"
+    if total_bytes and done >= total_bytes:
+        eta = "none (reading done; the later stages are running)"
+    elif total_bytes and done and seconds > 0:
+        remaining = seconds * (total_bytes - done) / done
+        eta = f"{remaining:,.0f} s"
+    return (
+        f"paramine: read {share} ({_human_bytes(done)} of {_human_bytes(total_bytes)}), "
+        f"{totals.pairs:,} pairs, {rate:,.0f} pairs/s, ETA {eta}, {seconds:,.0f} s elapsed"
+    )
+
+
+class RunProgress:
+    """Shows a run's reading progress while the pipeline runs; a context manager.
+
+    A tqdm bar of input bytes on a terminal (pairs read and pairs/s in its
+    postfix, ETA from bytes), plain log lines every ``log_seconds`` when
+    ``stream`` is not a terminal, nothing when ``quiet``. Enter it before
+    ``pipeline.run()``: it sets ``PARAMINE_PROGRESS_FILE`` for the workers
+    the runner starts, and removes it again on exit.
+
+    Beam's multi-process workers inherit the launcher's stderr and log every
+    bundle there at INFO level before any option can reach them, so with
+    ``capture_output`` the process's file descriptor 2 goes to a log file for
+    the length of the run (the workers inherit that instead) and the progress
+    is drawn on the real stderr. The log is removed after a good run and
+    kept, its path printed, after a failed one.
+
+    Args:
+        total_bytes: Size of every input file together (0 when unknown).
+        quiet: Show nothing (third-party output is still silenced).
+        stream: Where to draw; the real stderr by default.
+        log_seconds: Seconds between plain lines when ``stream`` is no terminal.
+        force_bar: Draw the bar even when ``stream`` is not a terminal.
+        capture_output: Send what else is written to stderr during the run
+            (workers' logs) to a log file.
+    """
+
+    def __init__(
+        self,
+        total_bytes: int,
+        quiet: bool = False,
+        stream: TextIO | None = None,
+        log_seconds: float = LOG_SECONDS,
+        force_bar: bool = False,
+        capture_output: bool = True,
+    ) -> None:
+        self.total_bytes = max(0, int(total_bytes))
+        self.quiet = quiet
+        self._given_stream = stream
+        self.stream: TextIO = stream or sys.stderr
+        self.capture_output = capture_output
+        self.log_path = ""
+        self._saved_fd = -1
+        self.log_seconds = log_seconds
+        self.force_bar = force_bar
+        self.totals = Totals()
+        self.path = ""
+        self._offset = 0
+        self._previous_env: str | None = None
+        self._quiet_env: dict[str, str | None] = {}
+        self._logger_levels: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Any = None
+        self._start = 0.0
+        self._last_log = 0.0
+        self._last_pair_at = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the run started."""
+        return time.monotonic() - self._start
+
+    @property
+    def rate(self) -> float:
+        """Pairs read per second, up to the last pair read (not diluted by later stages)."""
+        span = self._last_pair_at - self._start
+        return self.totals.pairs / span if span > 0 else 0.0
+
+    def __enter__(self) -> RunProgress:
+        self._quiet_env = silence_third_party()
+        if self.capture_output:
+            self._capture()
+        for name in QUIET_LOGGERS:
+            self._logger_levels[name] = logging.getLogger(name).level
+            logging.getLogger(name).setLevel(logging.ERROR)
+        fd, self.path = tempfile.mkstemp(prefix="paramine-progress-", suffix=".txt")
+        os.close(fd)
+        self._previous_env = os.environ.get(PROGRESS_ENV)
+        os.environ[PROGRESS_ENV] = self.path
+        self._start = self._last_log = self._last_pair_at = time.monotonic()
+        if not self.quiet and (self.force_bar or _isatty(self.stream)):
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=self.total_bytes or None,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1000,
+                desc="paramine: reading",
+                file=self.stream,
+                mininterval=REFRESH_SECONDS,
+                dynamic_ncols=True,
+                # The bar is ours: TQDM_DISABLE must not hide it.
+                disable=False,
+            )
+        self._thread = threading.Thread(target=self._watch, name="paramine-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        # Counts of the last moments were flushed by the workers' bundles.
+        worker_tap().flush()
+        self._poll()
+        if self._bar is not None:
+            self._bar.close()
+        elif not self.quiet and exc_info[0] is None:
+            self._log()
+        if self._saved_fd >= 0:
+            self._release(failed=exc_info[0] is not None)
+        if self._previous_env is None:
+            os.environ.pop(PROGRESS_ENV, None)
+        else:
+            os.environ[PROGRESS_ENV] = self._previous_env
+        restore_env(self._quiet_env)
+        for name, level in self._logger_levels.items():
+            logging.getLogger(name).setLevel(level)
+        _taps.pop(self.path, None)
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
+
+    def _capture(self) -> None:
+        """Point fd 2 at a log file; draw on a copy of the real stderr."""
+        sys.stderr.flush()
+        fd, self.log_path = tempfile.mkstemp(prefix="paramine-run-", suffix=".log")
+        self._saved_fd = os.dup(2)
+        if self._given_stream is None:
+            self.stream = os.fdopen(os.dup(self._saved_fd), "w", buffering=1, encoding="utf-8")
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def _release(self, failed: bool) -> None:
+        sys.stderr.flush()
+        os.dup2(self._saved_fd, 2)
+        os.close(self._saved_fd)
+        self._saved_fd = -1
+        if self._given_stream is None:
+            self.stream.close()
+            self.stream = sys.stderr
+        if failed and os.path.getsize(self.log_path):
+            print(f"paramine: the workers' output is in {self.log_path}", file=sys.stderr)
+            return
+        with contextlib.suppress(OSError):
+            os.remove(self.log_path)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(REFRESH_SECONDS):
+            self._poll()
+            if self._bar is None and not self.quiet:
+                now = time.monotonic()
+                if now - self._last_log >= self.log_seconds:
+                    self._last_log = now
+                    self._log()
+
+    def _log(self) -> None:
+        line = progress_line(
+            self.totals, self.total_bytes, self.seconds, self._last_pair_at - self._start
+        )
+        print(line, file=self.stream)
+        self.stream.flush()
+
+    def _poll(self) -> None:
+        """Read the deltas appended since the last poll and update the display."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except OSError:
+            return
+        # Only whole lines: a worker may be half-way through an append.
+        end = chunk.rfind(b"\n") + 1
+        self._offset += end
+        added = Totals()
+        for line in chunk[:end].splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                added.bytes += int(parts[0])
+                added.pairs += int(parts[1])
+        self.totals.bytes += added.bytes
+        self.totals.pairs += added.pairs
+        if added.pairs:
+            self._last_pair_at = time.monotonic()
+        if self._bar is not None:
+            done = self.totals.bytes
+            if self.total_bytes:
+                # Reads of a span may run a block past its end: never past 100%.
+                done = min(done, self.total_bytes)
+            if done > self._bar.n:
+                self._bar.update(done - self._bar.n)
+            self._bar.set_postfix_str(f"{self.totals.pairs:,} pairs, {self.rate:,.0f} pairs/s")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def input_bytes(inputs: list[dict[str, Any]]) -> int:
+    """Total size of the input files, from the manifest's ``inputs`` fingerprints."""
+    return sum(int(f.get("size") or 0) for shard in inputs for f in shard.get("files", []))

@@ -1,0 +1,437 @@
+"""``report.html``: the stats of a run, drawn in one self-contained file.
+
+One HTML file with inline SVG charts (matplotlib), inline CSS, no JavaScript
+and no reference to anything outside the file, so it opens offline years
+later. A Content-Security-Policy in the page forbids every request, so a
+browser would also refuse (and report) one that slipped in.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: Sections of the report, in order: (id, title).
+SECTIONS = (
+    ("funnel", "Funnel: what each stage kept and dropped"),
+    ("scores", "Scores and cuts"),
+    ("groups", "Group sizes"),
+    ("lengths", "Sentence lengths"),
+    ("samples", "Samples"),
+    ("run", "Run: time, model, options, inputs"),
+)
+
+#: Forbids every request: the report must be readable with no network.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #1d1d1f; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; }
+h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 2em; }
+h3 { margin-bottom: .3em; }
+table { border-collapse: collapse; margin: .6em 0 1.2em; }
+th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left;
+         vertical-align: top; }
+th { background: #f6f8fa; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.muted { color: #57606a; }
+.figure svg { max-width: 100%; height: auto; }
+.grid { display: flex; flex-wrap: wrap; gap: 1em; }
+.grid > div { flex: 1 1 480px; }
+code, .mono { font-family: ui-monospace, monospace; font-size: .92em; }
+nav a { margin-right: 1em; }
+"""
+
+PALETTE = {
+    "kept": "#1f77b4",
+    "aligned_sample": "#2ca02c",
+    "mismatched": "#d62728",
+    "pivot": "#9467bd",
+    "candidate": "#ff7f0e",
+    "bar": "#4c78a8",
+    "drop": "#e45756",
+}
+LABELS = {
+    "kept": "written pairs' candidates",
+    "aligned_sample": "calibration sample (aligned)",
+    "mismatched": "null: mismatched pairs",
+}
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return _esc(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    return _esc(value)
+
+
+_PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_NAMESPACES = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
+
+
+def svg_of(figure: Any, name: str) -> str:
+    """The figure as inline SVG, reproducible and with no URL in it.
+
+    The XML prolog, the DOCTYPE and the RDF metadata name w3.org and
+    purl.org URLs; HTML's parser needs none of them (it knows the SVG
+    namespace and ``xlink:href`` itself), so they are removed.
+    """
+    import matplotlib
+
+    buffer = io.StringIO()
+    # A fixed salt per figure: the same ids on every rebuild, different ids
+    # between the figures of one page.
+    with matplotlib.rc_context({"svg.hashsalt": name, "svg.fonttype": "none"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    text = buffer.getvalue()
+    text = _PROLOG.sub("", text)
+    text = _METADATA.sub("", text)
+    text = _NAMESPACES.sub("", text)
+    return f'<div class="figure" id="figure-{_esc(name)}">{text}</div>'
+
+
+def _figure(width: float = 7.0, height: float = 3.2) -> Any:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100)
+    figure.set_layout_engine("constrained")
+    return figure
+
+
+def _funnel_chart(funnel: Mapping[str, Any]) -> str:
+    labels = ["read"]
+    values = [funnel["read"]]
+    for stage in funnel["stages"]:
+        labels.append(f"kept by {stage['stage']}")
+        values.append(stage["kept"])
+    labels.append("written")
+    values.append(funnel["written"])
+    figure = _figure(7.0, 0.45 * len(labels) + 0.8)
+    axes = figure.add_subplot()
+    positions = list(range(len(labels)))[::-1]
+    axes.barh(positions, values, color=PALETTE["bar"])
+    axes.set_yticks(positions, labels)
+    for y, v in zip(positions, values, strict=True):
+        axes.text(v, y, f" {v:,}", va="center", fontsize=9)
+    axes.set_xlabel("records (pairs of the last stage)")
+    axes.margins(x=0.15)
+    return svg_of(figure, "funnel")
+
+
+def _funnel_section(funnel: Mapping[str, Any]) -> str:
+    rows = []
+    for stage in funnel["stages"]:
+        dropped = stage["dropped"]
+        reasons = "<br>".join(f"{_esc(k)}: {_num(v)}" for k, v in dropped.items() if v) or "&ndash;"
+        rows.append(
+            f"<tr><td>{_esc(stage['stage'])}</td><td class='n'>{_num(stage['in'])}</td>"
+            f"<td class='n'>{_num(stage['kept'])}</td>"
+            f"<td class='n'>{_num(sum(dropped.values()))}</td><td>{reasons}</td></tr>"
+        )
+    repaired = funnel.get("repaired") or {}
+    repairs = (
+        "<p>Repaired and kept: "
+        + ", ".join(f"{_esc(k)} {_num(v)}" for k, v in repaired.items())
+        + "</p>"
+        if repaired
+        else ""
+    )
+    return (
+        f"<p>Pairs read: <b>{_num(funnel['read'])}</b>; pairs written: "
+        f"<b>{_num(funnel['written'])}</b>; rejected records kept in <code>rejects/</code>: "
+        f"{_num(funnel['rejected_rows'])}.</p>"
+        + _funnel_chart(funnel)
+        + "<table><tr><th>stage</th><th>in</th><th>kept</th><th>dropped</th>"
+        "<th>dropped by reason</th></tr>"
+        + "".join(rows)
+        + "</table>"
+        + repairs
+        + "<p class='muted'>Up to <i>regroup</i> a record is one aligned (pivot, candidate) "
+        "pair; <i>group</i> keeps, before anything is encoded, the pivots with two or more "
+        "distinct candidates; <i>regroup</i> keeps the groups that still have two after the "
+        "cut; from <i>postfilter</i> on a record is one paraphrase pair.</p>"
+    )
+
+
+def _score_chart(cut: Mapping[str, Any], index: int) -> str:
+    edges = cut["edges"]
+    figure = _figure(7.0, 3.4)
+    axes = figure.add_subplot()
+    for name, counts in cut["histograms"].items():
+        total = sum(counts)
+        if not total:
+            continue
+        shares = [c / total for c in counts]
+        axes.stairs(
+            shares,
+            edges,
+            fill=name == "mismatched",
+            alpha=0.35 if name == "mismatched" else 1.0,
+            color=PALETTE.get(name, "#333333"),
+            label=f"{LABELS.get(name, name)} (n={total:,})",
+            linewidth=1.6,
+        )
+    if cut.get("value") is not None:
+        value = cut["value"]
+        label = f"cut {value:.4g}"
+        if cut.get("expected_false_accept") is not None:
+            label += f": {100 * cut['expected_false_accept']:.1f}% of mismatched pass"
+        axes.axvline(value, color="black", linestyle="--", linewidth=1.4, label=label)
+    axes.set_xlabel(f"score ({cut.get('score', 'cosine')})")
+    axes.set_ylabel("share per bin")
+    axes.legend(fontsize=8, loc="upper left")
+    return svg_of(figure, f"scores-{index}")
+
+
+def _pairs_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    if not rows:
+        return "<p class='muted'>none</p>"
+    head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td class='n'>{_num(r.get(c))}</td>"
+            if isinstance(r.get(c), (int, float))
+            else f"<td>{_esc(r.get(c, ''))}</td>"
+            for c in columns
+        )
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _scores_section(cuts: Sequence[Mapping[str, Any]], samples: Mapping[str, Any]) -> str:
+    parts = []
+    for index, cut in enumerate(cuts):
+        mode = cut.get("mode") or "?"
+        facts = [f"mode <b>{_esc(mode)}</b>", f"cut <b>{_num(cut.get('value'))}</b>"]
+        if cut.get("max_false_accept") is not None:
+            facts.append(f"target false-accept share {_num(cut['max_false_accept'])}")
+        if cut.get("expected_false_accept") is not None:
+            facts.append(
+                "mismatched pairs at or above the cut (expected false accepts): "
+                f"<b>{100 * cut['expected_false_accept']:.2f}%</b>"
+            )
+        if cut.get("aligned_sample_kept") is not None:
+            facts.append(f"aligned sample kept: {100 * cut['aligned_sample_kept']:.1f}%")
+        note = ""
+        if cut.get("fallback"):
+            note = f"<p><b>Fallback:</b> {_esc(cut['fallback'])}</p>"
+        if "mismatched" not in cut.get("histograms", {}):
+            note += (
+                "<p class='muted'>No calibration null: this cut was fixed, not calibrated "
+                "(<code>--threshold auto</code> scores a sample against shifted, mismatched "
+                "pairs and draws them here).</p>"
+            )
+        chart = _score_chart(cut, index) if cut.get("edges") else "<p>no scores</p>"
+        summaries = cut.get("summaries") or {}
+        summary_rows = "".join(
+            f"<tr><td>{_esc(name)}</td>"
+            + "".join(
+                f"<td class='n'>{_num(s.get(k))}</td>"
+                for k in ("n", "mean", "q05", "q25", "q50", "q75", "q95")
+            )
+            + "</tr>"
+            for name, s in summaries.items()
+        )
+        summary_table = (
+            "<table><tr><th>scores</th><th>n</th><th>mean</th><th>q05</th><th>q25</th>"
+            f"<th>q50</th><th>q75</th><th>q95</th></tr>{summary_rows}</table>"
+            if summary_rows
+            else ""
+        )
+        border = cut.get("borderline") or {}
+        columns = ["score", "pivot", "candidate", "shard", "line"]
+        above = border.get("above") or (samples.get("just_above_cut") if index == 0 else [])
+        parts.append(
+            f"<h3>{_esc(cut.get('name', 'cut'))} (stage {_esc(cut.get('stage', '?'))})</h3>"
+            f"<p>{'; '.join(facts)}.</p>{note}{chart}{summary_table}"
+            "<div class='grid'><div><h4>Just below the cut</h4>"
+            + (
+                _pairs_table(border.get("below", []), columns)
+                if border
+                else "<p class='muted'>Not recorded: pairs below a fixed cut are dropped "
+                "unseen; a calibrated run records them from its sample.</p>"
+            )
+            + "</div><div><h4>Just above the cut</h4>"
+            + _pairs_table(above or [], columns)
+            + "</div></div>"
+        )
+    return "".join(parts)
+
+
+def _bar_chart(histogram: Mapping[str, int], name: str, xlabel: str, color: str) -> str:
+    figure = _figure(5.0, 2.8)
+    axes = figure.add_subplot()
+    xs = [int(k) for k in histogram]
+    axes.bar(xs, list(histogram.values()), color=color, width=0.8)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("groups")
+    if xs and max(xs) - min(xs) < 20:
+        axes.set_xticks(xs)
+    return svg_of(figure, name)
+
+
+def _groups_section(groups: Mapping[str, Any]) -> str:
+    if not groups["groups"]:
+        return "<p>No groups: no pairs were written.</p>"
+    return (
+        f"<p>{_num(groups['groups'])} groups (pivots with pairs written); mean size "
+        f"{_num(groups['mean_size'])} distinct candidates, mean {_num(groups['mean_pairs'])} "
+        "pairs per group.</p><div class='grid'><div>"
+        + _bar_chart(
+            groups["size_histogram"],
+            "group-sizes",
+            "distinct candidates in the group",
+            PALETTE["bar"],
+        )
+        + "</div><div>"
+        + _bar_chart(
+            groups["pairs_histogram"],
+            "pairs-per-group",
+            "pairs written from the group",
+            PALETTE["kept"],
+        )
+        + "</div></div>"
+    )
+
+
+def _lengths_section(lengths: Mapping[str, Any]) -> str:
+    figure = _figure(7.0, 3.0)
+    axes = figure.add_subplot()
+    for side in ("pivot", "candidate"):
+        hist = lengths[side]["histogram"]
+        total = sum(hist.values())
+        if total:
+            xs = [int(k) for k in hist]
+            axes.plot(
+                xs,
+                [v / total for v in hist.values()],
+                marker="o",
+                markersize=3,
+                color=PALETTE[side],
+                label=f"{side}s (n={total:,}, mean {lengths[side]['mean']:.3g})",
+            )
+    axes.set_xlabel(f"{lengths['unit']} per sentence (last bin: {lengths['last_bin']})")
+    axes.set_ylabel("share of sentences")
+    if any(lengths[s]["n"] for s in ("pivot", "candidate")):
+        axes.legend(fontsize=8)
+    return svg_of(figure, "lengths")
+
+
+def _samples_section(samples: Mapping[str, Any]) -> str:
+    rejects = samples.get("rejects") or {}
+    reject_parts = "".join(
+        f"<h4>{_esc(reason)}</h4>" + _pairs_table(rows, ["shard", "line", "record"])
+        for reason, rows in rejects.items()
+    )
+    return (
+        "<h3>Random written pairs</h3>"
+        + _pairs_table(
+            samples.get("random", []),
+            ["sentence_a", "sentence_b", "pivot", "score_a", "score_b"],
+        )
+        + "<h3>Rejected records, by reason</h3>"
+        + (reject_parts or "<p class='muted'>No record was rejected.</p>")
+    )
+
+
+def _definition_table(mapping: Mapping[str, Any]) -> str:
+    rows = "".join(
+        f"<tr><th>{_esc(k)}</th><td class='mono'>"
+        f"{_esc(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v)}</td></tr>"
+        for k, v in mapping.items()
+    )
+    return f"<table>{rows}</table>"
+
+
+def _run_section(stats: Mapping[str, Any]) -> str:
+    timing = stats.get("timing") or {}
+    if timing:
+        head = (
+            f"<p>Wall time {_num(timing.get('seconds'))} s"
+            + (
+                f", {_num(timing['pairs_read_per_second'])} pairs read per second"
+                if "pairs_read_per_second" in timing
+                else ""
+            )
+            + ".</p>"
+        )
+        stage_rows = timing.get("stages") or []
+        time_part = head + (
+            _pairs_table(stage_rows, ["stage", "seconds", "per_second"]) if stage_rows else ""
+        )
+    else:
+        time_part = (
+            "<p class='muted'>Time was not recorded: this report was built from the files "
+            "alone.</p>"
+        )
+    inputs = []
+    for shard in stats.get("inputs", []):
+        for f in shard.get("files", []):
+            inputs.append(
+                {
+                    "format": shard.get("format"),
+                    "corpus": shard.get("corpus"),
+                    "file": f.get("url"),
+                    "size": f.get("size"),
+                    "mtime": f.get("mtime", ""),
+                    "checksum": f.get("checksum", ""),
+                }
+            )
+    return (
+        "<h3>Time and throughput</h3>"
+        + time_part
+        + "<h3>Model</h3>"
+        + _definition_table(stats.get("model", {}))
+        + f"<h3>Inputs ({_num(stats.get('input_bytes', 0))} bytes)</h3>"
+        + _pairs_table(inputs, ["format", "corpus", "file", "size", "mtime", "checksum"])
+        + "<h3>Options</h3>"
+        + _definition_table(stats.get("options", {}))
+        + "<h3>Versions</h3>"
+        + _definition_table({"code": stats.get("code_version"), **stats.get("schema_versions", {})})
+    )
+
+
+def render_html(stats: Mapping[str, Any], title: str) -> str:
+    """The report page of a run's stats (``gather_stats``), as one HTML string."""
+    languages = stats.get("languages", {})
+    bodies = {
+        "funnel": _funnel_section(stats["funnel"]),
+        "scores": _scores_section(stats["cuts"], stats["samples"]),
+        "groups": _groups_section(stats["groups"]),
+        "lengths": _lengths_section(stats["lengths"]),
+        "samples": _samples_section(stats["samples"]),
+        "run": _run_section(stats),
+    }
+    nav = "".join(f"<a href='#{sid}'>{_esc(t.split(':')[0])}</a>" for sid, t in SECTIONS)
+    sections = "".join(
+        f"<section id='{sid}'><h2>{_esc(title_)}</h2>{bodies[sid]}</section>"
+        for sid, title_ in SECTIONS
+    )
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>paramine report: {_esc(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>paramine run report</h1><p class='muted'>{_esc(title)} &middot; "
+        f"{_esc(languages.get('pivot'))} pivots, {_esc(languages.get('candidate'))} "
+        f"candidates &middot; mined {_esc(stats.get('created_at'))} &middot; "
+        f"{_esc(stats.get('code_version'))}</p><nav>{nav}</nav>{sections}"
+        "<p class='muted'>Every figure here is in <code>stats.json</code> beside this file.</p>"
+        "</body></html>\n"
+    )

@@ -1,0 +1,333 @@
+"""The figures of a run report, gathered from a dataset's manifest and Parquet files.
+
+``gather_stats`` returns one JSON-ready dict, written as ``stats.json`` and
+drawn by ``report.html``; the two always show the same figures. Counts come
+from the manifest as they are (the stages' own accounting); distributions
+and samples come from the written Parquet files and from what the
+calibration recorded in the manifest's ``threshold``.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from paramine.pipelines.accounting import NOTES
+from paramine.pipelines.report.timing import LABEL_STAGES
+from paramine.schemas.digest import stable_hash
+from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest
+from paramine.schemas.reader import read_pairs
+
+STATS_VERSION = "paramine.stats/1"
+STATS_NAME = "stats.json"
+#: Pairs shown per sample in the report.
+SAMPLE_SIZE = 5
+#: Rejected records shown per reason.
+REJECTS_PER_REASON = 3
+#: Sentence lengths (in words) from which on sentences share the last bin.
+MAX_LENGTH_BIN = 60
+#: Bins of the kept pairs' score histogram when no calibration set the bins.
+SCORE_BINS = 40
+
+
+def _dataset_file(dataset_url: str, name: str) -> str:
+    protocol, sep, path = f"{dataset_url.rstrip('/')}/{name}".partition("://")
+    if not sep:
+        return posixpath.normpath(protocol)
+    return f"{protocol}{sep}{posixpath.normpath(path)}"
+
+
+def _read_rejects(dataset_url: str, names: Iterable[str]) -> pa.Table | None:
+    tables = []
+    for name in names:
+        fs, path = fsspec.core.url_to_fs(_dataset_file(dataset_url, name))
+        tables.append(pq.read_table(path, filesystem=fs))
+    return pa.concat_tables(tables) if tables else None
+
+
+def stage_order(manifest: Manifest) -> list[str]:
+    """The manifest's stages in pipeline order (as the run recorded them); others go last."""
+    counts = manifest.counts
+    recorded = [stage["name"] for stage in manifest.stages] or [s.name for s in LEGACY_STAGES]
+    known = [s for s in recorded if s in counts]
+    return known + sorted(s for s in counts if s not in recorded and s not in NOTES)
+
+
+def funnel(manifest: Manifest) -> dict[str, Any]:
+    """Pairs read, kept after each stage, dropped by reason, and written."""
+    counts = manifest.counts
+    stages = []
+    for name in stage_order(manifest):
+        c = counts[name]
+        stages.append(
+            {
+                "stage": name,
+                "in": int(c["in"]),
+                "kept": int(c["kept"]),
+                "dropped": {k: int(v) for k, v in sorted(c["dropped"].items())},
+            }
+        )
+    return {
+        "read": stages[0]["in"] if stages else 0,
+        "stages": stages,
+        "written": int(manifest.rows.get("pairs", 0)),
+        "rejected_rows": int(manifest.rows.get("rejects", 0)),
+        "repaired": {k: int(v) for k, v in sorted(counts.get("repairs", {}).items())},
+    }
+
+
+def histogram(values: Sequence[float], edges: Sequence[float]) -> list[int]:
+    """Counts of ``values`` in the bins ``edges`` (the last bin includes its right edge)."""
+    if len(values) == 0:
+        return [0] * (len(edges) - 1)
+    return [int(c) for c in np.histogram(np.asarray(values, dtype="float64"), edges)[0]]
+
+
+def _score_edges(values: Sequence[float], cut: float | None) -> list[float]:
+    points = list(values) + ([cut] if cut is not None else [])
+    if not points:
+        return []
+    low, high = float(min(points)), float(max(points))
+    if high <= low:
+        high = low + 1e-6
+    return [round(float(e), 6) for e in np.linspace(low, high, SCORE_BINS + 1)]
+
+
+def _candidate_scores(pairs: pa.Table) -> tuple[list[float], list[dict[str, Any]]]:
+    """Each distinct (pivot, candidate) of the written pairs once, with its score."""
+    seen: dict[tuple[str, str], float] = {}
+    columns = pairs.select(["pivot_sentence", "sentence_a", "sentence_b", "score_a", "score_b"])
+    for row in columns.to_pylist():
+        seen.setdefault((row["pivot_sentence"], row["sentence_a"]), float(row["score_a"]))
+        seen.setdefault((row["pivot_sentence"], row["sentence_b"]), float(row["score_b"]))
+    rows: list[dict[str, Any]] = [
+        {"pivot": pivot, "candidate": candidate, "score": round(score, 6)}
+        for (pivot, candidate), score in seen.items()
+    ]
+    return [round(score, 6) for score in seen.values()], rows
+
+
+def threshold_cut(manifest: Manifest, kept_scores: Sequence[float]) -> dict[str, Any]:
+    """The threshold's cut: its value, how it was set, and histograms around it."""
+    info = manifest.threshold
+    cut = info.get("value")
+    cut = float(cut) if cut is not None else None
+    recorded = info.get("histograms") or {}
+    edges = recorded.get("edges") or _score_edges(kept_scores, cut)
+    histograms: dict[str, list[int]] = {}
+    if edges:
+        # Kept scores may lie outside the calibration's bins (it saw a
+        # sample): widen the outer bins rather than lose them.
+        wide = [-math.inf, *edges[1:-1], math.inf] if recorded else edges
+        histograms["kept"] = histogram(kept_scores, wide)
+        for name in ("aligned_sample", "mismatched"):
+            if name in recorded:
+                histograms[name] = list(recorded[name])
+    return {
+        "name": "threshold",
+        "stage": "threshold",
+        "score": info.get("score", "cosine"),
+        "mode": info.get("mode"),
+        "value": cut,
+        "max_false_accept": info.get("max_false_accept"),
+        # The share of the null (mismatched pairs) at or above the cut.
+        "expected_false_accept": info.get("mismatched_kept"),
+        "aligned_sample_kept": info.get("aligned_sample_kept"),
+        "fallback": info.get("fallback"),
+        "summaries": {
+            name: info[name] for name in ("aligned", "aligned_sample", "mismatched") if name in info
+        },
+        "edges": list(edges),
+        "histograms": histograms,
+        "borderline": info.get("borderline") or {},
+    }
+
+
+def learned_cuts(manifest: Manifest, kept_scores: Sequence[float]) -> list[dict[str, Any]]:
+    """Every cut of the run: the threshold, then any recorded in ``extra["cuts"]``.
+
+    A later stage with a learned cut (PairCheck) records it in the same shape
+    as ``threshold_cut`` returns, under the manifest's ``extra["cuts"]``.
+    """
+    cuts = [threshold_cut(manifest, kept_scores)]
+    cuts += [dict(c) for c in manifest.extra.get("cuts", [])]
+    return cuts
+
+
+def _count_histogram(values: Iterable[int]) -> dict[str, int]:
+    counter = collections.Counter(int(v) for v in values)
+    return {str(k): counter[k] for k in sorted(counter)}
+
+
+def groups(pairs: pa.Table) -> dict[str, Any]:
+    """Group sizes (distinct candidates per pivot) and pairs made per group."""
+    sizes: dict[str, int] = {}
+    pairs_per_group: collections.Counter[str] = collections.Counter()
+    for pivot, size in zip(
+        pairs.column("pivot_sentence").to_pylist(),
+        pairs.column("group_size").to_pylist(),
+        strict=True,
+    ):
+        sizes[pivot] = int(size)
+        pairs_per_group[pivot] += 1
+    n = len(sizes)
+    return {
+        "groups": n,
+        "mean_size": round(sum(sizes.values()) / n, 4) if n else 0.0,
+        "mean_pairs": round(sum(pairs_per_group.values()) / n, 4) if n else 0.0,
+        "size_histogram": _count_histogram(sizes.values()),
+        "pairs_histogram": _count_histogram(pairs_per_group.values()),
+    }
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def lengths(pairs: pa.Table) -> dict[str, Any]:
+    """Sentence lengths in words of the distinct pivots and candidates written."""
+    pivots = set(pairs.column("pivot_sentence").to_pylist())
+    candidates = set(pairs.column("sentence_a").to_pylist()) | set(
+        pairs.column("sentence_b").to_pylist()
+    )
+
+    def summary(texts: set[str]) -> dict[str, Any]:
+        words = [min(_words(t), MAX_LENGTH_BIN) for t in texts]
+        return {
+            "n": len(words),
+            "mean": round(float(np.mean(words)), 3) if words else 0.0,
+            "histogram": _count_histogram(words),
+        }
+
+    return {
+        "unit": "words",
+        "last_bin": f"{MAX_LENGTH_BIN} or more",
+        "pivot": summary(pivots),
+        "candidate": summary(candidates),
+    }
+
+
+def random_pairs(pairs: pa.Table, n: int = SAMPLE_SIZE) -> list[dict[str, Any]]:
+    """``n`` written pairs chosen by a stable hash of their ids: the same on every rebuild."""
+    columns = ["pair_id", "sentence_a", "sentence_b", "pivot_sentence", "score_a", "score_b"]
+    rows = pairs.select(columns).to_pylist()
+    rows.sort(key=lambda r: stable_hash("report-sample", r["pair_id"]))
+    out = []
+    for r in rows[:n]:
+        out.append(
+            {
+                "pair_id": r["pair_id"],
+                "sentence_a": r["sentence_a"],
+                "sentence_b": r["sentence_b"],
+                "pivot": r["pivot_sentence"],
+                "score_a": round(float(r["score_a"]), 6),
+                "score_b": round(float(r["score_b"]), 6),
+            }
+        )
+    return out
+
+
+def reject_samples(rejects: pa.Table | None, n: int = REJECTS_PER_REASON) -> dict[str, list]:
+    """The first ``n`` rejected records of each reason, by file and line."""
+    if rejects is None:
+        return {}
+    by_reason: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    rows = sorted(rejects.to_pylist(), key=lambda r: (r["reason"], r["shard"], r["line"]))
+    for r in rows:
+        if len(by_reason[r["reason"]]) < n:
+            by_reason[r["reason"]].append(
+                {"record": r["record"][:300], "shard": r["shard"], "line": int(r["line"])}
+            )
+    return dict(sorted(by_reason.items()))
+
+
+def timing_figures(timing: Mapping[str, Any] | None, manifest: Manifest) -> dict[str, Any]:
+    """Time and throughput of the run, as measured by the launcher (not on disk)."""
+    if not timing:
+        return {}
+    out: dict[str, Any] = {k: v for k, v in timing.items() if k != "stages"}
+    seconds = float(timing.get("seconds") or 0)
+    read = int(manifest.counts.get("read", {}).get("in", 0))
+    if seconds > 0:
+        out["pairs_read_per_second"] = round(read / seconds, 1)
+    stages = []
+    # By name: the timing read back from stats.json is key-sorted, and a
+    # rebuilt report must be the same file.
+    for name, stage_seconds in sorted((timing.get("stages") or {}).items()):
+        stage = LABEL_STAGES.get(name, name)
+        taken_in = manifest.counts.get(stage, {}).get("in")
+        row: dict[str, Any] = {"stage": name, "seconds": round(float(stage_seconds), 3)}
+        if taken_in is not None and stage_seconds:
+            row["per_second"] = round(int(taken_in) / float(stage_seconds), 1)
+        stages.append(row)
+    out["stages"] = stages
+    return out
+
+
+def gather_stats(
+    dataset_url: str,
+    manifest: Manifest | None = None,
+    timing: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Gather every figure of a dataset's report.
+
+    Args:
+        dataset_url: The dataset directory, any fsspec URL.
+        manifest: Its manifest, when the caller has it already.
+        timing: What the launcher measured: ``seconds`` (wall time of the
+            run), optionally ``stages`` (seconds per manifest stage) and
+            anything else worth keeping (``workers``, ``runner``).
+
+    Returns:
+        The stats, JSON-ready.
+    """
+    manifest = manifest or read_manifest(dataset_url)
+    pairs, _ = read_pairs(dataset_url)
+    rejects = _read_rejects(dataset_url, manifest.files.get("rejects", []))
+    kept_scores, candidates = _candidate_scores(pairs)
+    cuts = learned_cuts(manifest, kept_scores)
+    cut = cuts[0]["value"]
+    above = sorted((c for c in candidates if cut is None or c["score"] >= cut), key=_by_score)
+    options = manifest.options
+    return {
+        "stats_version": STATS_VERSION,
+        "created_at": manifest.created_at,
+        "code_version": manifest.code_version,
+        "languages": {
+            "pivot": options.get("src_lang"),
+            "candidate": options.get("tgt_lang"),
+        },
+        "rows": dict(manifest.rows),
+        "funnel": funnel(manifest),
+        "cuts": cuts,
+        "groups": groups(pairs),
+        "lengths": lengths(pairs),
+        "samples": {
+            "random": random_pairs(pairs),
+            "just_above_cut": above[:SAMPLE_SIZE],
+            "rejects": reject_samples(rejects),
+        },
+        "timing": timing_figures(timing, manifest),
+        "model": dict(manifest.model),
+        "options": dict(options),
+        "inputs": list(manifest.inputs),
+        "input_bytes": sum(
+            int(f.get("size") or 0) for shard in manifest.inputs for f in shard.get("files", [])
+        ),
+        "schema_versions": {
+            "manifest": manifest.manifest_version,
+            "pairs": manifest.pairs_schema_version,
+            "rejects": manifest.rejects_schema_version,
+        },
+    }
+
+
+def _by_score(row: Mapping[str, Any]) -> tuple[float, str, str]:
+    return (row["score"], row["pivot"], row["candidate"])
