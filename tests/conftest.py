@@ -38,6 +38,17 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
+@pytest.fixture
+def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of the tiny model, for a test that changes the model's files.
+
+    The session's model is shared by every test: none may change it in place.
+    """
+    import shutil
+
+    return Path(shutil.copytree(tiny_model_dir, tmp_path / "tiny-model-copy"))
+
+
 @pytest.fixture(scope="session")
 def shared_corpora() -> Path:
     """The real corpora in ../shared/corpora; skips when they are absent."""

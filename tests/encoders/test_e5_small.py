@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from paramine.encoders import e5_small
+from paramine.encoders.cache import COMPLETE_MARKER
+from paramine.encoders.models import resolve_model
 
-from encoders import e5_small
-from encoders.models import COMPLETE_MARKER, resolve_model
 from tests.encoders.fake_e5 import fake_build
 
 LANGUAGES = ("pol", "ces", "deu", "rus", "ukr")

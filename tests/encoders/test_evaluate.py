@@ -1,68 +1,92 @@
-"""Tests of the evaluator: metrics on hand-made cases, STS reading, the CLI."""
+"""Tests of the evaluators (each on the tiny model), the readers, the table and the CLI."""
 
 from __future__ import annotations
 
-import math
+import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
-
-from encoders.evaluate import (
-    average_ranks,
+from paramine.encoders.evaluate import (
+    Bitext,
+    StsData,
+    bitext_task,
+    evaluate_model,
     main,
+    prompt_applied,
+    read_bitext,
     read_sts_tsv,
-    reciprocal_ranks,
     results_table,
-    retrieval_metrics,
-    spearman,
+    retrieval_task,
+    sts_task,
 )
+from sentence_transformers import SentenceTransformer
+
+from tests.encoders.datasets import make_rows, write_dataset
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+TEXTS = [r["sentence_a"] for r in make_rows(12, seed=5)]
 
 
-def test_retrieval_metrics_on_a_hand_made_case() -> None:
-    # Query 0 finds document 0 first; query 1 ranks document 0 above document 1
-    # (rank 2); query 2 ranks documents 0 and 1 above document 2 (rank 3).
-    queries = np.array([[1.0, 0.0], [1.0, 0.1], [1.0, 0.0]])
-    documents = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    np.testing.assert_allclose(reciprocal_ranks(queries, documents), [1.0, 0.5, 1 / 3])
-    metrics = retrieval_metrics(queries, documents)
-    assert metrics["pairs"] == 3
-    assert metrics["top1"] == pytest.approx(1 / 3)
-    assert metrics["mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir: Path) -> SentenceTransformer:
+    return SentenceTransformer(str(tiny_model_dir), device="cpu")
 
 
-def test_filtered_ranking_ignores_the_same_pivot_group() -> None:
-    queries = np.array([[1.0, 0.0], [1.0, 0.1], [1.0, 0.0]])
-    documents = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    # Queries 0 and 1 share a pivot: document 0 no longer outranks query 1's
-    # answer (rank 1); query 2 is alone, still rank 3.
-    np.testing.assert_allclose(
-        reciprocal_ranks(queries, documents, ["p", "p", "q"]), [1.0, 1.0, 1 / 3]
+def test_bitext_retrieval_both_directions(tiny: SentenceTransformer) -> None:
+    # A text is its own nearest neighbour: every "translation" is found.
+    same = bitext_task(Bitext("xx-yy", TEXTS, TEXTS))
+    assert evaluate_model(tiny, [same]) == {
+        "bitext xx-yy src2trg": 1.0,
+        "bitext xx-yy trg2src": 1.0,
+    }
+    # Misaligned by one line: the right target is elsewhere, so accuracy drops.
+    shifted = bitext_task(Bitext("xx-yy", TEXTS, TEXTS[1:] + TEXTS[:1]))
+    scores = evaluate_model(tiny, [shifted])
+    assert scores["bitext xx-yy src2trg"] < 0.5
+    assert scores["bitext xx-yy trg2src"] < 0.5
+
+
+def test_sts_spearman_against_the_models_own_cosines(tiny: SentenceTransformer) -> None:
+    first, second = TEXTS[:6], TEXTS[6:]
+    a = tiny.encode(first, normalize_embeddings=True)
+    b = tiny.encode(second, normalize_embeddings=True)
+    gold = np.sum(a * b, axis=1).tolist()
+    # Gold scores ranked exactly as the model ranks them: Spearman 1; reversed: -1.
+    perfect = sts_task(StsData(first, second, gold), "own")
+    reversed_ = sts_task(StsData(first, second, [-g for g in gold]), "own")
+    assert evaluate_model(tiny, [perfect])["STS own spearman"] == pytest.approx(1.0)
+    assert evaluate_model(tiny, [reversed_])["STS own spearman"] == pytest.approx(-1.0)
+
+
+def test_paraphrase_retrieval_counts_the_pivots_other_candidates_as_right(
+    tiny: SentenceTransformer,
+) -> None:
+    pairs = pd.DataFrame(
+        {
+            "sentence_a": TEXTS[:4],
+            "sentence_b": TEXTS[:4],
+            "pivot_sentence": ["p1", "p2", "p3", "p4"],
+        }
     )
-    assert retrieval_metrics(queries, documents, ["p", "p", "q"])["top1"] == pytest.approx(2 / 3)
+    scores = evaluate_model(tiny, [retrieval_task(pairs)])
+    assert scores["held-out pivots top1"] == 1.0
+    assert scores["held-out pivots mrr@10"] == 1.0
+    # Queries 0 and 1 swap their documents: wrong, unless they share a pivot,
+    # where the other candidate is a paraphrase too.
+    swapped = pairs.assign(sentence_b=[TEXTS[1], TEXTS[0], TEXTS[2], TEXTS[3]])
+    assert evaluate_model(tiny, [retrieval_task(swapped)])["held-out pivots top1"] == 0.5
+    grouped = swapped.assign(pivot_sentence=["Yes.", "yes", "p3", "p4"])  # one split key
+    assert evaluate_model(tiny, [retrieval_task(grouped)])["held-out pivots top1"] == 1.0
 
 
-def test_retrieval_is_by_cosine_and_ties_do_not_count_against() -> None:
-    queries = np.array([[2.0, 0.0], [0.0, 5.0]])
-    documents = np.array([[0.0, 3.0], [0.0, 3.0]])  # the same text twice
-    # Query 1's document ties with document 0: rank 1. Query 0 is orthogonal to
-    # both, a tie again: rank 1 (scale never matters, only the angle).
-    assert retrieval_metrics(queries, documents)["top1"] == 1.0
-    with pytest.raises(ValueError, match="must both be"):
-        reciprocal_ranks(np.zeros((2, 3)), np.zeros((3, 3)))
-
-
-def test_average_ranks_and_spearman() -> None:
-    np.testing.assert_allclose(average_ranks([10, 20, 20, 5]), [2.0, 3.5, 3.5, 1.0])
-    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
-    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
-    # d = rank differences (0, 1, -1, 0): rho = 1 - 6 * 2 / (4 * 15) = 0.8.
-    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
-    # With ties: ranks x (1, 2.5, 2.5, 4), y (1, 2, 3, 4): Pearson of ranks.
-    assert spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / math.sqrt(4.5 * 5))
-    assert math.isnan(spearman([1, 1, 1], [1, 2, 3]))
+def test_prefix_is_applied_once(tiny: SentenceTransformer) -> None:
+    plain = tiny.encode(["query: ala ma kota"])
+    with prompt_applied(tiny, "query: "):
+        prefixed = tiny.encode(["ala ma kota"])
+    np.testing.assert_allclose(prefixed, plain, atol=1e-6)
+    assert tiny.default_prompt_name is None and "paramine-prefix" not in tiny.prompts
 
 
 def test_read_sts_tsv() -> None:
@@ -79,46 +103,67 @@ def test_read_sts_tsv_names_the_bad_line(tmp_path: Path) -> None:
         read_sts_tsv(str(bad))
 
 
+def test_read_bitext_pair_of_files_and_tsv(tmp_path: Path) -> None:
+    (tmp_path / "t.pol-eng.pol").write_text("Ala ma kota.\n\nDobry wieczór.\nTak.\n")
+    (tmp_path / "t.pol-eng.eng").write_text("Ala has a cat.\nx\nGood evening.\nYes.\n")
+    bitext = read_bitext([str(tmp_path / "t.pol-eng.pol"), str(tmp_path / "t.pol-eng.eng")])
+    assert bitext.name == "pol-eng"
+    # The pair with a blank side is not a pair.
+    assert bitext.source == ["Ala ma kota.", "Dobry wieczór.", "Tak."]
+    assert bitext.target == ["Ala has a cat.", "Good evening.", "Yes."]
+    (tmp_path / "b.tsv").write_text("a\tb\nc\td\n")
+    assert read_bitext([str(tmp_path / "b.tsv")]) == Bitext("b", ["a", "c"], ["b", "d"])
+    (tmp_path / "short.eng").write_text("one\n")
+    with pytest.raises(ValueError, match=r"has 4 lines but .* has 1"):
+        read_bitext([str(tmp_path / "t.pol-eng.pol"), str(tmp_path / "short.eng")])
+
+
+def test_laser_tatoeba_bitext_reads_1000_pairs(shared_corpora: Path) -> None:
+    folder = shared_corpora / "laser_tatoeba_v1"
+    bitext = read_bitext([str(folder / "tatoeba.pol-eng.pol"), str(folder / "tatoeba.pol-eng.eng")])
+    assert (bitext.name, len(bitext.source), len(bitext.target)) == ("pol-eng", 1000, 1000)
+
+
 def test_results_table() -> None:
-    table = results_table([("base", {"pairs": 3, "top1": 0.5, "mrr": 0.75}), ("new", {})])
+    table = results_table(
+        [
+            ("base", {"bitext x src2trg": 0.5, "STS s spearman": 0.25}),
+            ("new", {"bitext x src2trg": 0.75}),
+        ]
+    )
     assert table.splitlines() == [
-        "| model | pairs | top-1 | MRR |",
-        "|---|---:|---:|---:|",
-        "| base | 3 | 0.5000 | 0.7500 |",
-        "| new | - | - | - |",
+        "| metric | pairs | base | new | change |",
+        "|---|---:|---:|---:|---:|",
+        "| bitext x src2trg | - | 0.5000 | 0.7500 | +0.2500 |",
+        "| STS s spearman | - | 0.2500 | - | - |",
     ]
 
 
-def test_cli_scores_models_on_a_dataset_and_sts(
+def test_cli_scores_models_on_a_dataset_bitext_and_sts(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.encoders.test_train import make_rows, write_dataset
-
     url = write_dataset(tmp_path / "ds", make_rows(40))
+    (tmp_path / "b.tsv").write_text("".join(f"{t}\t{t}\n" for t in TEXTS))
     status = main(
         [
             *(str(tiny_model_dir), "--base", str(tiny_model_dir)),
-            *("--dataset", url, "--split", "all"),
-            *("--sts", str(DATA / "sts_tiny.tsv"), "--json", str(tmp_path / "r.json")),
+            *("--dataset", url, "--split", "all", "--eval-bitext", str(tmp_path / "b.tsv")),
+            *("--eval-sts", str(DATA / "sts_tiny.tsv"), "--json", str(tmp_path / "r.json")),
         ]
     )
     assert status == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "| model | pairs | top-1 | MRR | STS Spearman |"
-    assert lines[2].startswith(f"| {tiny_model_dir} (base) | 40 |")
-    assert lines[3].startswith(f"| {tiny_model_dir} | 40 |")
-    import json
-
+    assert lines[0] == f"| metric | pairs | {tiny_model_dir} (base) | {tiny_model_dir} | change |"
+    assert lines[2].startswith("| held-out pivots top1 | 40 |")
+    assert "| bitext b src2trg | 12 | 1.0000 | 1.0000 | +0.0000 |" in lines
     results = json.loads((tmp_path / "r.json").read_text())
-    assert results[0]["top1"] == results[1]["top1"]  # the same model twice
-    assert -1.0 <= results[0]["sts_spearman"] <= 1.0
+    assert results[0] | {"model": ""} == results[1] | {"model": ""}  # the same model twice
+    assert -1.0 <= results[0]["STS sts_tiny spearman"] <= 1.0
 
 
 def test_cli_refuses_a_dataset_without_manifest(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.encoders.test_train import make_rows, write_dataset
-
     url = write_dataset(tmp_path / "ds", make_rows(4), with_manifest=False)
     assert main([str(tiny_model_dir), "--dataset", url]) == 2
     assert "manifest.json" in capsys.readouterr().err

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from paramine.encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
 from sentence_transformers import SentenceTransformer
-
-from encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
 
 SHORT = "ala ma kota"
 LONG = "the quick brown fox jumps over the lazy dog " * 6
@@ -101,7 +100,7 @@ def test_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
         atol=0,
         rtol=0,
     )
-    # Plain sentence-transformers (the pinned < 6) loads it too, bit for bit.
+    # Plain SentenceTransformer(path) loads it too, bit for bit.
     plain = SentenceTransformer(str(tmp_path / "m"), device="cpu")
     assert isinstance(plain[1], LSTMPooling)
     torch.testing.assert_close(
@@ -115,3 +114,32 @@ def test_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
 def test_bad_sizes_are_refused() -> None:
     with pytest.raises(ValueError, match="hidden_size"):
         LSTMPooling(embedding_dimension=8, hidden_size=0)
+
+
+def test_model_saved_before_the_namespace_move_still_loads(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    model = lstm_model(tiny_model_dir, hidden=16)
+    folder = tmp_path / "old"
+    model.save(str(folder))
+    # What paramine wrote before its folders moved under `paramine.`.
+    modules_json = folder / "modules.json"
+    old = modules_json.read_text().replace(CLASS_REF, "encoders.lstm_pooling.LSTMPooling")
+    assert "encoders.lstm_pooling.LSTMPooling" in old and CLASS_REF not in old
+    modules_json.write_text(old)
+
+    loaded = load_encoder(str(folder), device="cpu")
+    assert type(loaded) is SentenceTransformer
+    assert isinstance(loaded[1], LSTMPooling)
+    texts = [SHORT, LONG]
+    torch.testing.assert_close(
+        loaded.encode(texts, convert_to_tensor=True),
+        model.encode(texts, convert_to_tensor=True),
+        atol=0,
+        rtol=0,
+    )
+    assert modules_json.read_text() == old  # the user's folder is only read
+    # Saved again, it records the class path of today, which plain loading finds.
+    loaded.save(str(tmp_path / "new"))
+    assert CLASS_REF in (tmp_path / "new" / "modules.json").read_text()
+    assert isinstance(SentenceTransformer(str(tmp_path / "new"), device="cpu")[1], LSTMPooling)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from paramine.encoders import cache as model_cache
+from paramine.encoders import e5_small, hub, models_command, registry
+from paramine.encoders.cache import COMPLETE_MARKER, atomic_build
+from paramine.encoders.models import ResolvedModel, resolve_model
 
-from encoders import e5_small, models
-from encoders.models import COMPLETE_MARKER, ResolvedModel, atomic_build, resolve_model
 from tests.encoders.fake_e5 import fake_build
 
 
@@ -53,12 +54,12 @@ def test_cache_root_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.delenv("PARAMINE_CACHE", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert models.cache_root() == tmp_path / "home" / ".cache" / "paramine"
+    assert model_cache.cache_root() == tmp_path / "home" / ".cache" / "paramine"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert models.cache_root() == tmp_path / "xdg" / "paramine"
+    assert model_cache.cache_root() == tmp_path / "xdg" / "paramine"
     monkeypatch.setenv("PARAMINE_CACHE", str(tmp_path / "pc"))
-    assert models.cache_root() == tmp_path / "pc"
-    assert models.cache_root(str(tmp_path / "given")) == tmp_path / "given"
+    assert model_cache.cache_root() == tmp_path / "pc"
+    assert model_cache.cache_root(str(tmp_path / "given")) == tmp_path / "given"
 
 
 def test_atomic_build_writes_marker_and_reuses(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_atomic_build_replaces_incomplete_and_cleans_on_failure(tmp_path: Path) 
     with pytest.raises(RuntimeError, match="disk full"):
         atomic_build(target, failing)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # temp removed
-    assert not models.is_complete(target)
+    assert not model_cache.is_complete(target)
 
     def good(tmp: Path) -> dict[str, str]:
         (tmp / "weights").write_text("good")
@@ -114,13 +115,13 @@ def test_atomic_build_replaces_incomplete_and_cleans_on_failure(tmp_path: Path) 
 
     atomic_build(target, good)
     assert (target / "weights").read_text() == "good"
-    assert models.is_complete(target)
+    assert model_cache.is_complete(target)
 
 
 _BUILDER = """
 import os, sys, time
 from pathlib import Path
-from encoders.models import atomic_build
+from paramine.encoders.cache import atomic_build
 
 def build(tmp):
     (tmp / "pid").write_text(str(os.getpid()))
@@ -149,7 +150,7 @@ def test_atomic_build_two_processes(tmp_path: Path) -> None:
     outputs = [proc.communicate(timeout=60)[0].strip() for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0]
     assert outputs == [str(target), str(target)]
-    assert models.is_complete(target)
+    assert model_cache.is_complete(target)
     assert (target / "pid").read_text() in {str(proc.pid) for proc in procs}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
@@ -170,18 +171,18 @@ def test_atomic_build_two_processes(tmp_path: Path) -> None:
     ],
 )
 def test_detect_prefix_by_name(name: str, prefix: str) -> None:
-    assert models.detect_prefix(name) == prefix
+    assert registry.detect_prefix(name) == prefix
 
 
 def test_detect_prefix_by_folder_prompts(tmp_path: Path) -> None:
     (tmp_path / "config_sentence_transformers.json").write_text(
         json.dumps({"prompts": {"query": "query: ", "document": "passage: "}})
     )
-    assert models.detect_prefix("renamed-model", tmp_path) == "query: "
+    assert registry.detect_prefix("renamed-model", tmp_path) == "query: "
     (tmp_path / "config_sentence_transformers.json").write_text(
         json.dumps({"prompts": {"query": "Represent this sentence for searching: "}})
     )
-    assert models.detect_prefix("bge-small", tmp_path) == ""
+    assert registry.detect_prefix("bge-small", tmp_path) == ""
 
 
 # ------------------------------------------------------------- resolution
@@ -196,9 +197,8 @@ def test_local_folder(tiny_model_dir: Path) -> None:
     assert resolve_model(str(tiny_model_dir)).revision == resolved.revision
 
 
-def test_local_revision_follows_content(tiny_model_dir: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy"
-    shutil.copytree(tiny_model_dir, copy)
+def test_local_revision_follows_content(tiny_model_copy: Path, tiny_model_dir: Path) -> None:
+    copy = tiny_model_copy
     before = resolve_model(str(copy)).revision
     assert before == resolve_model(str(tiny_model_dir)).revision  # content, not location
     config = json.loads((copy / "config.json").read_text())
@@ -226,7 +226,7 @@ def test_fsspec_folder_is_copied_into_the_cache(
     folder = Path(resolved.path)
     assert folder.parent == cache / "models"
     assert folder.name.startswith("url-tiny-")
-    assert models.is_complete(folder)
+    assert model_cache.is_complete(folder)
     assert resolved.model_id == memory_model
     assert resolved.revision == resolve_model(str(tiny_model_dir)).revision
     for original in tiny_model_dir.rglob("*"):
@@ -279,7 +279,7 @@ def test_hub_id_with_network_down(monkeypatch: pytest.MonkeyPatch, empty_hf_cach
     import huggingface_hub
 
     def down(self: object, repo_id: str, **kwargs: object) -> None:
-        assert kwargs.get("timeout") == models.HUB_TIMEOUT_S
+        assert kwargs.get("timeout") == hub.HUB_TIMEOUT_S
         raise ConnectionError("Name or service not known")
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
@@ -339,12 +339,12 @@ def test_e5_small_short_name_routes_to_materialize(
 def test_models_command_lists_names_and_cache(
     cache: Path, capsys: pytest.CaptureFixture[str], empty_hf_cache: Path
 ) -> None:
-    from pipelines.cli import main as cli_main
+    from paramine.pipelines.cli import main as cli_main
 
     assert cli_main(["models"]) == 0
     out = capsys.readouterr().out
     assert f"cache: {cache / 'models'}" in out
-    for name, entry in models.REGISTRY.items():
+    for name, entry in registry.REGISTRY.items():
         assert name in out
         if entry.hub_id:
             assert f"hub id {entry.hub_id}; not cached" in out
@@ -359,12 +359,12 @@ def test_models_command_materialize(
 ) -> None:
     # The real build is covered in test_e5_small; here only the command's wiring.
     fake_build(monkeypatch, "12" * 32)
-    assert models.main(["--materialize", "e5-small"]) == 0
+    assert models_command.main(["--materialize", "e5-small"]) == 0
     folder = cache / "models" / f"e5-small-{'12' * 8}-{e5_small.library_release()}"
     out = capsys.readouterr().out
     assert f"e5-small: {folder} (revision sha256:{'12' * 8})" in out
     assert f"cached: {folder}" in out
 
     with pytest.raises(SystemExit):
-        models.main(["--materialize", "labse"])
+        models_command.main(["--materialize", "labse"])
     assert "invalid choice" in capsys.readouterr().err

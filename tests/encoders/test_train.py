@@ -3,83 +3,21 @@
 from __future__ import annotations
 
 import json
-import random
+import logging
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from paramine.encoders.split import eval_mask, load_split, split_key
+from paramine.encoders.train import filter_pairs, main
+from paramine.schemas.digest import hash_fraction
 
-from encoders.train import (
-    eval_mask,
-    filter_pairs,
-    hash_fraction,
-    load_split,
-    main,
-    pivot_key,
-)
-from schemas.dataset import PAIRS_SCHEMA
-from schemas.manifest import Manifest, write_manifest
+from tests.encoders.datasets import make_rows, write_dataset
 
-# Words the tiny model's tokenizer was trained on.
-WORDS = [
-    *("the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog"),
-    *("ala", "ma", "kota", "to", "jest", "zdanie", "po", "polsku"),
-    *("this", "is", "a", "sentence", "in", "english", "dobry", "wieczór"),
-    *("jak", "się", "masz", "how", "are", "you", "today", "my", "friend"),
-]
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def make_rows(groups: int = 48, seed: int = 0) -> list[dict]:
-    """Paraphrase-like rows: in each group, b is a with words swapped and one changed."""
-    rng = random.Random(seed)
-    rows = []
-    for g in range(groups):
-        words = rng.sample(WORDS, 5)
-        a = " ".join(words)
-        b_words = words[:]
-        b_words[0], b_words[1] = b_words[1], b_words[0]
-        b = " ".join(b_words)
-        rows.append(
-            {
-                "pair_id": f"p{g:04d}",
-                "sentence_a": a,
-                "sentence_b": b,
-                "lang": "pl",
-                "pivot": f"Pivot sentence number {g}.",
-                "pivot_lang": "en",
-                "score_a": 0.80 + (g % 10) / 100,
-                "score_b": 0.85,
-                "group_size": 2,
-                "corpus": "synthetic",
-            }
-        )
-    return rows
-
-
-def write_dataset(folder: Path, rows: list[dict], with_manifest: bool = True) -> str:
-    """Write rows as a PAIRS_SCHEMA Parquet dataset with (optionally) its manifest."""
-    folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(rows, schema=PAIRS_SCHEMA)
-    pq.write_table(table, folder / "pairs-00000.parquet")
-    if with_manifest:
-        manifest = Manifest(
-            created_at="2026-01-01T00:00:00Z",
-            code_version="test",
-            options={},
-            model={"model_id": "tiny"},
-            threshold={"value": 0.8},
-            inputs=[],
-            counts={},
-            files={"pairs": ["pairs-00000.parquet"]},
-            rows={"pairs": len(rows)},
-        )
-        write_manifest(str(folder), manifest)
-    return str(folder)
-
-
-def test_pivot_key_and_hash_are_stable() -> None:
-    assert pivot_key("  Yes.\u00a0 THANKS ") == pivot_key("yes thanks")
+def test_split_key_and_hash_are_stable() -> None:
+    assert split_key("  Yes.\u00a0 THANKS ") == split_key("yes thanks")
     assert hash_fraction("yes.") == hash_fraction("yes.")
     assert 0.0 <= hash_fraction("yes.") < 1.0
 
@@ -88,12 +26,14 @@ def test_eval_split_keeps_each_pivot_on_one_side(tmp_path: Path) -> None:
     rows = make_rows(200)
     # Same pivot in two spellings, with several pairs: it must not straddle the split.
     for i in range(0, 40):
-        rows[i]["pivot"] = "Yes." if i % 2 else "  yes. "
+        rows[i]["pivot_sentence"] = "Yes." if i % 2 else "  yes. "
     url = write_dataset(tmp_path / "ds", rows)
     held_out = load_split(url, 0.3, "eval")
     kept = load_split(url, 0.3, "train")
     assert len(held_out) + len(kept) == len(rows)
-    assert not set(held_out["pivot"].map(pivot_key)) & set(kept["pivot"].map(pivot_key))
+    assert not set(held_out["pivot_sentence"].map(split_key)) & set(
+        kept["pivot_sentence"].map(split_key)
+    )
     assert 0.15 < len(held_out) / len(rows) < 0.45
     # Deterministic: the same call gives the same rows.
     assert load_split(url, 0.3, "eval")["pair_id"].tolist() == held_out["pair_id"].tolist()
@@ -157,10 +97,13 @@ def mnrl_loss(model_dir: str, rows: list[dict]) -> float:
         return float(loss(features, None))
 
 
-def test_training_lowers_the_loss_and_resumes(tmp_path: Path, tiny_model_dir: Path) -> None:
+def test_training_lowers_the_loss_and_resumes(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = make_rows(48)
     url = write_dataset(tmp_path / "ds", rows)
     out = tmp_path / "model"
+    checkpoints = tmp_path / "model-checkpoints"
     common = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
     common += ["--lstm-hidden", "32", "--batch-size", "8", "--lr", "5e-3", "--save-steps", "4"]
     common += ["--eval-share", "0.2", "--logging-steps", "1", "--seed", "1"]
@@ -168,13 +111,25 @@ def test_training_lowers_the_loss_and_resumes(tmp_path: Path, tiny_model_dir: Pa
 
     summary = json.loads((out / "paramine_training.json").read_text())
     assert summary["training"]["global_step"] == 4
-    assert (out / "checkpoint-4").is_dir()
+    # The model folder holds the model only; checkpoints live beside it.
+    assert (checkpoints / "checkpoint-4").is_dir()
+    assert not list(out.glob("checkpoint-*"))
     counts = summary["counts"]
     assert counts["rows_read"] == 48
     assert counts["train_rows"] + counts["eval_pivots_rows"] == 48
     assert set(summary["results"]) == {"base", "trained"}
+    assert "held-out pivots top1" in summary["results"]["trained"]
+    # The before/after table is printed at the end and written into the card.
+    printed = capsys.readouterr().out
+    assert "| held-out pivots top1 |" in printed
     card = (out / "README.md").read_text()
-    assert "| this model |" in card and url in card
+    assert "| held-out pivots top1 |" in card and url in card
+    # sentence-transformers' own card, with the true steps and epochs: 4 steps
+    # of 8 over the training pairs, not the default "3 epochs".
+    assert "library_name: sentence-transformers" in card
+    epochs = 4 / -(-counts["train_rows"] // 8)
+    assert f"Steps: 4, epochs: {epochs:.2f}" in card
+    assert "pip install paramine" not in card
 
     # Without --resume an output with checkpoints is refused rather than mixed.
     assert main([*common, "--max-steps", "8"]) == 2
@@ -185,7 +140,9 @@ def test_training_lowers_the_loss_and_resumes(tmp_path: Path, tiny_model_dir: Pa
     summary = json.loads((out / "paramine_training.json").read_text())
     assert summary["training"]["global_step"] == 8
     assert summary["settings"]["resumed_from"].endswith("checkpoint-4")
-    state = json.loads((out / "checkpoint-8" / "trainer_state.json").read_text())
+    state = json.loads((checkpoints / "checkpoint-8" / "trainer_state.json").read_text())
+    # --save-total-limit 2 (the default) pruned nothing yet: 4 and 8 are kept.
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["checkpoint-4", "checkpoint-8"]
     assert state["global_step"] == 8
     # The resumed run only logged steps 5..8: the step count continued.
     steps = [e["step"] for e in state["log_history"] if "loss" in e]
@@ -194,9 +151,8 @@ def test_training_lowers_the_loss_and_resumes(tmp_path: Path, tiny_model_dir: Pa
     loss_after_8 = mnrl_loss(str(out), train_rows)
     initial = tmp_path / "initial"
     # The same model before any step: --max-steps would train, so build it directly.
+    from paramine.encoders.lstm_pooling import LSTMPooling
     from sentence_transformers import SentenceTransformer
-
-    from encoders.lstm_pooling import LSTMPooling
 
     torch_seed(1)
     base = SentenceTransformer(str(tiny_model_dir), device="cpu")
@@ -229,7 +185,56 @@ def test_mixed_precision_training_on_gpu(tmp_path: Path, tiny_model_dir: Path) -
     assert summary["training"]["global_step"] == 3
     assert summary["training"]["device"].startswith("cuda")
     # Saved from the GPU, loaded on the CPU: the weights came back whole.
-    from encoders.lstm_pooling import load_encoder
+    from paramine.encoders.lstm_pooling import load_encoder
 
     model = load_encoder(str(out), device="cpu")
     assert model.encode(["ala ma kota"]).shape == (1, 64)
+
+
+def test_training_scores_bitext_and_sts_and_prunes_checkpoints(
+    tmp_path: Path, tiny_model_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = write_dataset(tmp_path / "ds", make_rows(40))
+    rows = make_rows(12, seed=3)
+    (tmp_path / "bi.pl").write_text("".join(r["sentence_a"] + "\n" for r in rows))
+    (tmp_path / "bi.en").write_text("".join(r["sentence_b"] + "\n" for r in rows))
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    args += ["--lstm-hidden", "16", "--batch-size", "8", "--max-steps", "3", "--save-steps", "1"]
+    args += ["--save-total-limit", "1", "--checkpoint-dir", str(tmp_path / "ckpt")]
+    args += ["--eval-bitext", str(tmp_path / "bi.pl"), str(tmp_path / "bi.en")]
+    args += ["--eval-sts", str(DATA / "sts_tiny.tsv"), "--eval-share", "0.2"]
+    with caplog.at_level(logging.WARNING):
+        assert main(args) == 0
+    # 40 pairs, share 0.2: far fewer held out than a meaningful retrieval needs.
+    held_out = json.loads((out / "paramine_training.json").read_text())["counts"]
+    assert f"only {held_out['eval_pivots_rows']} held-out pairs" in caplog.text
+    results = json.loads((out / "paramine_training.json").read_text())["results"]
+    for when in ("base", "trained"):
+        metrics = results[when]
+        assert set(metrics) >= {
+            "bitext pl-en src2trg",
+            "bitext pl-en trg2src",
+            "STS sts_tiny spearman",
+            "held-out pivots top1",
+        }
+        assert all(-1.0 <= value <= 1.0 for value in metrics.values())
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["checkpoint-3"]
+    # The model folder: the model, its card and the run summary; nothing else.
+    names = {p.name for p in out.iterdir()}
+    assert {"modules.json", "1_LSTMPooling", "README.md", "paramine_training.json"} <= names
+    assert not [name for name in names if "checkpoint" in name or name.startswith(".")]
+    assert not (tmp_path / "model.building").exists()
+
+
+def test_output_with_foreign_files_is_refused(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = write_dataset(tmp_path / "ds", make_rows(16))
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine")
+    status = main([url, "--base", str(tiny_model_dir), "--output", str(out)])
+    assert status == 2
+    assert "holds no paramine model" in capsys.readouterr().err
+    assert (out / "thesis.tex").read_text() == "mine"

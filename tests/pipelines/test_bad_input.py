@@ -15,16 +15,15 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.formats import ReaderOptions, resolve_inputs
+from paramine.pipelines.formats.lines import raw_lines
+from paramine.pipelines.formats.moses import MisalignedShardError
+from paramine.pipelines.formats.opening import CorruptInputError
+from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
+from paramine.pipelines.mine import run
+from paramine.pipelines.read_bitext import ReadBitext
 
-from pipelines.formats import ReaderOptions, resolve_inputs
-from pipelines.formats.lines import raw_lines
-from pipelines.formats.moses import MisalignedShardError
-from pipelines.formats.opening import CorruptInputError
-from pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
-from pipelines.mine import run
-from pipelines.read_bitext import ReadBitext
-from schemas.manifest import accounting_errors
-from tests.pipelines.test_formats import read_all, read_inputs, reasons, write_zip
+from tests.pipelines.format_helpers import read_all, read_inputs, reasons, write_zip
 
 
 def tsv(tmp_path: Path, data: bytes, name: str = "bad.tsv") -> str:
@@ -243,7 +242,7 @@ class TestEndToEnd:
                 "reject",
             ]
         )
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
         rejects = pq.read_table(out / "rejects").to_pylist()
         found = sorted((Path(r["shard"]).name, r["line"], r["reason"]) for r in rejects)
         truncated = [f for f in found if f[0] == "cut.tsv.gz"]

@@ -9,22 +9,24 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-
-from encoders.handler import PairEncoderHandler
-from pipelines.calibrate import (
+from paramine.encoders.handler import PairEncoderHandler
+from paramine.pipelines.calibrate import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
     CalibrateThreshold,
+    CalibrationSample,
     EmbedSample,
     SummarizeScores,
     choose_cut,
     mismatched_pairs,
     sample_embedder,
     sample_rank,
+    sample_texts,
     score_sample,
     shift_count,
 )
-from schemas.records import AlignedPair, ScoredPair
+from paramine.pipelines.encode_texts import EncodeTexts
+from paramine.schemas.records import AlignedPair, ScoredPair
 
 
 def pair(pivot: str, candidate: str, line: int = 1) -> AlignedPair:
@@ -124,6 +126,22 @@ def corpus_pairs(n: int) -> list[AlignedPair]:
     ]
 
 
+class EmbeddedSample(beam.PTransform):
+    """The calibration sample as the mine pipeline makes it: sampled, encoded, joined back."""
+
+    def __init__(self, handler: PairEncoderHandler, sample_size: int) -> None:
+        super().__init__()
+        self.handler = handler
+        self.sample_size = sample_size
+
+    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
+        sample = pairs | "Sample" >> CalibrationSample(self.sample_size)
+        vectors = (
+            sample | "Texts" >> beam.FlatMap(sample_texts) | "Encode" >> EncodeTexts(self.handler)
+        )
+        return sample | "Embed" >> EmbedSample(vectors)
+
+
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
     pairs = corpus_pairs(40)
     handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
@@ -145,7 +163,7 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
             out = (
                 p
                 | beam.Create(order)
-                | EmbedSample(handler, sample_size=30)
+                | EmbeddedSample(handler, sample_size=30)
                 | CalibrateThreshold(max_false_accept=0.05, max_shifts=5)
             )
             got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
@@ -164,7 +182,7 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
     handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
     with TestPipeline(runner="FnApiRunner") as p:
-        sample = p | beam.Create(corpus_pairs(5)) | EmbedSample(handler, sample_size=100)
+        sample = p | beam.Create(corpus_pairs(5)) | EmbeddedSample(handler, sample_size=100)
         out = sample | CalibrateThreshold()
         assert_that(
             out | beam.Map(lambda info: (info["value"], "fallback" in info, info["sample"])),
@@ -176,14 +194,14 @@ def test_calibrate_threshold_rejects_bad_settings() -> None:
     with pytest.raises(ValueError, match="max_false_accept"):
         CalibrateThreshold(max_false_accept=1.0)
     with pytest.raises(ValueError, match="sample"):
-        EmbedSample(PairEncoderHandler("any-model"), sample_size=0)
+        CalibrationSample(sample_size=0)
 
 
 def test_the_sample_must_carry_its_embeddings() -> None:
     vector = np.ones(4, dtype="float32") / 2
     with_vectors = ScoredPair(pair("A.", "a"), 1.0, vector, vector)
     assert sample_embedder([with_vectors])(["A.", "a"]).shape == (2, 4)
-    with pytest.raises(ValueError, match="keep_vectors=True"):
+    with pytest.raises(ValueError, match="keep_vectors=True"):  # the message names the fix
         sample_embedder([ScoredPair(pair("A.", "a"), 1.0)])
 
 
@@ -195,3 +213,24 @@ def test_summarize_scores() -> None:
             out | beam.Map(lambda s: (s["n"], s["mean"], s["q50"], s["q98"])),
             equal_to([(101, 0.5, 0.5, 0.98)]),
         )
+
+
+def test_a_tiny_input_warns_that_its_cut_is_unreliable(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Defect 12: on 9 good pairs the auto cut silently dropped 6 of them.
+    from paramine.pipelines.calibrate import MIN_TRUSTED_SAMPLE, small_sample_warning
+    from paramine.pipelines.mine import run
+
+    assert small_sample_warning(MIN_TRUSTED_SAMPLE) is None
+    assert "--threshold 0.85" in (small_sample_warning(9) or "")
+    tsv = tmp_path / "tiny.tsv"
+    tsv.write_text(
+        "".join(f"Sentence {i} is here.\tZdanie {i} jest tu.\n" for i in range(9)),
+        encoding="utf-8",
+    )
+    manifest = run([str(tsv), "--output", str(tmp_path / "o"), "--model", str(tiny_model_dir)])
+    assert "only 9 pairs" in manifest.threshold["warning"]
+    assert (
+        "paramine: warning: --threshold auto calibrated on only 9 pairs" in capsys.readouterr().err
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 from apache_beam.options.pipeline_options import (
     DebugOptions,
@@ -12,8 +10,8 @@ from apache_beam.options.pipeline_options import (
     PortableOptions,
     WorkerOptions,
 )
-
-from pipelines import dataflow, mine
+from paramine.pipelines import dataflow, mine
+from paramine.pipelines.config import MineConfig
 
 IMAGE = "us-central1-docker.pkg.dev/proj/paramine/worker:0.1.0"
 DATAFLOW = [
@@ -25,12 +23,11 @@ DATAFLOW = [
 INPUTS = ["gs://bucket/bitext/*.tsv"]
 
 
-def build(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Parse like ``paramine mine`` does; return the job and the Beam flags it runs with."""
-    job, beam_args = mine.build_parser().parse_known_args(
-        [*INPUTS, "--output=gs://bucket/out", *argv]
-    )
-    return job, dataflow.apply(job, beam_args, job.inputs)
+def build(argv: list[str]) -> tuple[MineConfig, list[str]]:
+    """Parse like ``paramine mine`` does; return the config and the Beam flags it runs with."""
+    config, beam_args = mine.config_from_command_line([*INPUTS, "--output=gs://bucket/out", *argv])
+    deployment = dataflow.apply(config, beam_args)
+    return deployment.config, deployment.beam_args
 
 
 def test_gpu_options_are_what_dataflow_documents() -> None:
@@ -125,11 +122,11 @@ def test_contradictions_are_refused(argv: list[str], message: str) -> None:
 
 
 def test_dataflow_launch_needs_its_basics() -> None:
-    job, beam_args = mine.build_parser().parse_known_args(
+    config, beam_args = mine.config_from_command_line(
         ["local.tsv", "--output=out", "--runner=DataflowRunner", "--gpu-type=nvidia-l4"]
     )
     with pytest.raises(dataflow.DeploymentError) as error:
-        dataflow.apply(job, beam_args, job.inputs)
+        dataflow.apply(config, beam_args)
     text = str(error.value)
     for needed in (
         "--project",

@@ -3,72 +3,23 @@
 from __future__ import annotations
 
 import bz2
-import collections
 import gzip
 import io
 import lzma
-import zipfile
 from pathlib import Path
 
 import fsspec
 import pytest
-
-from pipelines.formats import (
+from paramine.pipelines.formats import (
     ReaderOptions,
-    Repair,
     Shard,
     read_input_list,
-    read_shard,
     resolve_inputs,
     split_shard,
 )
-from pipelines.formats.opening import sniff_compression
-from pipelines.formats.xces import MissingDocumentError
-from schemas.records import AlignedPair, Rejected
+from paramine.pipelines.formats.opening import sniff_compression
 
-# Helpers, also used by test_bad_input and test_fuzz_readers.
-
-
-def read_all(
-    shards: list[Shard], options: ReaderOptions | None = None
-) -> tuple[list[AlignedPair], list[Rejected], list[Repair]]:
-    """Split and read every shard; return pairs, rejections and repairs."""
-    options = options or ReaderOptions()
-    pairs: list[AlignedPair] = []
-    rejected: list[Rejected] = []
-    repairs: list[Repair] = []
-    for shard in shards:
-        for span in split_shard(shard, options):
-            for result in read_shard(span, options):
-                if isinstance(result, AlignedPair):
-                    pairs.append(result)
-                elif isinstance(result, Repair):
-                    repairs.append(result)
-                else:
-                    rejected.append(result)
-    return pairs, rejected, repairs
-
-
-def read_inputs(
-    inputs: list[str], src: str = "en", tgt: str = "pl", fmt: str = "auto", **options: object
-) -> tuple[list[AlignedPair], list[Rejected], list[Repair]]:
-    """Resolve inputs like ``paramine mine`` does, then read them."""
-    shards = resolve_inputs(inputs, src, tgt, fmt)
-    return read_all(shards, ReaderOptions(**options))  # type: ignore[arg-type]
-
-
-def reasons(rejected: list[Rejected]) -> dict[str, int]:
-    """Count rejections by reason."""
-    return dict(collections.Counter(r.reason for r in rejected))
-
-
-def write_zip(path: Path, members: dict[str, bytes]) -> Path:
-    """Write a zip whose member names are taken as given (unsafe ones included)."""
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(zipfile.ZipInfo(name), data)
-    return path
-
+from tests.pipelines.format_helpers import read_all, read_inputs, reasons, write_zip
 
 TMX = """<?xml version="1.0" encoding="utf-8"?>
 <tmx version="1.4">
@@ -191,8 +142,13 @@ class TestXces:
         _, rejected, _ = read_inputs([str(xces_corpus)], "en", "de")
         assert reasons(rejected) == {"language_mismatch": 6}
         (xces_corpus.parent / "fr.zip").unlink()
-        with pytest.raises(MissingDocumentError, match=r"fr/d1\.xml\.gz"):
-            read_inputs([str(xces_corpus)], "en", "fr")
+        pairs, rejected, _ = read_inputs([str(xces_corpus)], "en", "fr")
+        assert pairs == []
+        assert [(r.reason, r.line) for r in rejected] == [
+            ("missing_document", n) for n in range(1, 7)
+        ]
+        assert rejected[0].record == "SL1\ts1;s1\tmissing document fr/d1.xml.gz"
+        assert rejected[5].record == "SL6\ts1;s1\tmissing document fr/d2.xml.gz"
 
     def test_directory_input_skips_documents(self, xces_corpus: Path) -> None:
         shards = resolve_inputs([str(xces_corpus.parent)], "en", "fr")
@@ -348,7 +304,7 @@ class TestSplitting:
 
 
 def test_stream_reading_is_independent_of_io_class() -> None:
-    from pipelines.formats.base import iter_lines
+    from paramine.pipelines.formats.base import iter_lines
 
     lines = list(iter_lines(io.BytesIO(b"a\r\nb\n"), ReaderOptions()))
     assert [(line.number, line.text) for line in lines] == [(1, "a"), (2, "b")]

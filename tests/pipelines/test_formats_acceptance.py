@@ -13,13 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.accounting import CountStage
+from paramine.pipelines.formats import ReaderOptions, resolve_inputs
+from paramine.pipelines.mine import run
+from paramine.pipelines.read_bitext import READ, ReadBitext
 
-from pipelines.accounting import CountStage
-from pipelines.formats import ReaderOptions, resolve_inputs
-from pipelines.mine import run
-from pipelines.read_bitext import ReadBitext
-from schemas.manifest import accounting_errors
-from tests.pipelines.test_formats import read_all
+from tests.pipelines.format_helpers import read_all
 
 XCES = "opus_rf_xces/t/xml"
 
@@ -98,7 +97,7 @@ def test_read_counts(
     rows = [("read", key, n) for key, n in expected.items()]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         read = pipeline | ReadBitext(shards, ReaderOptions(**options))
-        assert_that(read | CountStage("read"), equal_to(rows))
+        assert_that(read | CountStage(READ), equal_to(rows))
 
 
 def test_empty_alignment_files_read_nothing(shared_corpora: Path) -> None:
@@ -123,7 +122,7 @@ class TestMine:
             "kept": 174,
             "dropped": {"many_to_one_link": 1, "unaligned_link_1_0": 5},
         }
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
         rejects = pq.read_table(tmp_path / "out" / "rejects").to_pylist()
         assert sorted(r["line"] for r in rejects if r["reason"] == "many_to_one_link") == [7]
         assert all(r["shard"].endswith("en-fr.xml.gz") for r in rejects)
@@ -147,7 +146,7 @@ class TestMine:
             "kept": 9,
             "dropped": {"language_mismatch": 9},
         }
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
 
     @pytest.mark.slow
     def test_tmx(self, shared_corpora: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -155,5 +154,5 @@ class TestMine:
             tmp_path, tiny_model_dir, str(shared_corpora / "derived_formats/tatoeba-test.en-pl.tmx")
         )
         assert manifest.counts["read"] == {"in": 10099, "kept": 10099, "dropped": {}}
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
         assert manifest.rows["pairs"] > 0

@@ -9,13 +9,12 @@ from xml.sax.saxutils import escape
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from paramine.pipelines.formats import ReaderOptions, Shard
+from paramine.pipelines.formats.opening import MAGIC, CorruptInputError, sniff_terminator
+from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
+from paramine.pipelines.mine import run
 
-from pipelines.formats import ReaderOptions, Shard
-from pipelines.formats.opening import MAGIC, CorruptInputError, sniff_terminator
-from pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
-from pipelines.mine import run
-from schemas.manifest import accounting_errors
-from tests.pipelines.test_formats import read_all
+from tests.pipelines.format_helpers import read_all
 
 # Bytes that make the format questions interesting: line ends, tabs, BOM,
 # NUL, invalid UTF-8, multi-byte characters, and XML syntax.
@@ -80,7 +79,7 @@ def test_tmx_reader_never_crashes(data: bytes) -> None:
         except (MalformedXmlError, UnsafeXmlError, CorruptInputError) as error:
             assert "fuzz.tmx" in str(error)
         pairs, rejected, _ = read_all([shard], ReaderOptions(on_malformed_xml="reject"))
-        known = {"malformed_xml", "unsafe_xml", "corrupt_input"}
+        known = {"malformed_xml", "unsafe_xml", "corrupt_input", "truncated_input"}
         known |= {"missing_language", "line_too_long"}
         assert {r.reason for r in rejected} <= known
         assert all(r.line >= 1 for r in rejected) and all(p.line >= 1 for p in pairs)
@@ -123,7 +122,7 @@ def test_pipeline_over_fuzzed_files_balances_its_books(
                 *("--on-malformed-xml", "reject", "--split-bytes", "50"),
             ]
         )
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
         read = manifest.counts["read"]
         rejects = pq.read_table(out / "rejects").num_rows
         assert rejects == sum(read["dropped"].values())

@@ -10,9 +10,14 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-
-from pipelines.calibrate import CalibrateThreshold, sample_embedder, sample_rank, score_sample
-from pipelines.margin import (
+from paramine.pipelines.calibrate import (
+    CalibrateThreshold,
+    sample_embedder,
+    sample_rank,
+    score_sample,
+)
+from paramine.pipelines.config import MineConfig
+from paramine.pipelines.margin import (
     FALLBACK_MARGIN,
     MarginScore,
     MarginScoring,
@@ -20,10 +25,8 @@ from pipelines.margin import (
     margin_of,
     margin_scores,
 )
-from pipelines.mine import demo_input, run
-from pipelines.options import resolve_score
-from schemas.manifest import accounting_errors
-from schemas.records import AlignedPair, ScoredPair
+from paramine.pipelines.mine import demo_input, run
+from paramine.schemas.records import AlignedPair, ScoredPair
 
 
 def unit(*values: float) -> np.ndarray:
@@ -117,11 +120,11 @@ def test_bad_settings_and_missing_vectors() -> None:
     with pytest.raises(ValueError, match="carries no embeddings"):
         build_background([ScoredPair(AlignedPair("A.", "a", "en", "pl", "t", "s", 1), 0.5)])
     with pytest.raises(ValueError, match="needs --threshold auto"):
-        resolve_score("margin", "0.8")
+        MineConfig(score="margin", threshold="0.8")
     with pytest.raises(ValueError, match="allowed: cosine, margin"):
-        resolve_score("csls", "auto")
-    assert resolve_score(None, "auto") == "margin"
-    assert resolve_score(None, "0.7") == "cosine"
+        MineConfig(score="csls")
+    assert MineConfig(threshold="auto").resolved_score() == "margin"
+    assert MineConfig(threshold="0.7").resolved_score() == "cosine"
 
 
 # --- the transforms ---------------------------------------------------------------
@@ -190,7 +193,7 @@ def test_mine_with_margin_scoring_balances_its_accounts(
     assert threshold["margin_k"] == 4
     assert "fallback" not in threshold
     assert threshold["value"] != FALLBACK_MARGIN
-    assert accounting_errors(manifest.counts) == []
+    assert manifest.accounting_errors() == []
     kept = manifest.counts["threshold"]["kept"]
     # The cut is a margin: it keeps part of the prefiltered pairs, not all or none.
     assert 0 < kept < manifest.counts["prefilter"]["kept"]

@@ -13,17 +13,26 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-
-from encoders.handler import PairEncoderHandler
-from pipelines.formats import ReaderOptions, Shard, resolve_inputs
-from pipelines.formats.moses import MisalignedShardError
-from pipelines.mine import demo_input, run, split_inputs
-from pipelines.read_bitext import ReadBitext
-from pipelines.score import ScorePairs
-from schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA, schema_version
-from schemas.manifest import STAGES, IncompleteDatasetError, accounting_errors, read_manifest
-from schemas.reader import read_pairs
-from schemas.records import AlignedPair
+from paramine.encoders.handler import PairEncoderHandler
+from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
+from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
+from paramine.pipelines.formats.moses import MisalignedShardError
+from paramine.pipelines.mine import config_from_command_line, demo_input, run
+from paramine.pipelines.mine_paraphrases import MINE_STAGES
+from paramine.pipelines.read_bitext import ReadBitext
+from paramine.schemas.dataset import (
+    PAIRS_SCHEMA,
+    PAIRS_SCHEMA_VERSION,
+    REJECTS_SCHEMA,
+    schema_version,
+)
+from paramine.schemas.errors import InputError, OutputError
+from paramine.schemas.manifest import (
+    IncompleteDatasetError,
+    read_manifest,
+)
+from paramine.schemas.reader import read_pairs
+from paramine.schemas.records import AlignedPair
 
 TATOEBA = "tatoeba_test_v2021-08-07/eng-pol"
 
@@ -92,13 +101,15 @@ class TestScorePairs:
         assert alone == mixed  # bit for bit: no padding, no rounding drift
 
     def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
-        handler = PairEncoderHandler(str(tiny_model_dir), batch_size=2, progress_every_s=0)
+        handler = PairEncoderHandler(str(tiny_model_dir), progress_every_s=0)
         pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
         with TestPipeline(runner="FnApiRunner") as p:
+            aligned = p | beam.Create(pairs)
+            # A budget of 4 tokens: many small batches.
+            vectors = aligned | beam.FlatMap(pair_texts) | EncodeTexts(handler, token_budget=4)
             scores = (
-                p
-                | beam.Create(pairs)
-                | ScorePairs(handler)
+                aligned
+                | ScoreByText(vectors)
                 | beam.Map(lambda s: (s.pair.line, round(s.score, 4)))
             )
             assert_that(scores, equal_to([(i, 1.0) for i in range(5)]))
@@ -135,7 +146,7 @@ class TestReadBitext:
         tsv = tmp_path / "test.txt"
         tsv.write_text("eng\tpol\tYes.\tTak.\npol\teng\tNie.\tNo.\ndeu\teng\tJa.\tYes.\n")
         shard = Shard("tsv", str(tsv), "t", "en", "pl")
-        from pipelines.formats import read_shard
+        from paramine.pipelines.formats import read_shard
 
         results = list(read_shard(shard, ReaderOptions()))
         assert [(r.pivot, r.candidate) for r in results[:2]] == [("Yes.", "Tak."), ("No.", "Nie.")]
@@ -144,7 +155,7 @@ class TestReadBitext:
     def test_misaligned_moses_names_both_files_and_counts(self, tmp_path: Path) -> None:
         prefix = write_moses(tmp_path, ["a", "b", "c"], ["x"])
         shard = resolve_inputs([str(prefix)], "en", "pl")[0]
-        from pipelines.formats import read_shard
+        from paramine.pipelines.formats import read_shard
 
         with pytest.raises(MisalignedShardError) as error:
             list(read_shard(shard, ReaderOptions()))
@@ -177,8 +188,9 @@ class TestMineEndToEnd:
         for name in read_back.files["rejects"]:
             assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
         counts = read_back.counts
-        assert accounting_errors(counts) == []
-        assert set(counts) == {*STAGES, "repairs"}
+        assert read_back.accounting_errors() == []
+        assert set(counts) == {*(stage.name for stage in MINE_STAGES), "repairs", "encoding"}
+        assert [stage["name"] for stage in read_back.stages] == [s.name for s in MINE_STAGES]
         assert counts["repairs"] == {}
         demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
         assert counts["read"]["in"] == demo_lines
@@ -242,12 +254,12 @@ class TestMineEndToEnd:
         assert manifest.counts["group"]["kept"] == 3  # one pivot, three translations
 
     def test_missing_input_list_names_the_file(self, tmp_path: Path) -> None:
-        with pytest.raises(FileNotFoundError, match=r"nowhere\.txt"):
+        with pytest.raises(InputError, match=r"nowhere\.txt"):
             run(["--input-list", str(tmp_path / "nowhere.txt"), "--output", str(tmp_path / "o")])
 
     def test_existing_output_needs_overwrite(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         output, _ = mine(tmp_path, tiny_model_dir)
-        with pytest.raises(SystemExit, match="--overwrite"):
+        with pytest.raises(OutputError, match="--overwrite"):
             mine(tmp_path, tiny_model_dir)
         _, manifest = mine(tmp_path, tiny_model_dir, "--overwrite")
         assert read_manifest(str(output)).rows == manifest.rows
@@ -259,7 +271,7 @@ class TestMineEndToEnd:
 
     def test_cli_help_and_run(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         help_text = subprocess.run(
-            [sys.executable, "-m", "pipelines.cli", "mine", "--help"],
+            [sys.executable, "-m", "paramine.pipelines.cli", "mine", "--help"],
             capture_output=True,
             text=True,
             check=True,
@@ -271,7 +283,8 @@ class TestMineEndToEnd:
             "--threshold",
             "--pair-mode",
             "--max-group-size",
-            "--batch-size",
+            "--batch-tokens",
+            "--write-scored",
             "--output",
         ):
             assert flag in help_text
@@ -279,7 +292,7 @@ class TestMineEndToEnd:
             [
                 sys.executable,
                 "-m",
-                "pipelines.cli",
+                "paramine.pipelines.cli",
                 "mine",
                 "--model",
                 str(tiny_model_dir),
@@ -304,13 +317,13 @@ class TestMineEndToEnd:
             tmp_path, tiny_model_dir, str(source), "--src-lang", "en", "--tgt-lang", "pl"
         )
         assert manifest.counts["read"]["in"] == 10_099
-        assert accounting_errors(manifest.counts) == []
+        assert manifest.accounting_errors() == []
         table, _ = read_pairs(str(output))
         # 159 English sentences have two or more Polish translations.
-        assert 100 <= len(set(table.column("pivot").to_pylist())) <= 159
+        assert 100 <= len(set(table.column("pivot_sentence").to_pylist())) <= 159
 
 
-class TestSplitInputs:
+class TestCommandLine:
     def test_beam_flags_with_spaced_values_are_not_inputs(self) -> None:
         argv = [
             "a.txt",
@@ -321,14 +334,19 @@ class TestSplitInputs:
             "b.txt",
             "--overwrite",
             "c",
+            "--output",
+            "o",
         ]
-        inputs, flags = split_inputs(argv)
-        assert inputs == ["a.txt", "b.txt", "c"]
-        assert flags == ["--runner", "DirectRunner", "--corpus", "b.txt", "--overwrite"]
+        config, beam_args = config_from_command_line(argv)
+        assert config.inputs == ("a.txt", "b.txt", "c")
+        assert config.corpus == "b.txt" and config.overwrite
+        assert beam_args == ["--runner", "DirectRunner"]
 
-    def test_help_and_bad_flags_are_left_to_the_paramine_parser(self) -> None:
-        assert split_inputs(["--help"]) == ([], ["--help"])
-        assert split_inputs(["x", "--batch-size", "abc"]) == ([], ["x", "--batch-size", "abc"])
+    def test_input_flag_repeats(self) -> None:
+        config, _ = config_from_command_line(
+            ["--input", "a.txt", "--output", "o", "--input=b.txt", "c.txt"]
+        )
+        assert config.inputs == ("c.txt", "a.txt", "b.txt")
 
     def test_spaced_runner_flag_mines(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         manifest = run(
@@ -355,7 +373,7 @@ def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Pat
     counts = manifest.counts
     assert counts["repairs"] == {"invalid_utf8_replaced": 1}
     assert counts["read"] == {"in": 3, "kept": 2, "dropped": {"column_count": 1}}
-    assert accounting_errors(counts) == []
+    assert manifest.accounting_errors() == []
     table, _ = read_pairs(str(output))
     assert (
         "Dobrej \ufffd nocy."

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from encoders.handler import PairEncoderHandler
-from pipelines import mine
-from schemas.reader import read_pairs
+from paramine.encoders.handler import PairEncoderHandler
+from paramine.pipelines import mine, mine_paraphrases
+from paramine.schemas.reader import read_pairs
 
 #: Where each load_model call appends its process id; the worker subprocesses
 #: inherit the environment, so they find the file too.
@@ -46,7 +45,7 @@ def test_multi_processing_loads_the_model_once_per_worker(
     load_log = tmp_path / "loads.txt"
     load_log.touch()
     monkeypatch.setenv(LOAD_LOG_ENV, str(load_log))
-    monkeypatch.setattr(mine, "PairEncoderHandler", CountingHandler)
+    monkeypatch.setattr(mine_paraphrases, "PairEncoderHandler", CountingHandler)
     source = write_input(tmp_path / "bitext.tsv")
     manifest = mine.run(
         [
@@ -72,3 +71,22 @@ def test_multi_processing_loads_the_model_once_per_worker(
     table, read_back = read_pairs(str(tmp_path / "out"))
     assert manifest.rows["pairs"] == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
     assert read_back.options["runner"] == "FnApiRunner"
+
+    # Deterministic across running modes: the same pairs and ids in process,
+    # and scores equal up to float rounding (not bit for bit: docs/architecture.md).
+    mine.run(
+        [
+            str(source),
+            f"--output={tmp_path / 'in_process'}",
+            f"--model={tiny_model_dir}",
+            "--threshold=-1.0",
+            "--runner=FnApiRunner",
+        ]
+    )
+    single, _ = read_pairs(str(tmp_path / "in_process"))
+    by_id = dict(zip(single.column("pair_id").to_pylist(), single.to_pylist(), strict=True))
+    multi = dict(zip(table.column("pair_id").to_pylist(), table.to_pylist(), strict=True))
+    assert by_id.keys() == multi.keys()
+    for pair_id, row in multi.items():
+        assert row["sentence_a"] == by_id[pair_id]["sentence_a"]
+        assert row["score_a"] == pytest.approx(by_id[pair_id]["score_a"], abs=1e-5)

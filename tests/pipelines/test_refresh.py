@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from pipelines import refresh as rf
-from pipelines.cli import main as cli_main
-from pipelines.formats import resolve_inputs
-from schemas.manifest import IncompleteDatasetError, Manifest
-from schemas.reader import read_pairs
+from paramine.pipelines import refresh as rf
+from paramine.pipelines.cli import main as cli_main
+from paramine.pipelines.formats import resolve_inputs
+from paramine.schemas.manifest import IncompleteDatasetError, Manifest
+from paramine.schemas.reader import read_pairs
 
 PIVOTS = ["Good morning.", "Where is the station?", "I like cats.", "It is raining today."]
 # Far apart by edit distance, so that PostFilter's near-equal check keeps every pair.
@@ -162,7 +161,7 @@ def test_killed_before_manifest_keeps_latest(
 
 
 def fake_batch(version: str, shards: list[Path]) -> dict[str, Any]:
-    from pipelines.fingerprint import fingerprint
+    from paramine.pipelines.fingerprint import fingerprint
 
     return {
         "version": version,
@@ -251,7 +250,10 @@ def test_latest_pointer_and_version_names(tmp_path: Path) -> None:
         ({"inputs": ["x"]}, "'output' is required"),
         ({"output": "o", "inputs": ["x"], "colour": 1}, "unknown keys"),
         ({"output": "o", "inputs": ["x"], "options": {"output": "y"}}, "set by refresh"),
-        ({"output": "o", "inputs": ["x"], "options": {"no-such-flag": 1}}, "not paramine mine"),
+        (
+            {"output": "o", "inputs": ["x"], "options": {"no-such-flag": 1}},
+            "is not a paramine mine option",
+        ),
         ({"output": "o", "inputs": ["x"], "keep": 0}, "positive integer"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Tests for pipelines.text: normalization, comparison keys and offline counting."""
+"""Tests for paramine.pipelines.text: normalization, comparison keys and offline counting."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from pipelines import text
-from pipelines.text import (
+from paramine.pipelines import text
+from paramine.pipelines.text import (
     canonical_lang,
     comparison_key,
     edit_similarity,
@@ -21,6 +20,8 @@ from pipelines.text import (
     sentence_count,
     word_count,
 )
+from paramine.schemas.errors import UsageError
+from paramine.schemas.languages import canonical_language, language_aliases, language_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -221,7 +222,7 @@ def test_sentence_count_fallback_warns_once_per_language(
     text._punkt_model_name.cache_clear()
     text._sentence_tokenizer.cache_clear()
     passage = "Dr. Smith is here. He came yesterday."  # English rules for "Dr."
-    with caplog.at_level(logging.WARNING, logger="pipelines.text"):
+    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.text"):
         counts = [sentence_count(passage, code) for code in ("hu", "hun", "HU", "hu")]
     assert counts == [2, 2, 2, 2]
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -234,7 +235,7 @@ def test_sentence_count_no_warning_for_modelled_language(
 ) -> None:
     text._punkt_model_name.cache_clear()
     text._sentence_tokenizer.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="pipelines.text"):
+    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.text"):
         assert sentence_count("Ma kota. Ma psa.", "polish") == 2
     assert not caplog.records
 
@@ -305,12 +306,69 @@ def test_lang_aliases_returns_a_fresh_set() -> None:
     assert lang_aliases("pl") == {"pl", "pol"}
 
 
+def test_old_table_rows_keep_their_codes() -> None:
+    """Spellings the hand-written table knew still map where they did."""
+    rows = {
+        "ar": ("ara", "arb", "arabic"),
+        "et": ("est", "ekk", "estonian"),
+        "fa": ("fas", "per", "pes", "persian"),
+        "lv": ("lav", "lvs", "latvian"),
+        "nb": ("nob", "bokmål"),
+        "nl": ("nld", "dut", "dutch", "flemish"),
+        "ro": ("ron", "rum", "moldavian"),
+        "zh": ("zho", "chi", "cmn", "chinese", "mandarin"),
+    }
+    for code, spellings in rows.items():
+        assert {canonical_lang(s) for s in spellings} == {code}
+    assert lang_aliases("zh") == {"zh", "zho", "chi", "cmn"}
+    assert lang_aliases("fa") == {"fa", "fas", "per", "pes"}
+
+
+class TestLanguagesModule:
+    """paramine.schemas.languages: langcodes behind three functions."""
+
+    @pytest.mark.parametrize(
+        ("code", "expected"),
+        [("pol", "pl"), ("ces", "cs"), ("cze", "cs"), ("Polish", "pl"), ("tlh", "tlh")],
+    )
+    def test_canonical_language(self, code: str, expected: str) -> None:
+        assert canonical_language(code) == expected
+
+    @pytest.mark.parametrize("code", ["xq", "XYZ", "not a language", ""])
+    def test_unknown_language_is_a_usage_error_naming_it(self, code: str) -> None:
+        with pytest.raises(UsageError, match=f"unknown language {code!r}"):
+            canonical_language(code)
+        with pytest.raises(UsageError):
+            language_aliases(code)
+
+    def test_aliases_and_names(self) -> None:
+        assert language_aliases("cze") == frozenset({"cs", "ces", "cze"})
+        assert language_aliases("eng") == frozenset({"en", "eng"})
+        assert language_name("pol") == "Polish"
+        assert language_name("nb") == "Norwegian Bokmål"
+
+    def test_tatoeba_and_opus_file_names_pair(self, tmp_path: Path) -> None:
+        """Tatoeba names files by 639-3, OPUS by 639-1: both resolve for an en-pl run."""
+        from paramine.pipelines.formats import resolve_inputs
+
+        (tmp_path / "t.eng").write_text("Cat.\n")
+        (tmp_path / "t.pol").write_text("Kot.\n")
+        (tmp_path / "o.en-pl.en").write_text("Dog.\n")
+        (tmp_path / "o.en-pl.pl").write_text("Pies.\n")
+        shards = resolve_inputs([str(tmp_path)], "English", "pol")
+        assert sorted((Path(s.url).name, Path(s.companion).name) for s in shards) == [
+            ("o.en-pl.en", "o.en-pl.pl"),
+            ("t.eng", "t.pol"),
+        ]
+        assert {(s.pivot_lang, s.lang) for s in shards} == {("en", "pl")}
+
+
 # import cost
 
 
 def test_import_does_not_load_nltk_or_models() -> None:
     code = (
-        "import sys, pipelines.text; "
+        "import sys, paramine.pipelines.text; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'nltk', 'punkt'}))"
     )
     out = subprocess.run(

@@ -8,14 +8,20 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-
-from pipelines.accounting import CountStage, counts_from_rows
-from pipelines.group_by_pivot import CandidateGroupFn, Group, GroupByPivot, group_weight
-from pipelines.make_pairs import MakePairs, make_pairs, pair_id
-from pipelines.postfilter import PostFilter, postfilter_reason
-from pipelines.prefilter import Prefilter, PrefilterOptions, prefilter_reason
-from pipelines.score import ThresholdFilter
-from schemas.records import AlignedPair, ParaphrasePair, ScoredPair
+from paramine.pipelines.accounting import CountStage, counts_from_rows
+from paramine.pipelines.group_by_pivot import (
+    GROUP,
+    CandidateGroupFn,
+    Group,
+    GroupByPivot,
+    group_weight,
+)
+from paramine.pipelines.make_pairs import MakePairs, make_pairs, pair_id
+from paramine.pipelines.postfilter import PostFilter, postfilter_reason
+from paramine.pipelines.prefilter import Prefilter, PrefilterOptions, prefilter_reason
+from paramine.pipelines.score import ThresholdFilter
+from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 
 def aligned(pivot: str, candidate: str, line: int = 1, shard: str = "s") -> AlignedPair:
@@ -45,7 +51,8 @@ def check_stage(transform: beam.PTransform, elements: list, kept, counts: dict) 
     with TestPipeline(runner="FnApiRunner") as p:
         result = p | beam.Create(elements) | transform
         assert_that(result.kept, kept, label="Kept")
-        assert_that(result | CountStage("s"), counts_equal("s", counts), label="Counts")
+        stage = Stage("s", ALIGNED_PAIR, None, "the stage under test")
+        assert_that(result | CountStage(stage), counts_equal("s", counts), label="Counts")
 
 
 class TestPrefilter:
@@ -132,7 +139,7 @@ class TestGroupByPivot:
         with TestPipeline(runner="FnApiRunner") as p:
             result = p | beam.Create(elements) | GroupByPivot(max_group_size=50)
             assert_that(result.kept, one_group, label="Kept")
-            rows = result | CountStage("group", weight=group_weight)
+            rows = result | CountStage(GROUP, weight=group_weight)
             expected = {
                 "in": 4,
                 "kept": 2,

@@ -6,9 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from schemas.dataset import MAX_REJECTED_RECORD_CHARS, REJECTS_SCHEMA, reject_row, schema_version
-from schemas.manifest import (
+from paramine.schemas.dataset import (
+    MAX_REJECTED_RECORD_CHARS,
+    REJECTS_SCHEMA,
+    reject_row,
+    schema_version,
+)
+from paramine.schemas.manifest import (
     IncompleteDatasetError,
     Manifest,
     accounting_errors,
@@ -16,8 +20,8 @@ from schemas.manifest import (
     stage_counts,
     write_manifest,
 )
-from schemas.reader import _join
-from schemas.records import Rejected
+from paramine.schemas.reader import _join
+from paramine.schemas.records import Rejected
 
 
 def balanced() -> dict:

@@ -1,0 +1,58 @@
+"""Helpers shared by the format tests: read shards as ``paramine mine`` does, count reasons."""
+
+from __future__ import annotations
+
+import collections
+import zipfile
+from pathlib import Path
+
+from paramine.pipelines.formats import (
+    ReaderOptions,
+    Repair,
+    Shard,
+    read_shard,
+    resolve_inputs,
+    split_shard,
+)
+from paramine.schemas.records import AlignedPair, Rejected
+
+
+def read_all(
+    shards: list[Shard], options: ReaderOptions | None = None
+) -> tuple[list[AlignedPair], list[Rejected], list[Repair]]:
+    """Split and read every shard; return pairs, rejections and repairs."""
+    options = options or ReaderOptions()
+    pairs: list[AlignedPair] = []
+    rejected: list[Rejected] = []
+    repairs: list[Repair] = []
+    for shard in shards:
+        for span in split_shard(shard, options):
+            for result in read_shard(span, options):
+                if isinstance(result, AlignedPair):
+                    pairs.append(result)
+                elif isinstance(result, Repair):
+                    repairs.append(result)
+                else:
+                    rejected.append(result)
+    return pairs, rejected, repairs
+
+
+def read_inputs(
+    inputs: list[str], src: str = "en", tgt: str = "pl", fmt: str = "auto", **options: object
+) -> tuple[list[AlignedPair], list[Rejected], list[Repair]]:
+    """Resolve inputs like ``paramine mine`` does, then read them."""
+    shards = resolve_inputs(inputs, src, tgt, fmt)
+    return read_all(shards, ReaderOptions(**options))  # type: ignore[arg-type]
+
+
+def reasons(rejected: list[Rejected]) -> dict[str, int]:
+    """Count rejections by reason."""
+    return dict(collections.Counter(r.reason for r in rejected))
+
+
+def write_zip(path: Path, members: dict[str, bytes]) -> Path:
+    """Write a zip whose member names are taken as given (unsafe ones included)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name), data)
+    return path

@@ -1,0 +1,129 @@
+"""The shape of the house: one namespace, data flowing one way, no torch to build a graph."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Lower layers never import higher ones: schemas <- encoders <- pipelines.
+LAYERS = ("schemas", "encoders", "pipelines")
+
+
+def module_imports() -> dict[str, set[str]]:
+    """``paramine.x.y`` -> the ``paramine`` modules it imports, at any depth of its code."""
+    graph: dict[str, set[str]] = {}
+    for layer in LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(("paramine", *parts)).removesuffix(".__init__")
+            found: set[str] = set()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found.add(node.module)
+                    found.update(f"{node.module}.{alias.name}" for alias in node.names)
+                elif isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names)
+            graph[name] = {m for m in found if m.startswith("paramine.")}
+    known = set(graph)
+    return {name: {m for m in deps if m in known} - {name} for name, deps in graph.items()}
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=False
+    )
+
+
+def test_only_paramine_is_installed_at_top_level() -> None:
+    # From outside the checkout, so the working directory cannot help.
+    done = run_python("import paramine.pipelines, paramine.encoders, paramine.schemas")
+    assert done.returncode == 0, done.stderr
+    for old in LAYERS:
+        done = run_python(f"import {old}")
+        assert done.returncode == 1 and "ModuleNotFoundError" in done.stderr, old
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    wrong = []
+    for name, deps in module_imports().items():
+        layer = LAYERS.index(name.split(".")[1])
+        for dep in deps:
+            if LAYERS.index(dep.split(".")[1]) > layer:
+                wrong.append(f"{name} imports {dep}")
+    assert wrong == []
+
+
+def test_no_import_cycles() -> None:
+    graph = module_imports()
+    # Packages import their modules and are imported through them: a package
+    # __init__ that re-exports is not a cycle of the code.
+    graph = {n: {d for d in deps if not n.startswith(d + ".")} for n, deps in graph.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycles.append([*path[path.index(dep) :], dep] if dep in path else [node, dep])
+            elif dep not in state:
+                visit(dep, [*path, dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+GRAPH_WITHOUT_TORCH = """
+import sys
+import apache_beam as beam
+from paramine.pipelines.config import MineConfig
+from paramine.pipelines.mine_paraphrases import MineParaphrases
+from paramine.pipelines.write_dataset import WriteDataset
+from paramine.pipelines.formats import Shard
+
+config = MineConfig(model="e5-small")
+pipeline = beam.Pipeline(runner="FnApiRunner")
+mined = pipeline | MineParaphrases(config, [Shard("tsv", "x.tsv", "x", "en", "pl")])
+_ = {"pairs": mined.pairs, "rejects": mined.rejects, "counts": mined.counts,
+     "threshold": mined.threshold} | WriteDataset("/nonexistent/out", {}, 0)
+heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
+print("heavy:", heavy)
+"""
+
+
+def test_building_the_mine_graph_imports_no_torch() -> None:
+    done = run_python(GRAPH_WITHOUT_TORCH)
+    assert done.returncode == 0, done.stderr
+    assert "heavy: []" in done.stdout
+
+
+def test_mine_help_imports_no_torch_nor_beam() -> None:
+    done = run_python(
+        "import sys\n"
+        "from paramine.pipelines.cli import main\n"
+        "try:\n    main(['mine', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('loaded:', [m for m in ('torch', 'apache_beam', 'pyarrow') if m in sys.modules])"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--src-lang" in done.stdout
+    assert "loaded: []" in done.stdout
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_module_says_future_annotations(layer: str) -> None:
+    missing = []
+    for path in (ROOT / layer).rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        code = [n for n in tree.body if not isinstance(n, ast.Expr)]  # beyond the docstring
+        future = any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body)
+        if code and not future:
+            missing.append(str(path.relative_to(ROOT)))
+    assert missing == []
