@@ -28,7 +28,16 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy schemas encoders pipelines
+	$(BIN)/mypy -p paramine.schemas -p paramine.encoders -p paramine.pipelines
+
+# mypy cannot follow setuptools' editable finder, which maps paramine.* onto
+# the root folders; a tree of links gives it the installed names.
+MYPY_TREE := build/mypy/paramine
+lint: export MYPYPATH := build/mypy
+lint: $(MYPY_TREE)
+$(MYPY_TREE):
+	mkdir -p $@
+	for p in pipelines encoders schemas; do ln -sfn ../../../$$p $@/$$p; done
 
 test: lint
 	$(BIN)/python -m pytest

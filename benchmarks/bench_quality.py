@@ -3,7 +3,7 @@
 Takes a Moses pair with many-to-one structure (Tatoeba: one English pivot,
 several translations), replaces a share of the target lines with target
 lines from elsewhere in the file (seeded), mines the corrupted pair with the
-real pipeline (``pipelines.mine.run``) once per scoring, and reports:
+real pipeline (``paramine.pipelines.mine.run``) once per scoring, and reports:
 
 - precision: mined pairs whose two sentences are both original (not
   replaced) translations of their pivot, out of all mined pairs;
@@ -50,11 +50,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.calibrate import sample_rank
-from pipelines.group_by_pivot import pivot_key
-from pipelines.prefilter import PrefilterOptions, prefilter_reason
-from pipelines.text import canonical_lang, comparison_key, normalize
-from schemas.records import AlignedPair, ScoredPair
+from paramine.pipelines.calibrate import sample_rank
+from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.prefilter import PrefilterOptions, prefilter_reason
+from paramine.pipelines.text import canonical_lang, comparison_key, normalize
+from paramine.schemas.records import AlignedPair, ScoredPair
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 
@@ -152,9 +152,8 @@ def encode_all(
     run with the same model when it holds every text, and writes one otherwise.
     """
     import numpy as np
+    from paramine.encoders.models import resolve_model
     from sentence_transformers import SentenceTransformer
-
-    from encoders.models import resolve_model
 
     resolved = resolve_model(model_spec)
     texts = sorted(set(corpus.pivots) | set(corpus.candidates))
@@ -206,8 +205,7 @@ def line_margin_scores(
     pairs with the ``sample_size`` smallest calibration hashes.
     """
     import numpy as np
-
-    from pipelines.margin import build_background, margin_scores
+    from paramine.pipelines.margin import build_background, margin_scores
 
     options = PrefilterOptions()
     kept: set[tuple[str, str]] = set()
@@ -273,10 +271,12 @@ def evaluate(
     good = sum(
         1
         for r in rows
-        if r["sentence_a"] in originals.get(pivot_key(r["pivot"]), ())
-        and r["sentence_b"] in originals.get(pivot_key(r["pivot"]), ())
+        if r["sentence_a"] in originals.get(pivot_key(r["pivot_sentence"]), ())
+        and r["sentence_b"] in originals.get(pivot_key(r["pivot_sentence"]), ())
     )
-    mined = {(pivot_key(r["pivot"]), r[s]) for r in rows for s in ("sentence_a", "sentence_b")}
+    mined = {
+        (pivot_key(r["pivot_sentence"]), r[s]) for r in rows for s in ("sentence_a", "sentence_b")
+    }
 
     # Per (pivot key, candidate): the first line's fate, as the pipeline keeps the first.
     options = PrefilterOptions()
@@ -360,7 +360,7 @@ def cached_handler(cache: Path) -> type:
     Only the encoder's forward pass is memoized, so the scores are the same
     model's (up to float noise from batch padding).
     """
-    from encoders.handler import PairEncoderHandler
+    from paramine.encoders.handler import PairEncoderHandler
 
     class CachedEncoderHandler(PairEncoderHandler):
         def load_model(self) -> Any:
@@ -383,12 +383,15 @@ def mine(
     With ``cache``, the encoder's forward pass is replaced by a lookup in the
     embeddings that ``encode_all`` stored (see ``cached_handler``).
     """
-    import pipelines.mine
-    from encoders.handler import PairEncoderHandler
-    from pipelines.mine import run
-    from schemas.reader import read_pairs
+    import paramine.pipelines.mine_paraphrases
+    from paramine.encoders.handler import PairEncoderHandler
+    from paramine.pipelines.mine import run
+    from paramine.schemas.reader import read_pairs
 
-    pipelines.mine.PairEncoderHandler = cached_handler(cache) if cache else PairEncoderHandler
+    # mine_paraphrases.encoder_handler builds the handler from this name.
+    paramine.pipelines.mine_paraphrases.PairEncoderHandler = (  # type: ignore[misc]
+        cached_handler(cache) if cache else PairEncoderHandler
+    )
     manifest = run(
         [
             str(prefix),
@@ -407,7 +410,7 @@ def mine(
         ]
     )
     table, manifest = read_pairs(str(out))
-    return table.select(["pivot", "sentence_a", "sentence_b"]).to_pylist(), manifest
+    return table.select(["pivot_sentence", "sentence_a", "sentence_b"]).to_pylist(), manifest
 
 
 def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) -> str:

@@ -44,7 +44,7 @@ def generate(folder: Path, lines: int) -> tuple[Path, Path]:
 
 def measure(url: str, split_bytes: int) -> dict:
     """Read one input in this process; return counts, time and peak memory."""
-    from pipelines.formats import ReaderOptions, read_shard, resolve_inputs, split_shard
+    from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs, split_shard
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     options = ReaderOptions(split_bytes=split_bytes)

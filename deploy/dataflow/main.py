@@ -1,43 +1,49 @@
 """Flex Template entry point: Dataflow's launcher runs this file with the template's parameters.
 
 The launcher passes each parameter as ``--name=value`` with the names of
-deploy/dataflow/metadata.json, which are the ``paramine mine`` option names
-with underscores (``src_lang``); ``input`` is a comma-separated list of
-INPUTs. Everything else (``--runner``, ``--project``...) passes to Beam.
+deploy/dataflow/metadata.json, which are ``MineConfig``'s field names
+(``src_lang``); ``input`` is a comma-separated list of INPUTs. Everything else
+(``--runner``, ``--project``...) passes to Beam.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from typing import Any
 
 
-def to_mine_argv(argv: list[str]) -> list[str]:
-    """Translate template parameters into a ``paramine mine`` command line."""
-    from pipelines.mine import build_parser
+def to_config(argv: list[str]) -> tuple[Any, list[str]]:
+    """Turn template parameters into a ``MineConfig`` and Beam's flags."""
+    from paramine.pipelines.config import MineConfig
 
-    flags: dict[str, tuple[str, bool]] = {}
-    for action in build_parser()._actions:
-        if action.option_strings and action.dest != "help":
-            switch = action.nargs == 0  # store_true: the template passes true/false
-            flags[action.dest] = (action.option_strings[0], switch)
+    names = {f.name for f in dataclasses.fields(MineConfig)}
+    values: dict[str, Any] = {}
     inputs: list[str] = []
-    result: list[str] = []
+    beam_args: list[str] = []
     for arg in argv:
         name, _, value = arg.removeprefix("--").partition("=")
-        if name == "input":
+        if arg.startswith("--") and name == "input":
             inputs += [item for item in value.split(",") if item]
-        elif arg.startswith("--") and name in flags:
-            flag, switch = flags[name]
-            if not switch:
-                result.append(f"{flag}={value}")
-            elif value.lower() in ("", "true", "1", "yes"):
-                result.append(flag)
+        elif arg.startswith("--") and name in names:
+            values[name] = value
         else:
-            result.append(arg)
-    return [*inputs, *result]
+            beam_args.append(arg)
+    return MineConfig.from_mapping({**values, "inputs": inputs}, source="template"), beam_args
+
+
+def main(argv: list[str]) -> int:
+    """Mine with the template's parameters; errors print once, as ``paramine mine``'s do."""
+    from paramine.pipelines.mine import run_config
+
+    config, beam_args = to_config(argv)
+    run_config(config, beam_args)
+    return 0
 
 
 if __name__ == "__main__":
-    from pipelines.mine import run
+    import os
 
-    run(to_mine_argv(sys.argv[1:]))
+    from paramine.pipelines.cli import guarded
+
+    sys.exit(guarded(main, sys.argv[1:], debug=os.environ.get("PARAMINE_DEBUG") == "1"))
