@@ -25,7 +25,7 @@ the post-filter (cover pairs and near-equal drops).
 Usage::
 
     python benchmarks/bench_quality.py \\
-        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --scorings fixed:0.7,auto,margin:auto
+        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --noise lexical --rate 0.2
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -57,6 +58,7 @@ from paramine.pipelines.text import canonical_lang, comparison_key, normalize
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
+WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -121,6 +123,55 @@ def corrupt(
                 break
         out[i] = targets[j]
         replaced[i] = True
+    return out, replaced
+
+
+def lexical_donors(pivots: list[str], chosen: list[int]) -> dict[int, int]:
+    """For each chosen line i: the line j whose source shares most lowercase words with i's.
+
+    Ties go to the lowest j; a j whose normalized source equals line i's is
+    never taken (its target could be a true translation of the same pivot).
+    """
+    words = [set(WORD.findall(p.lower())) for p in pivots]
+    keys = [pivot_key(normalize(p)) for p in pivots]
+    holders: dict[str, list[int]] = defaultdict(list)  # word -> lines holding it
+    for j, ws in enumerate(words):
+        for w in ws:
+            holders[w].append(j)
+    donors = {}
+    for i in chosen:
+        shared: dict[int, int] = defaultdict(int)
+        for w in words[i]:
+            for j in holders[w]:
+                shared[j] += 1
+        best = min(
+            (j for j in shared if keys[j] != keys[i]),
+            key=lambda j: (-shared[j], j),
+            default=None,
+        )
+        if best is None:  # shares no word with any other source: any other line
+            best = next(j for j in range(len(pivots)) if keys[j] != keys[i])
+        donors[i] = best
+    return donors
+
+
+def corrupt_lexical(
+    pivots: list[str], targets: list[str], share: float, seed: int
+) -> tuple[list[str], list[bool]]:
+    """Replace ``share`` of the target lines with the translation of a similar source.
+
+    The replacement of line i is line j's target, where j is the source line
+    sharing the most lowercase words with line i's (``lexical_donors``): the
+    plausible misalignment of subtitle and web corpora, not a random line.
+    """
+    rng = random.Random(seed)
+    chosen = sorted(rng.sample(range(len(targets)), round(share * len(targets))))
+    out = list(targets)
+    replaced = [False] * len(targets)
+    for i, j in lexical_donors(pivots, chosen).items():
+        out[i] = targets[j]
+        # A donor identical to the original is no noise at all.
+        replaced[i] = normalize(targets[j]) != normalize(targets[i])
     return out, replaced
 
 
@@ -241,6 +292,9 @@ def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
     out = []
     for item in filter(None, (s.strip() for s in text.split(","))):
         kind, _, arg = item.partition(":")
+        if kind == "default" and not arg:  # paramine mine's own defaults
+            out.append((item, []))
+            continue
         score = "cosine"
         if kind == "margin" and (arg == "auto" or arg.startswith("auto:")):
             score, (kind, _, arg) = "margin", arg.partition(":")
@@ -253,7 +307,7 @@ def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
             out.append((item, flags))
         else:
             raise SystemExit(
-                f"--scorings: {item!r}; allowed: fixed:<cosine>, auto, auto:<share>, "
+                f"--scorings: {item!r}; allowed: default, fixed:<cosine>, auto, auto:<share>, "
                 "margin:auto, margin:auto:<share>"
             )
     return out
@@ -437,14 +491,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=Path, help="a Tatoeba language-pair directory")
     parser.add_argument("--pivot", default="eng", help="extension of the pivot side (eng)")
-    parser.add_argument("--replace-share", type=float, default=0.2, help="target lines replaced")
+    parser.add_argument(
+        "--noise",
+        choices=("random", "lexical"),
+        default="random",
+        help="random: a replaced target is any other line's; lexical: the target of the "
+        "source line sharing the most words with this one (default: random)",
+    )
+    parser.add_argument(
+        "--rate",
+        "--replace-share",
+        dest="rate",
+        type=float,
+        default=0.2,
+        help="share of target lines replaced (0.2)",
+    )
     parser.add_argument("--seed", type=int, default=13, help="seed of the replacement")
     parser.add_argument("--model", default="e5-small", help="--model of paramine mine")
     parser.add_argument(
         "--scorings",
-        default="fixed:0.7,auto",
-        help="comma-separated: fixed:<cosine>, auto, auto:<max false accept> (calibrated "
-        "cosine), margin:auto, margin:auto:<max false accept> (calibrated ratio margin)",
+        default="default",
+        help="comma-separated: default (paramine mine's defaults), fixed:<cosine>, auto, "
+        "auto:<max false accept> (calibrated cosine), margin:auto, "
+        "margin:auto:<max false accept> (calibrated ratio margin)",
+    )
+    parser.add_argument(
+        "--mine-flags",
+        default="",
+        help="more flags for every paramine mine run, e.g. '--rival-margin off'",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
     parser.add_argument(
@@ -466,8 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
     args = parser.parse_args(argv)
-    if not 0 < args.replace_share < 1:
-        parser.error("--replace-share must be in (0, 1)")
+    if not 0 < args.rate < 1:
+        parser.error("--rate must be in (0, 1)")
     scorings = parse_scorings(args.scorings)
     verify = parse_scorings(args.verify + (",auto" if args.verify_auto else ""))
 
@@ -475,7 +549,8 @@ def main(argv: list[str] | None = None) -> int:
     pivot_lang = canonical_lang(pivot_path.suffix[1:])
     lang = canonical_lang(target_path.suffix[1:])
     pivots, targets = read_lines(pivot_path), read_lines(target_path)
-    corrupted, replaced = corrupt(pivots, targets, args.replace_share, args.seed)
+    noise = corrupt_lexical if args.noise == "lexical" else corrupt
+    corrupted, replaced = noise(pivots, targets, args.rate, args.seed)
     corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
@@ -488,6 +563,9 @@ def main(argv: list[str] | None = None) -> int:
     index, embeddings = encode_all(corpus, args.model, cache)
     scores = line_scores(corpus, index, embeddings)
 
+    extra = args.mine_flags.split()
+    scorings = [(label, flags + extra) for label, flags in scorings]
+    verify = [(label, flags + extra) for label, flags in verify]
     runs: list[tuple[str, list[str], Path | None]] = [(lb, f, cache) for lb, f in scorings]
     # Runs with the real encoder: their cuts and figures must match the cached runs'.
     runs += [(f"{lb} (encoder)", f, None) for lb, f in verify]
@@ -511,12 +589,15 @@ def main(argv: list[str] | None = None) -> int:
         results.append((label, result))
         print(f"[bench] {label}: {json.dumps(result)}", file=sys.stderr)
 
-    name = f"{args.directory.name} ({pivot_lang}->{lang}, {sum(replaced):,} of {len(replaced):,} "
+    name = f"{args.directory.name} ({pivot_lang}->{lang}, {args.noise} noise: "
+    name += f"{sum(replaced):,} of {len(replaced):,} "
     name += f"lines replaced, seed {args.seed})"
     print(format_table(args.directory.name, results))
     print(f"\n{name}; model {args.model}")
     if args.json:
         args.json.write_text(json.dumps({"corpus": name, "results": dict(results)}, indent=1))
+    first = results[0][1]
+    print(f"precision={first['precision']:.4f} recall={first['recall']:.4f}")
     return 0
 
 

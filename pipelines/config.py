@@ -123,6 +123,16 @@ def parse_bool(value: Any) -> bool:
     raise ValueError(f"{value!r} is not true or false")
 
 
+def parse_rival_margin(value: Any) -> float | None:
+    """A cosine difference >= 0, or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = float(value)
+    if not 0.0 <= number < 2.0:
+        raise ValueError(f"{number} is not a cosine difference in [0, 2), or 'off'")
+    return number
+
+
 def _optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda value: None if value is None else parse(value)
 
@@ -441,6 +451,14 @@ class MineConfig:
         "cap on pairs per group in 'all' mode (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
+    )
+    rival_margin: float | None = _option(
+        0.02,
+        "drop a candidate from a pivot's group when the input also aligns it with another "
+        "pivot that it matches better by more than this cosine; 'off' skips the check "
+        "(docs/thresholds.md) (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_rival_margin,
     )
     near_equal: float = _option(
         0.95,

@@ -48,12 +48,21 @@ from paramine.pipelines.margin import MarginScore, MarginScoring
 from paramine.pipelines.postfilter import POSTFILTER, PostFilter
 from paramine.pipelines.prefilter import PREFILTER, Prefilter, PrefilterOptions
 from paramine.pipelines.read_bitext import READ, ReadBitext, ReadOutput
+from paramine.pipelines.rivals import CONTEST, ContestCandidates, RivalPairs
 from paramine.pipelines.score import THRESHOLD, ThresholdFilter
 from paramine.schemas.stages import Stage
 
 #: The stages of a mining run, in order: the manifest records this list and
 #: the accounting identity is checked against it.
-MINE_STAGES: tuple[Stage, ...] = (READ, PREFILTER, GROUP, THRESHOLD, REGROUP, POSTFILTER)
+MINE_STAGES: tuple[Stage, ...] = (
+    READ,
+    PREFILTER,
+    GROUP,
+    CONTEST,
+    THRESHOLD,
+    REGROUP,
+    POSTFILTER,
+)
 
 
 class MinedParaphrases(NamedTuple):
@@ -159,6 +168,12 @@ class MineParaphrases(beam.PTransform):
         # texts, the calibration sample's, and with --write-scored every
         # prefiltered pair's.
         texts = [grouped.kept | "GroupedTexts" >> beam.FlatMap(pair_texts)]
+        rivals = None
+        if config.rival_margin is not None:
+            # The other pivots the input aligns a grouped candidate with: only
+            # these pivots are new texts (their candidates are grouped ones).
+            rivals = prefiltered.kept | "RivalPairs" >> RivalPairs(grouped.kept)
+            texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
         sample = None
         if config.threshold == "auto":
             sample = prefiltered.kept | "CalibrationSample" >> CalibrationSample(
@@ -174,6 +189,14 @@ class MineParaphrases(beam.PTransform):
         )
 
         scored = grouped.kept | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
+        if rivals is not None and config.rival_margin is not None:
+            rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors)
+            contested = scored | "ContestCandidates" >> ContestCandidates(
+                rival_scores, config.rival_margin
+            )
+        else:
+            contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
+        scored = contested.kept
         if sample is not None:
             embedded = sample | "EmbedSample" >> EmbedSample(vectors)
             scoring = None
@@ -199,7 +222,8 @@ class MineParaphrases(beam.PTransform):
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
             prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
-            kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=grouped.kept),
+            contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
+            kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=contested.kept),
             groups | "CountRegroup" >> CountStage(REGROUP, taken_in=kept.kept, weight=group_weight),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,

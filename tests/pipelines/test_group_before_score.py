@@ -152,7 +152,9 @@ def test_the_pairs_are_those_of_scoring_everything_first(tiny_model_dir: Path) -
         pivot = f"Sentence number {i % 13}." if i % 5 else f"sentence number {i % 13}."
         bitext.append(aligned(pivot, f"{words[i % 8]} {words[(i * 3) % 8]} {i % 7}", i + 1))
     for mode in ("cover", "all"):
-        config = MineConfig(model=str(tiny_model_dir), threshold="0.2", pair_mode=mode)
+        config = MineConfig(
+            model=str(tiny_model_dir), threshold="0.2", pair_mode=mode, rival_margin=None
+        )
         with TestPipeline(runner="FnApiRunner") as pipeline:
             source = pipeline | beam.Create(bitext)
             now = source | "Now" >> MineParaphrases(config)

@@ -1,0 +1,148 @@
+"""Rival pivots: a candidate stays with the pivot it translates best.
+
+The plausible misalignments of subtitle and web bitext put a line that
+translates some *other* sentence of the corpus beside a pivot: a neighbouring
+subtitle, the translation of a similar sentence. Such a line scores well
+against the wrong pivot (they share words and topic), often above the cut,
+but it scores better still against the pivot it really translates, and the
+input usually aligns it with that one too. So, after scoring:
+
+- ``RivalPairs`` finds, for every candidate of the groups, the other pivots
+  the input aligns it with (pairs that grouping set aside because their pivot
+  has one candidate; the encoder only sees these rival pivots, whose
+  candidates it encodes anyway);
+- ``ContestCandidates`` drops a scored pair whose cosine is lower, by more
+  than ``rival_margin``, than the same candidate's cosine against one of its
+  other pivots (reason ``rival_pivot``).
+
+Both sides of the contest are cosines of the same model, so no calibration
+is needed; the margin only spares a candidate that translates two
+near-identical pivots ("I smoke." / "I'm smoking.") about equally well.
+The measured effect is in docs/thresholds.md.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import apache_beam as beam
+from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.text import comparison_key
+from paramine.schemas.digest import stable_hash
+from paramine.schemas.records import AlignedPair, ScoredPair
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
+
+CONTEST = Stage(
+    "contest",
+    ALIGNED_PAIR,
+    ("rival_pivot",),
+    "after scoring: a candidate that the input also aligns with another pivot, which it "
+    "translates better by more than --rival-margin (cosine), leaves this pivot's group",
+)
+
+#: Rival pivots examined per candidate: a very common candidate ("Yes.")
+#: is aligned with thousands of pivots; the ones with the lowest hashes
+#: stand for them, so the cost per candidate is bounded and deterministic.
+MAX_RIVALS = 20
+
+
+def _rivals_of(keyed: tuple[str, dict[str, Iterable[Any]]]) -> Iterator[AlignedPair]:
+    """The pairs of a candidate's other pivots, if it is a grouped candidate at all."""
+    _, joined = keyed
+    grouped = set(joined["grouped"])
+    if not grouped:
+        return
+    # One pair per rival pivot (the earliest line), at most MAX_RIVALS pivots.
+    first: dict[str, AlignedPair] = {}
+    for pair in joined["all"]:
+        key = pivot_key(pair.pivot)
+        if key in grouped:
+            continue
+        seen = first.get(key)
+        if seen is None or (pair.shard, pair.line) < (seen.shard, seen.line):
+            first[key] = pair
+    lowest = heapq.nsmallest(MAX_RIVALS, first, key=stable_hash)
+    yield from (first[key] for key in sorted(lowest))
+
+
+class RivalPairs(beam.PTransform):
+    """The aligned pairs that pit a grouped candidate against another pivot.
+
+    Applied to the prefiltered pairs; ``grouped`` is what ``GroupCandidates``
+    kept. Output: at most ``MAX_RIVALS`` pairs per grouped candidate whose
+    pivot is not one of its grouped pivots. They are evidence for the
+    contest, not records of the run: they are scored and never written.
+    """
+
+    def __init__(self, grouped: beam.PCollection) -> None:
+        super().__init__()
+        self.grouped = grouped
+
+    def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
+        grouped = self.grouped | "GroupedCandidates" >> beam.Map(
+            lambda p: (comparison_key(p.candidate), pivot_key(p.pivot))
+        )
+        everything = prefiltered | "ByCandidate" >> beam.Map(
+            lambda p: (comparison_key(p.candidate), p)
+        )
+        return (
+            {"grouped": grouped, "all": everything}
+            | "JoinCandidates" >> beam.CoGroupByKey()
+            | "Rivals" >> beam.FlatMap(_rivals_of)
+        )
+
+
+class _ContestFn(beam.DoFn):
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+        self.drop = Dropper(CONTEST)
+
+    def process(self, keyed: tuple[str, dict[str, Iterable[Any]]]) -> Iterator:
+        _, joined = keyed
+        scored: list[ScoredPair] = list(joined["scored"])
+        if not scored:
+            return
+        best = max(
+            [s.score for s in scored] + [float(score) for score in joined["rival"]],
+        )
+        for pair in scored:
+            if pair.score < best - self.margin:
+                yield self.drop("rival_pivot")
+            else:
+                yield pair
+
+
+def contest_key(scored: ScoredPair) -> tuple[str, ScoredPair]:
+    return comparison_key(scored.pair.candidate), scored
+
+
+class ContestCandidates(beam.PTransform):
+    """Drops a scored pair when its candidate translates another pivot clearly better.
+
+    Args:
+        rival_scores: The cosines of the rival pairs (``RivalPairs``, scored).
+        margin: A pair is dropped when its cosine is below the candidate's
+            best cosine (over the grouped and the rival pivots) minus this.
+
+    Applied to the scored pairs of the groups, before any margin rescoring:
+    both sides of the comparison are plain cosines.
+    """
+
+    def __init__(self, rival_scores: beam.PCollection, margin: float) -> None:
+        super().__init__()
+        self.rival_scores = rival_scores
+        self.margin = margin
+
+    def expand(self, scored: beam.PCollection) -> StageResult:
+        rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(
+            lambda s: (comparison_key(s.pair.candidate), s.score)
+        )
+        kept = (
+            {"scored": scored | "ByCandidate" >> beam.Map(contest_key), "rival": rivals}
+            | "JoinRivals" >> beam.CoGroupByKey()
+            | "Contest" >> beam.ParDo(_ContestFn(self.margin)).with_outputs(DROPPED, main="pairs")
+        )
+        return StageResult(kept["pairs"], kept[DROPPED])

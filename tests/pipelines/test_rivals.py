@@ -1,0 +1,158 @@
+"""Rival pivots: a candidate that translates another pivot better leaves this one's group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.accounting import counts_from_rows
+from paramine.pipelines.config import MineConfig
+from paramine.pipelines.mine import run
+from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
+from paramine.pipelines.rivals import MAX_RIVALS, ContestCandidates, RivalPairs
+from paramine.schemas.errors import UsageError
+from paramine.schemas.records import AlignedPair, ScoredPair
+from paramine.schemas.stages import accounting_errors
+
+
+def aligned(pivot: str, candidate: str, line: int) -> AlignedPair:
+    return AlignedPair(pivot, candidate, "en", "pl", "fixture", "mem://bitext", line)
+
+
+def scored(pivot: str, candidate: str, score: float, line: int = 1) -> ScoredPair:
+    return ScoredPair(aligned(pivot, candidate, line), score)
+
+
+def test_rival_pairs_are_the_other_pivots_of_grouped_candidates() -> None:
+    grouped = [
+        aligned("I smoke.", "Palę.", 1),
+        aligned("I smoke.", "Ja palę.", 2),
+    ]
+    prefiltered = [
+        *grouped,
+        aligned("I am smoking.", "Palę.", 3),  # a rival of a grouped candidate
+        aligned("i am smoking.", "palę.", 4),  # the same rival, spelled otherwise: once
+        aligned("I smoke.", "Palę.", 5),  # its own pivot again: no rival
+        aligned("Good night.", "Dobranoc.", 6),  # not a grouped candidate: no rival
+    ]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        grouped_pc = pipeline | "Grouped" >> beam.Create(grouped)
+        rivals = pipeline | "All" >> beam.Create(prefiltered) | RivalPairs(grouped_pc)
+        assert_that(
+            rivals | beam.Map(lambda p: (p.pivot, p.candidate, p.line)),
+            equal_to([("I am smoking.", "Palę.", 3)]),
+        )
+
+
+def test_a_hot_candidate_brings_a_bounded_number_of_rivals() -> None:
+    grouped = [aligned("Yes.", "Tak.", 1), aligned("Yes.", "Owszem.", 2)]
+    others = [aligned(f"Yes {i}.", "Tak.", 10 + i) for i in range(3 * MAX_RIVALS)]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        grouped_pc = pipeline | "Grouped" >> beam.Create(grouped)
+        rivals = pipeline | "All" >> beam.Create(grouped + others) | RivalPairs(grouped_pc)
+        assert_that(
+            rivals | beam.combiners.Count.Globally(),
+            equal_to([MAX_RIVALS]),
+        )
+
+
+def test_the_contest_drops_a_candidate_that_translates_a_rival_better() -> None:
+    group = [
+        scored("I smoke.", "Palę.", 0.90),
+        scored("I smoke.", "Ja palę.", 0.88),
+        # The misaligned line: it translates "I have a cat." (0.93), not this pivot.
+        scored("I smoke.", "Mam kota.", 0.84),
+        # Close to its rival (within the margin): it stays.
+        scored("I smoke.", "Palę papierosy.", 0.86),
+    ]
+    rivals = [
+        scored("I have a cat.", "Mam kota.", 0.93),
+        scored("I smoke cigarettes.", "Palę papierosy.", 0.87),
+    ]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        assert_that(
+            contested.kept | beam.Map(lambda s: s.pair.candidate),
+            equal_to(["Palę.", "Ja palę.", "Palę papierosy."]),
+            label="Kept",
+        )
+        assert_that(contested.dropped, equal_to([("rival_pivot", 1)]), label="Dropped")
+
+
+def test_the_contest_compares_candidates_across_groups_too() -> None:
+    # The same candidate in two groups: it stays only where it scores best.
+    group = [
+        scored("I smoke.", "Palę.", 0.95),
+        scored("I am smoking.", "Palę.", 0.80),
+    ]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        none = pipeline | "NoRivals" >> beam.Create([])
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(none, 0.05)
+        assert_that(
+            contested.kept | beam.Map(lambda s: s.pair.pivot),
+            equal_to(["I smoke."]),
+        )
+
+
+def test_rival_margin_is_checked_and_can_be_turned_off() -> None:
+    assert MineConfig(rival_margin="off").rival_margin is None  # type: ignore[arg-type]
+    assert MineConfig().rival_margin == 0.02
+    with pytest.raises(UsageError, match="rival-margin"):
+        MineConfig(rival_margin=-0.1)
+
+
+BITEXT = [
+    aligned("Good night.", "Dobranoc.", 1),
+    aligned("Good night.", "Spokojnej nocy.", 2),
+    aligned("Thank you.", "Dziękuję.", 3),
+    aligned("Thank you.", "Dobranoc.", 4),  # misaligned: it is "Good night."'s
+    aligned("Sleep well.", "Dobranoc.", 5),  # a rival pivot with one candidate
+]
+
+
+def test_the_books_balance_with_the_contest(tiny_model_dir: Path) -> None:
+    # A margin of 0 means any better rival wins: "Dobranoc." keeps one pivot.
+    config = MineConfig(model=str(tiny_model_dir), threshold="-1.0", rival_margin=0.0)
+
+    def check(rows: list) -> None:
+        counts = counts_from_rows(rows)
+        assert accounting_errors(counts, MINE_STAGES) == []
+        assert counts["contest"]["in"] == counts["group"]["kept"] == 4
+        assert counts["contest"]["dropped"].get("rival_pivot", 0) >= 1
+        assert counts["threshold"]["in"] == counts["contest"]["kept"]
+        # Two pivots are new texts for the contest: one rival, spelled once.
+        assert counts["encoding"]["texts_encoded"] == 2 + 3 + 1
+
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        mined = pipeline | beam.Create(BITEXT) | MineParaphrases(config)
+        assert_that(mined.counts, check)
+
+
+def test_a_mine_run_records_the_contest_in_its_manifest(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    tsv = tmp_path / "bitext.tsv"
+    tsv.write_text("".join(f"{p.pivot}\t{p.candidate}\n" for p in BITEXT), encoding="utf-8")
+    for margin in ("0", "off"):
+        output = tmp_path / f"out-{margin}"
+        manifest = run(
+            [
+                str(tsv),
+                "--output",
+                str(output),
+                "--model",
+                str(tiny_model_dir),
+                "--threshold",
+                "-1",
+                "--rival-margin",
+                margin,
+            ]
+        )
+        assert manifest.accounting_errors() == []
+        assert "contest" in [stage["name"] for stage in manifest.stages]
+        dropped = manifest.counts["contest"]["dropped"].get("rival_pivot", 0)
+        assert (dropped >= 1) if margin == "0" else (dropped == 0)
