@@ -467,6 +467,14 @@ class MineConfig:
         parse=float,
     )
 
+    drop_inflection_pairs: bool = _option(
+        False,
+        "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
+        "share is in the run's stats either way (default: keep them)",
+        group=FILTERS,
+        switch=True,
+    )
+
     # deployment: runner options paramine sets for the user (pipelines/dataflow.py)
     gpu_type: str | None = _option(
         None,

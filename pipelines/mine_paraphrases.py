@@ -216,7 +216,7 @@ class MineParaphrases(beam.PTransform):
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode, config.max_pairs_per_group, config.near_equal
         )
-        final = pairs | "PostFilter" >> PostFilter(config.near_equal)
+        final = pairs | "PostFilter" >> PostFilter(config.near_equal, config.drop_inflection_pairs)
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),

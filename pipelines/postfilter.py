@@ -9,11 +9,12 @@ from paramine.pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResu
 from paramine.pipelines.text import comparison_key, edit_similarity
 from paramine.schemas.records import ParaphrasePair
 from paramine.schemas.stages import PARAPHRASE_PAIR, Stage
+from paramine.schemas.text_keys import inflection_variants
 
 POSTFILTER = Stage(
     "postfilter",
     PARAPHRASE_PAIR,
-    ("equal_after_normalization", "near_equal", "duplicate_across_groups"),
+    ("equal_after_normalization", "near_equal", "inflection_variant", "duplicate_across_groups"),
     "drop trivial pairs and the same unordered pair made by two groups",
 )
 
@@ -27,18 +28,24 @@ def trivial_reason(a: str, b: str, near_equal: float) -> str:
     return ""
 
 
-def postfilter_reason(pair: ParaphrasePair, near_equal: float) -> str:
+def postfilter_reason(
+    pair: ParaphrasePair, near_equal: float, drop_inflections: bool = False
+) -> str:
     """Return why a pair is trivial, or ``""`` to keep it."""
-    return trivial_reason(pair.sentence_a, pair.sentence_b, near_equal)
+    reason = trivial_reason(pair.sentence_a, pair.sentence_b, near_equal)
+    if not reason and drop_inflections and inflection_variants(pair.sentence_a, pair.sentence_b):
+        return "inflection_variant"
+    return reason
 
 
 class _TrivialFn(beam.DoFn):
-    def __init__(self, near_equal: float) -> None:
+    def __init__(self, near_equal: float, drop_inflections: bool) -> None:
         self.near_equal = near_equal
+        self.drop_inflections = drop_inflections
         self.drop = Dropper(POSTFILTER)
 
     def process(self, pair: ParaphrasePair) -> Iterator:
-        reason = postfilter_reason(pair, self.near_equal)
+        reason = postfilter_reason(pair, self.near_equal, self.drop_inflections)
         if reason:
             yield self.drop(reason)
         else:
@@ -51,18 +58,22 @@ class PostFilter(beam.PTransform):
     Args:
         near_equal: Pairs whose normalized edit similarity is at least this
             are dropped as ``near_equal`` (a changed comma is no paraphrase).
+        drop_inflections: Also drop pairs that differ only in word endings
+            (``inflection_variants``: "Paliłem." / "Paliłam.") as
+            ``inflection_variant``.
     """
 
-    def __init__(self, near_equal: float = 0.95) -> None:
+    def __init__(self, near_equal: float = 0.95, drop_inflections: bool = False) -> None:
         super().__init__()
         if not 0 < near_equal <= 1:
             raise ValueError(f"near_equal must be in (0, 1], got {near_equal}")
         self.near_equal = near_equal
+        self.drop_inflections = drop_inflections
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
-        checked = pairs | "DropTrivial" >> beam.ParDo(_TrivialFn(self.near_equal)).with_outputs(
-            DROPPED, main="kept"
-        )
+        checked = pairs | "DropTrivial" >> beam.ParDo(
+            _TrivialFn(self.near_equal, self.drop_inflections)
+        ).with_outputs(DROPPED, main="kept")
         deduped = (
             checked["kept"]
             | "KeyByPair" >> beam.Map(lambda p: (p.pair_id, p))

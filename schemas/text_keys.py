@@ -87,3 +87,30 @@ def edit_similarity(a: str, b: str) -> float:
         included), 0.0 when they share nothing.
     """
     return float(Levenshtein.normalized_similarity(comparison_key(a), comparison_key(b)))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def inflection_variants(a: str, b: str, max_ending: int = 3) -> bool:
+    """Whether two sentences differ only in word endings ("Paliłem." / "Paliłam.").
+
+    True when both have the same words in the same order (casefolded, by
+    ``\\w+``), at least one differs, and every differing pair of words shares
+    a stem of two or more characters followed by endings of at most
+    ``max_ending`` characters: gender, number or person variants of one
+    sentence, right as paraphrases but weak for training. Sentences that
+    differ only in case or punctuation are not variants (they are equal or
+    near-equal, which the post-filter drops anyway).
+    """
+    words_a, words_b = _WORD.findall(a.casefold()), _WORD.findall(b.casefold())
+    if len(words_a) != len(words_b) or words_a == words_b:
+        return False
+    for x, y in zip(words_a, words_b, strict=True):
+        if x == y:
+            continue
+        shorter = min(len(x), len(y))
+        stem = next((i for i in range(shorter) if x[i] != y[i]), shorter)
+        if stem < 2 or len(x) - stem > max_ending or len(y) - stem > max_ending:
+            return False
+    return True

@@ -286,13 +286,25 @@ def _bar_chart(histogram: Mapping[str, int], name: str, xlabel: str, color: str)
     return svg_of(figure, name)
 
 
+def _inflection_note(variants: Mapping[str, Any] | None) -> str:
+    if not variants:
+        return ""
+    return (
+        f"{_num(variants['pairs'])} pairs ({variants['share']:.1%}) differ only in word "
+        "endings (gender, number, person: right, but weak for training; "
+        "<code>--drop-inflection-pairs</code> drops them)."
+    )
+
+
 def _groups_section(groups: Mapping[str, Any]) -> str:
     if not groups["groups"]:
         return "<p>No groups: no pairs were written.</p>"
     return (
         f"<p>{_num(groups['groups'])} groups (pivots with pairs written); mean size "
         f"{_num(groups['mean_size'])} distinct candidates, mean {_num(groups['mean_pairs'])} "
-        "pairs per group.</p><div class='grid'><div>"
+        "pairs per group. "
+        + _inflection_note(groups.get("inflection_variants"))
+        + "</p><div class='grid'><div>"
         + _bar_chart(
             groups["size_histogram"],
             "group-sizes",

@@ -24,6 +24,7 @@ from paramine.pipelines.report.timing import LABEL_STAGES
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest
 from paramine.schemas.reader import read_pairs
+from paramine.schemas.text_keys import inflection_variants
 
 STATS_VERSION = "paramine.stats/1"
 STATS_NAME = "stats.json"
@@ -187,6 +188,19 @@ def groups(pairs: pa.Table) -> dict[str, Any]:
     }
 
 
+def inflection_share(pairs: pa.Table) -> dict[str, Any]:
+    """Pairs whose sentences differ only in word endings (``inflection_variants``)."""
+    n = sum(
+        inflection_variants(a, b)
+        for a, b in zip(
+            pairs.column("sentence_a").to_pylist(),
+            pairs.column("sentence_b").to_pylist(),
+            strict=True,
+        )
+    )
+    return {"pairs": n, "share": round(n / len(pairs), 4) if len(pairs) else 0.0}
+
+
 def _words(text: str) -> int:
     return len(text.split())
 
@@ -307,7 +321,7 @@ def gather_stats(
         "rows": dict(manifest.rows),
         "funnel": funnel(manifest),
         "cuts": cuts,
-        "groups": groups(pairs),
+        "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
         "lengths": lengths(pairs),
         "samples": {
             "random": random_pairs(pairs),

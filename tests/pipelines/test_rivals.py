@@ -156,3 +156,58 @@ def test_a_mine_run_records_the_contest_in_its_manifest(
         assert "contest" in [stage["name"] for stage in manifest.stages]
         dropped = manifest.counts["contest"]["dropped"].get("rival_pivot", 0)
         assert (dropped >= 1) if margin == "0" else (dropped == 0)
+
+
+# ------------------------------------------------------- inflection variants
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "variants"),
+    [
+        ("Nic nie podpisywałem.", "Nic nie podpisywałam.", True),
+        ("Byl jsem velmi vzrušený.", "Byla jsem velmi vzrušená.", True),
+        ("Jesteś zła?", "Jesteś zły?", True),
+        ("Odbiło ci?", "Zwariowałeś?", False),  # another wording: a real paraphrase
+        ("Znikł bez śladu.", "Zniknął nagle bez śladu.", False),  # a word more
+        ("Palę.", "palę!", False),  # case and punctuation only: near-equal, not this
+        ("Mam psa.", "Mam kota.", False),  # no shared stem
+    ],
+)
+def test_inflection_variants(a: str, b: str, variants: bool) -> None:
+    from paramine.schemas.text_keys import inflection_variants
+
+    assert inflection_variants(a, b) is variants
+    assert inflection_variants(b, a) is variants
+
+
+def test_inflection_pairs_are_counted_and_dropped_on_request(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    import json
+
+    bitext = [
+        ("I didn't sign anything.", "Nic nie podpisywałem."),
+        ("I didn't sign anything.", "Nic nie podpisywałam."),
+        ("Are you crazy?", "Odbiło ci?"),
+        ("Are you crazy?", "Zwariowałeś?"),
+    ]
+    tsv = tmp_path / "bitext.tsv"
+    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in bitext), encoding="utf-8")
+    written = {}
+    for drop in (False, True):
+        output = tmp_path / f"out-{drop}"
+        flags = ["--drop-inflection-pairs"] if drop else []
+        manifest = run(
+            [str(tsv), "--output", str(output), "--model", str(tiny_model_dir)]
+            + ["--threshold", "-1", *flags]
+        )
+        assert manifest.accounting_errors() == []
+        dropped = manifest.counts["postfilter"]["dropped"].get("inflection_variant", 0)
+        written[drop] = manifest.rows["pairs"]
+        stats = json.loads((output / "stats.json").read_text())
+        variants = stats["groups"]["inflection_variants"]
+        if drop:
+            assert dropped == 1 and variants == {"pairs": 0, "share": 0.0}
+        else:
+            assert dropped == 0 and variants == {"pairs": 1, "share": 0.5}
+    assert written == {False: 2, True: 1}
