@@ -196,11 +196,8 @@ def test_inflection_pairs_are_counted_and_dropped_on_request(
     written = {}
     for drop in (False, True):
         output = tmp_path / f"out-{drop}"
-        flags = ["--drop-inflection-pairs"] if drop else []
-        manifest = run(
-            [str(tsv), "--output", str(output), "--model", str(tiny_model_dir)]
-            + ["--threshold", "-1", *flags]
-        )
+        flags = ["--threshold", "-1"] + (["--drop-inflection-pairs"] if drop else [])
+        manifest = run([str(tsv), "--output", str(output), "--model", str(tiny_model_dir), *flags])
         assert manifest.accounting_errors() == []
         dropped = manifest.counts["postfilter"]["dropped"].get("inflection_variant", 0)
         written[drop] = manifest.rows["pairs"]
