@@ -133,6 +133,16 @@ def parse_rival_margin(value: Any) -> float | None:
     return number
 
 
+def parse_min_group(value: Any) -> int | None:
+    """A group size >= 3, or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = int(value)
+    if number < 3:
+        raise ValueError(f"{number} is below 3 (in a group of two no candidate is the outlier)")
+    return number
+
+
 def _optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda value: None if value is None else parse(value)
 
@@ -459,6 +469,14 @@ class MineConfig:
         "(docs/thresholds.md) (default: %(default)s)",
         group=FILTERS,
         parse=parse_rival_margin,
+    )
+    coherence_min_group: int | None = _option(
+        3,
+        "with --threshold auto: in groups of this many distinct candidates or more, drop a "
+        "candidate no closer to any other than unrelated candidates are (cut calibrated "
+        "with --max-false-accept); 'off' skips the check (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_min_group,
     )
     near_equal: float = _option(
         0.95,

@@ -21,7 +21,7 @@ calibration sample) is encoded once in the whole run (pipelines/encode_texts.py)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.handler import PairEncoderHandler
@@ -33,6 +33,7 @@ from paramine.pipelines.calibrate import (
     SummarizeScores,
     sample_texts,
 )
+from paramine.pipelines.coherence import COHERENCE, CoherenceFilter, coherence_cut
 from paramine.pipelines.config import MineConfig
 from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard
@@ -60,6 +61,7 @@ MINE_STAGES: tuple[Stage, ...] = (
     GROUP,
     CONTEST,
     THRESHOLD,
+    COHERENCE,
     REGROUP,
     POSTFILTER,
 )
@@ -132,6 +134,16 @@ class _AsRead(beam.PTransform):
             rejected=pipeline | "NoRejects" >> beam.Create([]),
             repairs=pipeline | "NoRepairs" >> beam.Create([]),
         )
+
+
+def _threshold_record(
+    _: None, info: dict[str, Any], aligned: dict[str, Any], coherence: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The manifest's ``threshold``: the cut, the kept scores, and the coherence cut if any."""
+    record = {**info, "aligned": aligned}
+    if coherence is not None:
+        record["coherence"] = coherence
+    return record
 
 
 class MineParaphrases(beam.PTransform):
@@ -212,7 +224,17 @@ class MineParaphrases(beam.PTransform):
             )
         cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
         kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
-        groups = kept.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
+        coherence = None
+        if sample is not None and config.coherence_min_group is not None:
+            coherence = embedded | "CoherenceCut" >> beam.Map(
+                coherence_cut, config.max_false_accept
+            )
+            coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
+                vectors, coherence, config.coherence_min_group
+            )
+        else:
+            coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
+        groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode, config.max_pairs_per_group, config.near_equal
         )
@@ -224,7 +246,9 @@ class MineParaphrases(beam.PTransform):
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
             contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
             kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=contested.kept),
-            groups | "CountRegroup" >> CountStage(REGROUP, taken_in=kept.kept, weight=group_weight),
+            coherent | "CountCoherence" >> CountStage(COHERENCE, taken_in=kept.kept),
+            groups
+            | "CountRegroup" >> CountStage(REGROUP, taken_in=coherent.kept, weight=group_weight),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
             vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
@@ -236,9 +260,14 @@ class MineParaphrases(beam.PTransform):
             | "ThresholdOnce" >> beam.Create([None])
             | "ThresholdInfo"
             >> beam.Map(
-                lambda _, info, aligned: {**info, "aligned": aligned},
+                _threshold_record,
                 beam.pvalue.AsSingleton(threshold),
                 beam.pvalue.AsSingleton(true_scores),
+                beam.pvalue.AsSingleton(
+                    coherence
+                    if coherence is not None
+                    else pipeline | "NoCoherenceCut" >> beam.Create([None])
+                ),
             )
         )
         scored_all = None
