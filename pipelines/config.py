@@ -391,9 +391,10 @@ class MineConfig:
     )
     backend: str = _option(
         "torch",
-        "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (the fastest "
-        "measured on CPU, torch on GPU); exported models are cached, built offline "
-        "(docs/models.md) (default: %(default)s)",
+        "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (on CPU the "
+        "fastest measured whose vectors do not depend on the batch, today openvino; torch "
+        "on GPU); exported models are cached, built offline (docs/models.md) "
+        "(default: %(default)s)",
         group=MODEL,
         choices=BACKENDS,
     )
