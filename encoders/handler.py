@@ -140,7 +140,7 @@ class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
         share_across_processes: bool = False,
         progress_every_s: float = 10.0,
         keep_vectors: bool = False,
-        backend: str = "torch",
+        backend: str = "auto",
         quantize: str | None = None,
     ) -> None:
         if device not in DEVICES:

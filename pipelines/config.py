@@ -390,7 +390,7 @@ class MineConfig:
         switch=True,
     )
     backend: str = _option(
-        "torch",
+        "auto",
         "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (on CPU the "
         "fastest measured whose vectors do not depend on the batch, today openvino; torch "
         "on GPU); exported models are cached, built offline (docs/models.md) "
