@@ -23,9 +23,12 @@ KEPT = "kept"
 REPAIRS = "repairs"
 #: Figures of the encoder (texts encoded), beside the ledgers like repairs.
 ENCODING = "encoding"
+#: Figures of a refresh's rewrite of its table (pipelines/refresh_job.py):
+#: old pairs written again as they were, old pairs replaced, rows written.
+TABLE = "table"
 #: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
 #: manifest's counts, outside the accounting identity.
-NOTES = (REPAIRS, ENCODING)
+NOTES = (REPAIRS, ENCODING, TABLE)
 
 
 class StageResult(NamedTuple):

@@ -84,23 +84,50 @@ def make_pairs(
         near_equal: Edit similarity from which ``cover`` avoids pairing two
             candidates (PostFilter's ``near_equal``).
     """
+    return [_row(group, a, b) for a, b in _pairs_of(group, mode, max_pairs, near_equal)]
+
+
+def extend_cover(
+    group: Group, covered: list[tuple[str, str]], near_equal: float = 0.95
+) -> list[ParaphrasePair]:
+    """New pairs that cover the candidates of ``group`` that ``covered`` pairs leave out.
+
+    A refresh keeps a group's old pairs (``covered``: their two sentences)
+    while both their candidates stay in the group, and pairs only the
+    candidates that are new or lost their partner: the uncovered ones are
+    paired with each other as ``cover`` would, and one left over with any
+    fitting candidate of the group. No unordered pair of ``covered`` is made
+    again.
+    """
+    done = {frozenset(pair) for pair in covered}
+    paired = {text for pair in covered for text in pair}
+    rng = random.Random(stable_hash("make_pairs", group.key))
+    order = [c for c in group.candidates if c.pair.candidate not in paired]
+    rng.shuffle(order)
+    others = [c for c in group.candidates if c.pair.candidate in paired]
     rows = []
-    for a, b in _pairs_of(group, mode, max_pairs, near_equal):
-        rows.append(
-            ParaphrasePair(
-                sentence_a=a.pair.candidate,
-                sentence_b=b.pair.candidate,
-                lang=group.lang,
-                pivot=group.pivot,
-                pivot_lang=group.pivot_lang,
-                score_a=a.score,
-                score_b=b.score,
-                group_size=len(group.candidates),
-                corpus=a.pair.corpus,
-                pair_id=pair_id(group.lang, a.pair.candidate, b.pair.candidate),
-            )
-        )
+    for a, b in _cover(order + others, rng, near_equal):
+        key = frozenset((a.pair.candidate, b.pair.candidate))
+        if key in done or (a.pair.candidate in paired and b.pair.candidate in paired):
+            continue
+        done.add(key)
+        rows.append(_row(group, a, b))
     return rows
+
+
+def _row(group: Group, a: ScoredPair, b: ScoredPair) -> ParaphrasePair:
+    return ParaphrasePair(
+        sentence_a=a.pair.candidate,
+        sentence_b=b.pair.candidate,
+        lang=group.lang,
+        pivot=group.pivot,
+        pivot_lang=group.pivot_lang,
+        score_a=a.score,
+        score_b=b.score,
+        group_size=len(group.candidates),
+        corpus=a.pair.corpus,
+        pair_id=pair_id(group.lang, a.pair.candidate, b.pair.candidate),
+    )
 
 
 class MakePairs(beam.PTransform):

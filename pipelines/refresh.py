@@ -1,22 +1,27 @@
-"""``paramine refresh CONFIG``: mine only new or changed shards into a new dataset version.
+"""``paramine refresh CONFIG``: keep a paraphrase dataset current as bitext arrives, on Delta Lake.
 
-An output root holds versions and a pointer to the newest committed one::
+The output is a Delta Lake table of pairs (schemas/table.py), with the state
+that makes it independent of how the input arrived beside it: every aligned
+pair seen so far, per pivot, with its shard and, once scored, its cosine.
+One run:
 
-    OUTPUT/
-      _LATEST                      "v=20261121T085408Z\\n"
-      v=20261120T020000Z/
-        mined/                     a complete ``paramine mine`` dataset (its own manifest)
-        manifest.json              the version: every pairs file it holds, incl. references
-      v=20261121T085408Z/
-        mined/                     pairs of the shards new or changed since the last version
-        manifest.json              lists mined/pairs/... and ../v=20261120T020000Z/mined/pairs/...
+1. **Recover.** A run killed between its two commits (pairs, then state)
+   left the state one commit behind; the pairs commit recorded the state's
+   actions, and they are committed now.
+2. **Plan.** The inputs resolve to shards; each is fingerprinted and compared
+   with the shards the last commit recorded: new, changed, removed or
+   unchanged. Nothing new, changed or removed: nothing is committed.
+3. **Mine** (pipelines/refresh_job.py): the new shards are read, the rows of
+   changed and removed shards leave the state, and every pivot whose pairs
+   can change is mined again from the union of the old and the new rows;
+   workers write the buckets of those pivots as new files.
+4. **Commit** the pairs table once: the new files added, the replaced files
+   removed, the run's manifest in the commit's metadata; the commit fails if
+   another run committed since this one read the table. Then the state
+   table, the same way.
+5. **Vacuum** files that commits removed more than ``retention_hours`` ago.
 
-A run fingerprints the input shards (size, mtime, etag or checksum, through
-fsspec), compares them with the latest version's manifest, mines the shards
-that are new or changed in one ``paramine mine`` run (a "batch"), writes the
-new version's manifest last, and then points ``_LATEST`` at it. A run killed
-at any point before that pointer moves leaves the previous version as the
-latest; the next run starts over. See docs/refresh.md for the design.
+docs/refresh.md has the design and its exact semantics.
 """
 
 from __future__ import annotations
@@ -27,38 +32,66 @@ import datetime as dt
 import json
 import os
 import posixpath
+import signal
 import sys
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
-from paramine.pipelines.accounting import NOTES
+from paramine.pipelines.accounting import counts_from_rows
 from paramine.pipelines.config import DEFAULT_MODEL, DEFAULT_RUNNER, MineConfig
 from paramine.pipelines.fingerprint import fingerprint
-from paramine.pipelines.formats import Shard, resolve_inputs
+from paramine.pipelines.formats import Shard
 from paramine.schemas.digest import text_digest
-from paramine.schemas.errors import InputError, UsageError
-from paramine.schemas.manifest import (
-    MANIFEST_NAME,
-    IncompleteDatasetError,
-    Manifest,
-    read_manifest,
-    write_manifest,
+from paramine.schemas.errors import (
+    AccountingError,
+    DatasetError,
+    InputError,
+    OutputError,
+    UsageError,
 )
-from paramine.schemas.storage import atomic_write
+from paramine.schemas.manifest import Manifest
+from paramine.schemas.stages import accounting_errors as stage_accounting_errors
+from paramine.schemas.table import (
+    BUCKET,
+    COMMIT_KEY,
+    PAIRS_TABLE_SCHEMA,
+    REJECTS_DIR,
+    RUNS_DIR,
+    STATE_SCHEMA,
+    TableFile,
+    commits,
+    is_table,
+    latest_record,
+    open_table,
+    state_url,
+)
 
-LATEST_NAME = "_LATEST"
-VERSION_PREFIX = "v="
-VERSION_FORMAT = "%Y%m%dT%H%M%SZ"
-MINED_DIR = "mined"
-REFRESH_FORMAT = "paramine.refresh/1"
-
-CONFIG_KEYS = ("output", "inputs", "src_lang", "tgt_lang", "model", "options", "beam_args", "keep")
+CONFIG_KEYS = (
+    "output",
+    "inputs",
+    "src_lang",
+    "tgt_lang",
+    "model",
+    "options",
+    "beam_args",
+    "buckets",
+    "retention_hours",
+)
 #: Settings that refresh owns: a version's inputs and output are not the user's to set.
 RESERVED_OPTIONS = ("output", "overwrite", "inputs", "input_list", "src_lang", "tgt_lang", "model")
-DEFAULT_KEEP = 5
+#: Buckets of a new table: a refresh rewrites the buckets of the pivots it
+#: touches, so more buckets make small refreshes of big tables cheaper.
+DEFAULT_BUCKETS = 32
+#: Files that a commit removed are deleted this long after (Delta's own
+#: default): a reader or time travel within it still finds them.
+DEFAULT_RETENTION_HOURS = 168
 #: Settings that say where or how a job runs, not which pairs it writes: changing them
 #: re-mines nothing. (A GPU encodes in fp16, which moves cosines by ~1e-3;
 #: each batch records the model and threshold it was mined with.)
@@ -82,7 +115,8 @@ class RefreshConfig:
     """What a scheduled refresh mines, how, and where it commits versions.
 
     Attributes:
-        output: The output root (any fsspec URL): versions and ``_LATEST``.
+        output: The table's root (a local path, ``gs://``, ``s3://``): the pairs
+            table, with the state under ``_paramine/``.
         inputs: Files, globs, directories or Moses prefixes, as for ``mine``.
         src_lang: Pivot language.
         tgt_lang: Candidate language.
@@ -91,7 +125,9 @@ class RefreshConfig:
             dashes; ``true`` for a switch.
         beam_args: Beam and deployment flags passed through unchanged, e.g.
             ``--runner=DataflowRunner``.
-        keep: Committed versions to keep (versions they reference are kept too).
+        buckets: Buckets of a new table (fixed once the table exists).
+        retention_hours: How long files that a commit removed are kept for
+            readers and time travel before the refresh's vacuum deletes them.
     """
 
     output: str
@@ -101,7 +137,8 @@ class RefreshConfig:
     model: str = DEFAULT_MODEL
     options: dict[str, Any] = field(default_factory=dict)
     beam_args: list[str] = field(default_factory=lambda: [f"--runner={DEFAULT_RUNNER}"])
-    keep: int = DEFAULT_KEEP
+    buckets: int = DEFAULT_BUCKETS
+    retention_hours: int = DEFAULT_RETENTION_HOURS
     #: Every mining setting, checked by ``MineConfig`` itself; built from the above.
     mine: MineConfig = field(init=False, repr=False, compare=False)
 
@@ -179,9 +216,15 @@ def load_config(path: str) -> RefreshConfig:
     beam_args = data.get("beam_args", [f"--runner={DEFAULT_RUNNER}"])
     if not isinstance(beam_args, list) or not all(isinstance(a, str) for a in beam_args):
         raise UsageError(f"{path}: 'beam_args' must be a list of strings such as --runner=...")
-    keep = data.get("keep", DEFAULT_KEEP)
-    if not isinstance(keep, int) or keep < 1:
-        raise UsageError(f"{path}: 'keep' must be a positive integer, got {keep!r}")
+    numbers = {}
+    for key, default in (
+        ("buckets", DEFAULT_BUCKETS),
+        ("retention_hours", DEFAULT_RETENTION_HOURS),
+    ):
+        value = data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UsageError(f"{path}: {key!r} must be a positive integer, got {value!r}")
+        numbers[key] = value
     try:
         return RefreshConfig(
             output=_absolute(str(data["output"])).rstrip("/"),
@@ -193,7 +236,7 @@ def load_config(path: str) -> RefreshConfig:
             else str(data.get("model", DEFAULT_MODEL)),
             options=options,
             beam_args=list(beam_args),
-            keep=keep,
+            **numbers,
         )
     except UsageError as error:
         raise UsageError(f"{path}: {error}") from None
@@ -227,385 +270,560 @@ def same_content(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -
     return True
 
 
+# Plans
+
+
 @dataclass
 class Plan:
-    """What a refresh does: which shards to mine, which batches to carry over.
+    """What a refresh does.
 
     Attributes:
-        previous: The latest committed version, or ``None`` on the first run.
+        previous: The pairs table version of the last paramine commit, or
+            ``None`` when the table has none yet.
         to_mine: Shards to mine in this run.
-        reasons: Why each shard is mined, by shard key: ``new``, ``changed``,
-            ``batch-mate`` (mined with a changed or removed shard, whose pairs
-            cannot be separated from it) or ``settings changed``.
-        carried: Batches of the previous version kept as they are.
-        dropped: Batches of the previous version that this version leaves out.
+        reasons: Why each shard is mined, by shard key: ``new``, ``changed``
+            or ``settings changed``.
+        retracted: Shard keys whose rows leave the state (changed or removed).
         removed: Keys of shards that are no longer among the inputs.
+        shards: The shards the table holds after this run: key -> record
+            (``url``, ``format``, ``corpus``, ``files`` fingerprints).
     """
 
-    previous: str | None
+    previous: int | None
     to_mine: list[Shard]
     reasons: dict[str, str]
-    carried: list[dict[str, Any]]
-    dropped: list[dict[str, Any]]
+    retracted: list[str]
     removed: list[str]
+    shards: dict[str, dict[str, Any]]
+    #: ``AlignedPair.shard`` of the retracted shards' rows.
+    retracted_urls: frozenset[str] = frozenset()
 
     @property
     def nothing_to_do(self) -> bool:
-        """No shard to mine and no batch to drop: the latest version is current."""
-        return self.previous is not None and not self.to_mine and not self.dropped
+        """Nothing to mine and nothing to retract: the table is current."""
+        return self.previous is not None and not self.to_mine and not self.retracted
+
+
+def shard_record(shard: Shard) -> dict[str, Any]:
+    """What a commit records of a shard: enough to spot a change and to retract its rows."""
+    return {
+        "url": shard.url,
+        "format": shard.format,
+        "corpus": shard.corpus,
+        "files": [fingerprint(f) for f in shard.files],
+    }
 
 
 def plan_refresh(
-    config: RefreshConfig, shards: list[Shard], previous: tuple[str, Manifest] | None
+    config: RefreshConfig, shards: list[Shard], previous: tuple[int, dict[str, Any]] | None
 ) -> Plan:
-    """Compare the shards with the latest version and decide what to mine.
+    """Compare the shards with the last commit's and decide what to mine and retract.
 
     Args:
         config: The refresh config.
         shards: The shards the inputs resolve to now.
-        previous: The latest committed version's name and manifest, if any.
+        previous: The version and paramine record of the last commit, if any.
     """
+    now = {shard_key(s.files): (s, shard_record(s)) for s in shards}
+    records = {key: record for key, (_, record) in now.items()}
     if previous is None:
-        return Plan(None, list(shards), {shard_key(s.files): "new" for s in shards}, [], [], [])
-    name, manifest = previous
-    state = manifest.extra.get("refresh", {})
-    batches: list[dict[str, Any]] = list(state.get("batches", []))
-    if state.get("config_fingerprint") != config.fingerprint():
-        return Plan(
-            name,
-            list(shards),
-            {shard_key(s.files): "settings changed" for s in shards},
-            [],
-            batches,
-            [],
-        )
-    current = {shard_key(s.files): s for s in shards}
-    mined_before: dict[str, tuple[int, list[dict[str, Any]]]] = {}
-    for i, batch in enumerate(batches):
-        for entry in batch["inputs"]:
-            fps = entry["files"]
-            mined_before[shard_key(fp["url"] for fp in fps)] = (i, fps)
-
-    reasons: dict[str, str] = {}
-    stale: set[int] = set()
-    for key, shard in current.items():
-        if key not in mined_before:
+        return Plan(None, list(shards), {k: "new" for k in now}, [], [], records)
+    version, record = previous
+    before: dict[str, dict[str, Any]] = record.get("shards", {})
+    if record.get("config_fingerprint") != config.fingerprint():
+        urls = frozenset(r["url"] for r in before.values())
+        reasons = {k: "settings changed" for k in now}
+        return Plan(version, list(shards), reasons, sorted(before), [], records, urls)
+    reasons = {}
+    for key, (_shard, current) in now.items():
+        if key not in before:
             reasons[key] = "new"
-            continue
-        batch_index, old = mined_before[key]
-        if not same_content(old, [fingerprint(f) for f in shard.files]):
+        elif not same_content(before[key]["files"], current["files"]):
             reasons[key] = "changed"
-            stale.add(batch_index)
-    removed = sorted(set(mined_before) - set(current))
-    stale |= {mined_before[key][0] for key in removed}
-    # A batch's pairs are mixed across its shards (groups span them), so a
-    # batch with one changed or removed shard is dropped whole and its
-    # unchanged shards are mined again.
-    for key, (batch_index, _) in mined_before.items():
-        if batch_index in stale and key in current and key not in reasons:
-            reasons[key] = "batch-mate"
-    to_mine = [s for k, s in current.items() if k in reasons]
-    carried = [b for i, b in enumerate(batches) if i not in stale]
-    dropped = [b for i, b in enumerate(batches) if i in stale]
-    return Plan(name, to_mine, reasons, carried, dropped, removed)
+    removed = sorted(set(before) - set(now))
+    retracted = sorted([k for k, why in reasons.items() if why == "changed"] + removed)
+    urls = frozenset(before[k]["url"] for k in retracted)
+    to_mine = [shard for key, (shard, _) in now.items() if key in reasons]
+    return Plan(version, to_mine, reasons, retracted, removed, records, urls)
 
 
-# Versions and the _LATEST pointer
+# Tables and commits
 
 
-def _join(root: str, *parts: str) -> str:
-    return "/".join([root.rstrip("/"), *parts])
+def _relative(root: str, url: str) -> str:
+    return posixpath.relpath(url, root) if "://" not in url else url[len(root.rstrip("/")) + 1 :]
 
 
-def read_latest(root: str) -> str | None:
-    """The name of the latest committed version under ``root``, or ``None``."""
-    fs, path = fsspec.core.url_to_fs(_join(root, LATEST_NAME))
-    if not fs.exists(path):
-        return None
-    name = fs.cat_file(path).decode("utf-8").strip()
-    if not name.startswith(VERSION_PREFIX) or "/" in name:
-        raise ValueError(f"{root}/{LATEST_NAME} holds {name!r}, not a version name v=<timestamp>")
-    return name
+def _checkpoint(name: str) -> None:
+    """Where a test may kill the run: ``PARAMINE_REFRESH_KILL_AT=<name>`` (tests/pipelines)."""
+    if os.environ.get("PARAMINE_REFRESH_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
-def latest_url(root: str) -> str:
-    """The URL of the latest committed version: what readers open with ``read_pairs``.
+class RefreshConflict(OutputError):
+    """Another refresh committed to the table while this one ran."""
+
+
+def ensure_tables(root: str, buckets: int) -> None:
+    """Create the pairs and state tables if they do not exist yet (an empty version 0)."""
+    from deltalake import DeltaTable
+
+    for url, schema, name in (
+        (root, PAIRS_TABLE_SCHEMA, "paramine pairs"),
+        (state_url(root), STATE_SCHEMA, "paramine state"),
+    ):
+        if not is_table(url):
+            DeltaTable.create(
+                url,
+                schema=schema,
+                partition_by=[BUCKET],
+                name=name,
+                configuration={"delta.dataSkippingNumIndexedCols": "0"},
+            )
+
+
+def table_files(table: Any, base: str) -> list[TableFile]:
+    """The data files of a table version with their buckets."""
+    actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    return [
+        TableFile(f"{base.rstrip('/')}/{path}", int(bucket))
+        for path, bucket in zip(actions["path"], actions[f"partition.{BUCKET}"], strict=True)
+    ]
+
+
+def file_actions(table: Any, base: str, written: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The commit of a rewrite: the written files added, the touched buckets' old files removed.
+
+    Every touched bucket has one written file (empty if the bucket emptied);
+    empty files are not added, which removes the bucket's rows.
+    """
+    touched = set()
+    adds = []
+    for url in written:
+        fs, path = fsspec.core.url_to_fs(url)
+        info = fs.info(path)
+        with fs.open(path, "rb") as handle:
+            rows = pq.ParquetFile(handle).metadata.num_rows
+        bucket = int(posixpath.basename(posixpath.dirname(path)).split("=", 1)[1])
+        touched.add(bucket)
+        if rows:
+            adds.append(
+                {
+                    "path": _relative(base, url),
+                    "size": int(info["size"]),
+                    "rows": rows,
+                    "bucket": bucket,
+                }
+            )
+    old = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    removes = [
+        {"path": path, "size": int(size), "bucket": int(bucket), "rows": int(rows or 0)}
+        for path, size, bucket, rows in zip(
+            old["path"],
+            old["size_bytes"],
+            old[f"partition.{BUCKET}"],
+            old["num_records"],
+            strict=True,
+        )
+        if int(bucket) in touched
+    ]
+    return {"add": adds, "remove": removes}
+
+
+def commit_files(
+    table: Any, schema: pa.Schema, actions: dict[str, list[dict[str, Any]]], record: dict[str, Any]
+) -> int:
+    """Commit adds and removes as one transaction on top of the version ``table`` was read at.
 
     Raises:
-        IncompleteDatasetError: Nothing has been committed under ``root``.
+        deltalake.exceptions.CommitFailedError: The table moved on since.
     """
-    name = read_latest(root)
-    if name is None:
-        raise IncompleteDatasetError(f"{root} has no {LATEST_NAME}: no refresh has committed")
-    return _join(root, name)
+    from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+
+    now = int(time.time() * 1000)
+    entries: list[Any] = [
+        RemoveAction(
+            path=r["path"],
+            data_change=True,
+            deletion_timestamp=now,
+            size=r["size"],
+            partition_values={BUCKET: str(r["bucket"])},
+        )
+        for r in actions["remove"]
+    ]
+    entries += [
+        AddAction(
+            path=a["path"],
+            size=a["size"],
+            partition_values={BUCKET: str(a["bucket"])},
+            modification_time=now,
+            data_change=True,
+            stats=json.dumps({"numRecords": a["rows"]}),
+        )
+        for a in actions["add"]
+    ]
+    table.create_write_transaction(
+        entries,
+        mode="append",
+        schema=schema,
+        partition_by=[BUCKET],
+        # No retry on top of a newer version: this run's rows were computed
+        # from the version it read (docs/refresh.md, "Concurrent runs").
+        commit_properties=CommitProperties(
+            custom_metadata={COMMIT_KEY: json.dumps(record, sort_keys=True)},
+            max_commit_retries=0,
+        ),
+    )
+    table.update_incremental()
+    return int(table.version())
 
 
-def write_latest(root: str, version: str) -> None:
-    """Point ``_LATEST`` at ``version`` atomically (``paramine.schemas.storage.atomic_write``)."""
-    atomic_write(_join(root, LATEST_NAME), version + "\n")
+def recover(root: str, log: Any = None) -> bool:
+    """Finish a run killed between its pairs commit and its state commit.
 
-
-def list_versions(root: str) -> list[str]:
-    """Names of the version directories under ``root``, oldest first (committed or not)."""
-    fs, path = fsspec.core.url_to_fs(root)
-    if not fs.exists(path):
-        return []
-    names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(path, detail=False)]
-    return sorted(n for n in names if n.startswith(VERSION_PREFIX))
-
-
-def is_committed(root: str, version: str) -> bool:
-    """Whether a version's manifest was written (its directory is complete)."""
-    fs, path = fsspec.core.url_to_fs(_join(root, version, MANIFEST_NAME))
-    return bool(fs.exists(path))
-
-
-def new_version_name(root: str, now: dt.datetime) -> str:
-    """A version name after every existing one: ``v=<UTC timestamp>``.
-
-    Names sort by time; two runs in one second (or a clock behind the last
-    version) move to the next free second, so a newer version never sorts
-    before an older one.
-    """
-    existing = list_versions(root)
-    stamp = now.astimezone(dt.timezone.utc).replace(microsecond=0)
-    if existing:
-        last = dt.datetime.strptime(existing[-1][len(VERSION_PREFIX) :], VERSION_FORMAT)
-        last = last.replace(tzinfo=dt.timezone.utc)
-        stamp = max(stamp, last + dt.timedelta(seconds=1))
-    return VERSION_PREFIX + stamp.strftime(VERSION_FORMAT)
-
-
-def referenced_versions(manifest: Manifest) -> set[str]:
-    """The versions whose files a version's manifest lists (its own included)."""
-    return {b["version"] for b in manifest.extra.get("refresh", {}).get("batches", [])}
-
-
-def prune(root: str, keep: int) -> list[str]:
-    """Delete old versions: keep the newest ``keep`` committed ones and all they reference.
-
-    Uncommitted directories older than ``_LATEST`` are what killed runs left
-    behind, and go too. Refreshes of one root must not run concurrently (see
-    docs/refresh.md): a second run's directory would look abandoned.
+    The pairs commit is the run's commit: it records the state table's
+    actions and the version they apply to. If the state table's last
+    paramine commit is not that run's, those actions are committed now.
 
     Returns:
-        The names of the deleted versions.
+        Whether the state had to be rolled forward.
+
+    Raises:
+        DatasetError: The state table moved in a way paramine did not make.
     """
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
-    latest = read_latest(root)
-    if latest is None:
-        return []
-    versions = list_versions(root)
-    committed = [v for v in versions if v <= latest and is_committed(root, v)]
-    kept = set(committed[-keep:])
-    for version in list(kept):
-        kept |= referenced_versions(read_manifest(_join(root, version)))
-    deleted = []
-    for version in versions:
-        if version in kept or version >= latest:
-            continue
-        fs, path = fsspec.core.url_to_fs(_join(root, version))
-        # The manifest first: a half-deleted version must read as incomplete.
-        manifest = _join(path, MANIFEST_NAME)
-        if fs.exists(manifest):
-            fs.rm(manifest)
-        fs.rm(path, recursive=True)
-        deleted.append(version)
-    return deleted
-
-
-# Committing a version
-
-
-def _sum_counts(batches: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Stage counts of a version: the sum of its batches' (each balances, so the sum does)."""
-    total: dict[str, dict[str, Any]] = {}
-    stages = [name for batch in batches for name in batch["counts"] if name not in NOTES]
-    for stage in dict.fromkeys(stages):
-        merged: dict[str, Any] = {"in": 0, "kept": 0, "dropped": {}}
-        for batch in batches:
-            c = batch["counts"].get(stage, {"in": 0, "kept": 0, "dropped": {}})
-            merged["in"] += c["in"]
-            merged["kept"] += c["kept"]
-            for reason, n in c["dropped"].items():
-                merged["dropped"][reason] = merged["dropped"].get(reason, 0) + n
-        merged["dropped"] = dict(sorted(merged["dropped"].items()))
-        total[stage] = merged
-    return total
-
-
-def batch_from_manifest(version: str, mined: Manifest) -> dict[str, Any]:
-    """Describe one mining run's output as a batch of a version."""
-    return {
-        "version": version,
-        "dir": f"{version}/{MINED_DIR}",
-        "inputs": mined.inputs,
-        "files": mined.files,
-        "rows": mined.rows,
-        "counts": mined.counts,
-        "threshold": mined.threshold,
-        "model": mined.model,
-        "created_at": mined.created_at,
-    }
-
-
-def version_manifest(
-    version: str,
-    batches: list[dict[str, Any]],
-    config: RefreshConfig,
-    plan: Plan,
-    code_version: str,
-) -> Manifest:
-    """The manifest of a version: its batches' files relative to its directory."""
-    files: dict[str, list[str]] = {"pairs": [], "rejects": []}
-    for batch in batches:
-        # "../v=<old>/mined/pairs/part-..." for carried batches: relative to
-        # this version's directory, which is what read_pairs joins names to.
-        base = MINED_DIR if batch["version"] == version else f"../{batch['dir']}"
-        for table in files:
-            files[table] += [f"{base}/{name}" for name in batch["files"].get(table, [])]
-    model = batches[-1]["model"] if batches else {"spec": config.model}
-    return Manifest(
-        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        code_version=code_version,
-        options={
-            "refresh": {
-                "inputs": config.inputs,
-                "mine_settings": config.mine_settings(),
-                "beam_args": config.beam_args,
-                "keep": config.keep,
-            }
-        },
-        model=model,
-        threshold={
-            "mode": "per_batch",
-            "value": None,
-            "batches": {b["dir"]: b["threshold"] for b in batches},
-        },
-        inputs=[entry for b in batches for entry in b["inputs"]],
-        counts=_sum_counts(batches),
-        files=files,
-        rows={t: sum(b["rows"].get(t, 0) for b in batches) for t in ("pairs", "rejects")},
-        extra={
-            "refresh": {
-                "format": REFRESH_FORMAT,
-                "version": version,
-                "previous": plan.previous,
-                "config_fingerprint": config.fingerprint(),
-                "batches": batches,
-                "mined": sorted(shard_key(s.files) for s in plan.to_mine),
-                "reasons": plan.reasons,
-                "removed": plan.removed,
-            }
-        },
+    if not is_table(root):
+        return False
+    found = latest_record(open_table(root))
+    if found is None:
+        return False
+    _, record = found
+    state = open_table(state_url(root))
+    done = latest_record(state)
+    if done is not None and done[1].get("run_id") == record["run_id"]:
+        return False
+    pending = record["state"]
+    if state.version() != pending["base_version"]:
+        raise DatasetError(
+            f"{state_url(root)} is at version {state.version()}, but the last pairs commit "
+            f"(run {record['run_id']}) expects state version {pending['base_version']}; "
+            "the state was changed outside paramine refresh"
+        )
+    commit_files(state, STATE_SCHEMA, pending["actions"], {"run_id": record["run_id"]})
+    print(
+        f"paramine refresh: finished the state commit of run {record['run_id']}, "
+        "which was stopped after its pairs commit",
+        file=log or sys.stderr,
     )
+    return True
 
 
-def commit_manifest(root: str, version: str, manifest: Manifest) -> None:
-    """Write the version's manifest: from here on the version is complete.
+def _delete(urls: Iterable[str]) -> None:
+    for url in urls:
+        fs, path = fsspec.core.url_to_fs(url)
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
 
-    A separate step so that tests can kill a run right before it.
-    """
-    write_manifest(_join(root, version), manifest)
+
+# One refresh
 
 
 @dataclass
 class RefreshResult:
     """What a refresh did."""
 
-    version: str | None
+    version: int | None
     plan: Plan
     manifest: Manifest | None
-    pruned: list[str]
 
     @property
     def noop(self) -> bool:
-        """Nothing was new: no version was committed."""
+        """Nothing was new: nothing was committed."""
         return self.version is None
 
 
 def _describe(plan: Plan) -> list[str]:
-    lines = [f"paramine refresh: latest version {plan.previous or '(none: first run)'}"]
+    previous = "none (first run)" if plan.previous is None else f"version {plan.previous}"
+    lines = [f"paramine refresh: last commit {previous}"]
     tally: dict[str, int] = {}
     for reason in plan.reasons.values():
         tally[reason] = tally.get(reason, 0) + 1
-    carried_shards = sum(len(b["inputs"]) for b in plan.carried)
     summary = ", ".join(f"{n} {reason}" for reason, n in sorted(tally.items()))
     lines.append(f"  shards to mine: {len(plan.to_mine)}" + (f" ({summary})" if summary else ""))
-    lines.append(f"  shards carried over: {carried_shards} in {len(plan.carried)} batch(es)")
-    if plan.removed:
-        lines.append(f"  shards removed from the inputs: {len(plan.removed)}")
+    if plan.retracted:
+        lines.append(
+            f"  shards retracted: {len(plan.retracted)} ({len(plan.removed)} no longer among "
+            "the inputs)"
+        )
     for shard in plan.to_mine:
         lines.append(
-            f"    mine  {shard_key(shard.files)}  ({plan.reasons[shard_key(shard.files)]})"
+            f"    mine     {shard_key(shard.files)}  ({plan.reasons[shard_key(shard.files)]})"
         )
+    for key in plan.removed:
+        lines.append(f"    retract  {key}  (removed)")
     return lines
+
+
+def _counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    from paramine.pipelines.refresh_job import REFRESH_STAGES
+
+    counts = counts_from_rows([tuple(row) for row in summary["counts"]])
+    errors = stage_accounting_errors(counts, REFRESH_STAGES)
+    taken = counts["affected"]["in"]
+    came = counts["prefilter"]["kept"] + counts["state"]["kept"]
+    if taken != came:
+        errors.append(f"affected took in {taken} rows but prefilter and state kept {came} together")
+    if errors:
+        raise AccountingError(
+            "the counts of this refresh do not add up; nothing was "
+            "committed:\n  " + "\n  ".join(errors)
+        )
+    return counts
 
 
 def refresh(
     config: RefreshConfig,
-    keep: int | None = None,
     dry_run: bool = False,
-    now: dt.datetime | None = None,
     log: Any = None,
+    before_commit: Any = None,
 ) -> RefreshResult:
-    """Run one refresh: plan, mine what is new, commit a version, move ``_LATEST``, prune.
+    """Run one refresh: recover, plan, mine, commit the pairs then the state, vacuum.
 
     Args:
         config: The refresh config.
-        keep: Versions to keep; ``config.keep`` by default.
         dry_run: Print the plan and stop.
-        now: The time that names the new version (tests).
         log: Where progress lines go; stderr by default.
+        before_commit: Called right before the pairs commit (tests: a second
+            refresh that wins the race).
+
+    Raises:
+        RefreshConflict: Another refresh committed while this one ran; this
+            run's files are deleted and nothing of it is committed.
     """
-    from paramine.pipelines import mine
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from deltalake.exceptions import CommitFailedError
+    from paramine.pipelines import dataflow, mine
+    from paramine.pipelines.preflight import check_inputs, check_model
+    from paramine.pipelines.refresh_job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
+    from paramine.pipelines.write_dataset import encoding_figures
 
     out = log or sys.stderr
     root = config.output
-    keep = config.keep if keep is None else keep
-    shards = resolve_inputs(
-        config.inputs,
-        config.src_lang,
-        config.tgt_lang,
-        config.mine.input_format,
-        config.mine.corpus,
-    )
-    latest = read_latest(root)
-    previous = (latest, read_manifest(_join(root, latest))) if latest else None
-    plan = plan_refresh(config, shards, previous)
+    recover(root, out)
+    shards, _ = check_inputs(config.mine)
+    pairs_table = open_table(root) if is_table(root) else None
+    found = latest_record(pairs_table) if pairs_table is not None else None
+    plan = plan_refresh(config, shards, found)
     for line in _describe(plan):
         print(line, file=out)
     if plan.nothing_to_do:
-        print(f"paramine refresh: nothing new since {latest}; no new version", file=out)
-        return RefreshResult(None, plan, None, [])
+        print(
+            f"paramine refresh: nothing new since version {plan.previous}; nothing committed",
+            file=out,
+        )
+        return RefreshResult(None, plan, None)
     if dry_run:
         print("paramine refresh: dry run, nothing mined or committed", file=out)
-        return RefreshResult(None, plan, None, [])
+        return RefreshResult(None, plan, None)
+    buckets = found[1]["buckets"] if found is not None else config.buckets
+    model_record = check_model(config.mine)
+    deployment = dataflow.apply(config.mine.replace(output=root), list(config.beam_args))
 
-    version = new_version_name(root, now or dt.datetime.now(dt.timezone.utc))
-    batches = list(plan.carried)
-    if plan.to_mine:
-        print(f"paramine refresh: mining {len(plan.to_mine)} shard(s) into {version}", file=out)
-        batch_config = config.mine.replace(
-            inputs=tuple(s.url for s in plan.to_mine), output=_join(root, version, MINED_DIR)
+    ensure_tables(root, buckets)
+    pairs_table = open_table(root)
+    state_table = open_table(state_url(root))
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
+    job = RefreshJob(
+        root=root,
+        run_id=run_id,
+        buckets=buckets,
+        shards=tuple(plan.to_mine),
+        retracted=plan.retracted_urls,
+        state_files=tuple(table_files(state_table, state_url(root))),
+        pair_files=tuple(table_files(pairs_table, root)),
+        state_dir=state_url(root),
+        rejects_dir=f"{root}/{REJECTS_DIR}/{run_id}",
+        summary_url=f"{root}/{RUNS_DIR}/{run_id}/summary.json",
+    )
+    print(f"paramine refresh: run {run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
+    _checkpoint("planned")
+    start = time.monotonic()
+    written: list[str] = []
+    try:
+        pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
+        _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(deployment.config, job)
+        pipeline.run().wait_until_finish()
+        with fsspec.open(job.summary_url, "r", encoding="utf-8") as handle:
+            summary = json.load(handle)
+        written = [*summary["files"]["pairs"], *summary["files"]["state"]]
+        _checkpoint("written")
+        counts = _counts(summary)
+        pair_actions = file_actions(pairs_table, root, summary["files"]["pairs"])
+        state_actions = file_actions(state_table, state_url(root), summary["files"]["state"])
+        rows_before = sum(
+            int(n or 0)
+            for n in pa.table(pairs_table.get_add_actions(flatten=True))
+            .column("num_records")
+            .to_pylist()
         )
-        mined = mine.run_config(batch_config, config.beam_args).manifest
-        batches.append(batch_from_manifest(version, mined))
-    manifest = version_manifest(version, batches, config, plan, mine.code_version())
-    commit_manifest(root, version, manifest)
-    write_latest(root, version)
-    pruned = prune(root, keep)
-    mined_rows = batches[-1]["rows"]["pairs"] if plan.to_mine else 0
+        added = sum(a["rows"] for a in pair_actions["add"])
+        removed = sum(r["rows"] for r in pair_actions["remove"])
+        manifest = Manifest(
+            created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            code_version=mine.code_version(),
+            options={
+                **config.mine.to_record(),
+                "refresh": {
+                    "beam_args": config.beam_args,
+                    "buckets": buckets,
+                    "retention_hours": config.retention_hours,
+                },
+                "runner": deployment.runner,
+            },
+            model=model_record,
+            threshold=summary["threshold"],
+            inputs=[plan.shards[k] for k in sorted(plan.shards)],
+            counts=counts,
+            files={"rejects": [_relative(root, f) for f in summary["rejects"]["files"]]},
+            rows={
+                "pairs": rows_before - removed + added,
+                "pair_rows_removed": removed,
+                "pair_rows_added": added,
+                "rejects": sum(summary["rejects"]["written"].values()),
+            },
+            rejects={
+                "counted": dict(counts["read"]["dropped"]),
+                "written": summary["rejects"]["written"],
+            },
+            stages=[stage.to_record() for stage in REFRESH_STAGES],
+            extra={
+                "encoding": encoding_figures(counts),
+                "refresh": {
+                    "run_id": run_id,
+                    "previous": plan.previous,
+                    "mined": sorted(shard_key(s.files) for s in plan.to_mine),
+                    "reasons": plan.reasons,
+                    "retracted": plan.retracted,
+                    "removed": plan.removed,
+                    "seconds": round(time.monotonic() - start, 1),
+                },
+            },
+        )
+        record = {
+            "run_id": run_id,
+            "manifest": dataclasses.asdict(manifest),
+            "shards": plan.shards,
+            "config_fingerprint": config.fingerprint(),
+            "buckets": buckets,
+            "state": {"base_version": state_table.version(), "actions": state_actions},
+        }
+        if before_commit is not None:
+            before_commit()
+        version = commit_files(pairs_table, PAIRS_TABLE_SCHEMA, pair_actions, record)
+    except CommitFailedError:
+        _delete([*written, f"{root}/{RUNS_DIR}/{run_id}", job.rejects_dir])
+        raise RefreshConflict(
+            f"{root}: another refresh committed while this one (run {run_id}) ran, so its "
+            "result is out of date; nothing of it was committed and its files were deleted. "
+            "Run paramine refresh again"
+        ) from None
+    except BaseException:
+        # Uncommitted files are invisible to readers; vacuum removes them
+        # if this process cannot.
+        _delete([*written, f"{root}/{RUNS_DIR}/{run_id}"])
+        raise
+    _checkpoint("pairs-committed")
+    commit_files(state_table, STATE_SCHEMA, state_actions, {"run_id": run_id})
+    _checkpoint("committed")
+    _delete([f"{root}/{RUNS_DIR}/{run_id}"])
+    vacuumed = vacuum(root, config.retention_hours)
     print(
-        f"paramine refresh: committed {version}: {manifest.rows['pairs']:,} pairs "
-        f"({mined_rows:,} mined now, {manifest.rows['pairs'] - mined_rows:,} carried over); "
-        f"{LATEST_NAME} -> {version}",
+        f"paramine refresh: committed version {version}: {manifest.rows['pairs']:,} pairs "
+        f"({added:,} rows written in {len(pair_actions['add'])} bucket file(s), {removed:,} "
+        f"replaced); cut {manifest.threshold.get('value')}"
+        + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
         file=out,
     )
-    if pruned:
-        print(f"paramine refresh: deleted old versions {', '.join(pruned)}", file=out)
-    return RefreshResult(version, plan, manifest, pruned)
+    return RefreshResult(version, plan, manifest)
+
+
+# Maintenance and history
+
+
+def _modified(fs: Any, path: str) -> float:
+    """The newest modification time (epoch seconds) of a file or anything in a folder."""
+    times = [fs.modified(p).timestamp() for p in fs.find(path)] or [fs.modified(path).timestamp()]
+    return max(times)
+
+
+def vacuum(root: str, retention_hours: int) -> int:
+    """Delete files no commit of the last ``retention_hours`` uses, in both tables.
+
+    Files that commits removed and files that killed runs left behind go;
+    the library's vacuum never touches ``_paramine/`` from the pairs table.
+
+    Returns:
+        The number of files deleted.
+    """
+    deleted = 0
+    # paramine's own leftovers under _paramine/, which the library's vacuum
+    # leaves alone: the summaries and rejects of runs that never committed.
+    committed = {c["record"].get("run_id") for c in commits(open_table(root)) if c["record"]}
+    cutoff = time.time() - retention_hours * 3600
+    for folder in (RUNS_DIR, REJECTS_DIR):
+        fs, path = fsspec.core.url_to_fs(f"{root}/{folder}")
+        if not fs.exists(path):
+            continue
+        for entry in fs.ls(path, detail=True):
+            run_id = posixpath.basename(entry["name"].rstrip("/"))
+            if folder == REJECTS_DIR and run_id in committed:
+                continue
+            if _modified(fs, entry["name"]) < cutoff:
+                fs.rm(entry["name"], recursive=True)
+                deleted += 1
+    for url in (root, state_url(root)):
+        deleted += len(
+            open_table(url).vacuum(
+                retention_hours=retention_hours,
+                dry_run=False,
+                enforce_retention_duration=False,
+                full=True,
+            )
+        )
+    return deleted
+
+
+def compact(root: str) -> dict[str, Any]:
+    """Merge each bucket's small files into larger ones, in both tables (a commit each)."""
+    recover(root)
+    return {url: open_table(url).optimize.compact() for url in (root, state_url(root))}
+
+
+def history(root: str) -> list[str]:
+    """The commits of a table, newest first, with their counts: ``--history``."""
+    lines = [
+        f"{'version':>7}  {'committed (UTC)':<20} {'operation':<10} {'pairs':>10} "
+        f"{'+rows':>8} {'-rows':>8} {'cut':>9}  shards mined / retracted"
+    ]
+    for commit in commits(open_table(root)):
+        when = dt.datetime.fromtimestamp(commit["timestamp"] / 1000, dt.timezone.utc)
+        stamp = when.strftime("%Y-%m-%d %H:%M:%S")
+        record = commit["record"]
+        if not record or "manifest" not in record:
+            lines.append(f"{commit['version']:>7}  {stamp:<20} {commit['operation']:<10}")
+            continue
+        manifest = record["manifest"]
+        rows = manifest["rows"]
+        refresh_info = manifest["extra"]["refresh"]
+        cut = manifest["threshold"].get("value")
+        lines.append(
+            f"{commit['version']:>7}  {stamp:<20} {'refresh':<10} {rows['pairs']:>10,} "
+            f"{rows['pair_rows_added']:>8,} {rows['pair_rows_removed']:>8,} "
+            f"{cut if cut is None else round(cut, 6)!s:>9}  "
+            f"{len(refresh_info['mined'])} / {len(refresh_info['retracted'])}"
+        )
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -613,25 +831,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paramine refresh",
         description=(
-            "Mine only the shards that are new or changed since the latest version under "
-            "the config's output root, commit a new version v=<timestamp>/ (new pairs plus "
-            "references to the pairs carried over), then move _LATEST to it. With nothing "
-            "new it does nothing and says so."
+            "Mine the shards that are new or changed since the last commit of the config's "
+            "output table, retract the rows of changed and removed shards, re-mine every pivot "
+            "they touch with its old candidates, and commit the result to the Delta Lake table "
+            "atomically. With nothing new it commits nothing and says so."
         ),
         epilog="Other arguments are passed to Beam after the config's beam_args.",
     )
-    parser.add_argument("config", metavar="CONFIG", help="refresh config (YAML), any fsspec URL")
     parser.add_argument(
-        "--keep",
-        type=int,
-        default=None,
-        help=f"committed versions to keep, plus those they reference (default: the config's "
-        f"keep, else {DEFAULT_KEEP})",
+        "config", metavar="CONFIG", nargs="?", help="refresh config (YAML), any fsspec URL"
     )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what would be mined and carried over; mine and commit nothing",
+        help="print what would be mined and retracted; mine and commit nothing",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="ROOT",
+        help="list the commits of the table at ROOT with their counts, and exit",
+    )
+    parser.add_argument(
+        "--compact",
+        metavar="ROOT",
+        help="merge the small files of each bucket of the table at ROOT (one commit per "
+        "table), and exit",
     )
     return parser
 
@@ -640,13 +864,26 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``paramine refresh``."""
     parser = build_parser()
     args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if args.keep is not None and args.keep < 1:
-        raise UsageError(f"--keep must be at least 1, got {args.keep}")
+    if args.history or args.compact:
+        if args.config or extra:
+            raise UsageError("--history and --compact take a table ROOT and nothing else")
+        root = _absolute(args.history or args.compact).rstrip("/")
+        if args.history:
+            print("\n".join(history(root)))
+        else:
+            for url, metrics in compact(root).items():
+                print(
+                    f"{url}: {metrics.get('numFilesRemoved', 0)} files merged into "
+                    f"{metrics.get('numFilesAdded', 0)}"
+                )
+        return 0
+    if not args.config:
+        raise UsageError("give a refresh CONFIG (or --history ROOT)")
     try:
         config = load_config(args.config)
     except OSError as error:
         raise InputError(f"{args.config}: cannot read the refresh config ({error})") from None
     if extra:
         config = dataclasses.replace(config, beam_args=[*config.beam_args, *extra])
-    refresh(config, keep=args.keep, dry_run=args.dry_run)
+    refresh(config, dry_run=args.dry_run)
     return 0

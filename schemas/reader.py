@@ -13,6 +13,7 @@ from paramine.schemas.dataset import (
     PAIRS_SCHEMA_VERSION,
     schema_version,
 )
+from paramine.schemas.errors import DatasetError
 from paramine.schemas.manifest import Manifest, read_manifest
 
 
@@ -45,11 +46,14 @@ def to_current_pairs(table: pa.Table, version: str | None, source: str) -> pa.Ta
     return table.select(PAIRS_SCHEMA.names).cast(PAIRS_SCHEMA)
 
 
-def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
-    """Read every pairs file that a dataset's manifest lists.
+def read_pairs(dataset_url: str, version: int | None = None) -> tuple[pa.Table, Manifest]:
+    """Read a dataset: a ``paramine mine`` directory, or a refreshed Delta table.
 
     Args:
-        dataset_url: The dataset directory, any fsspec URL.
+        dataset_url: The dataset directory, any fsspec URL; or the root of a
+            table that ``paramine refresh`` keeps (schemas/table.py).
+        version: For a refreshed table, the table version to read (time
+            travel); the latest by default. A mined directory has one version.
 
     Returns:
         The pairs as one table in ``PAIRS_SCHEMA``, and the manifest. Files of
@@ -60,6 +64,12 @@ def read_pairs(dataset_url: str) -> tuple[pa.Table, Manifest]:
         IncompleteDatasetError: The directory has no manifest.
         ValueError: A file is missing or has another schema version.
     """
+    from paramine.schemas.table import is_table, read_table_pairs
+
+    if is_table(dataset_url):
+        return read_table_pairs(dataset_url, version)
+    if version is not None:
+        raise DatasetError(f"{dataset_url} is a mined dataset, not a refreshed table: no versions")
     manifest = read_manifest(dataset_url)
     if (
         manifest.pairs_schema_version != PAIRS_SCHEMA_VERSION

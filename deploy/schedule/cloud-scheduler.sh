@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A daily refresh on Google Cloud: Cloud Scheduler starts a Cloud Run job that
 # runs `paramine refresh` in the worker image; the refresh launches its mining
-# on Dataflow (beam_args in the config) and commits the version itself.
+# on Dataflow (beam_args in the config) and commits to the Delta table itself.
 #
 # Usage: PROJECT=... REGION=... BUCKET=gs://... SA=...@....iam.gserviceaccount.com \
 #        deploy/schedule/cloud-scheduler.sh
@@ -15,8 +15,9 @@ SA="${SA:?set SA to the service account email}"
 IMAGE="${IMAGE:-${REGION}-docker.pkg.dev/${PROJECT}/paramine/worker:0.1.0}"
 
 # The image's entrypoint is Beam's boot; the job runs paramine instead.
-# --parallelism=1 and --max-retries=0: one writer per output root, and a
-# failed run is simply retried by the next schedule (it resumes cleanly).
+# --parallelism=1 and --max-retries=0: one writer per table (a second would
+# fail at its commit), and a failed run is retried by the next schedule (it
+# finishes a half-done commit or mines again).
 gcloud run jobs create paramine-refresh --project "${PROJECT}" --region "${REGION}" \
   --image "${IMAGE}" --command paramine --args "refresh,${BUCKET}/refresh.yaml" \
   --service-account "${SA}" --tasks 1 --parallelism 1 --max-retries 0 \
