@@ -120,13 +120,18 @@ def open_table(
         raise DatasetError(f"{root}: cannot open version {version} ({error})") from None
 
 
-def commits(table: Any) -> Iterator[dict[str, Any]]:
-    """Every commit of a table, newest first: its version, time, operation and paramine record.
+def commits(table: Any, at: int | None = None) -> Iterator[dict[str, Any]]:
+    """The commits of a table, newest first, up to version ``at`` (all by default).
 
-    ``record`` is ``None`` for commits paramine did not make (compaction,
-    vacuum, an engine's own write).
+    Each has its version, time, operation and paramine record; ``record`` is
+    ``None`` for commits paramine did not make (compaction, vacuum, an
+    engine's own write). ``table`` must be opened at its latest version:
+    ``history()`` of a table opened at an older one numbers the newest
+    commits from that version down (deltalake 1.6.6).
     """
     for info in table.history():
+        if at is not None and info["version"] > at:
+            continue
         raw = info.get(COMMIT_KEY)
         yield {
             "version": info["version"],
@@ -136,9 +141,9 @@ def commits(table: Any) -> Iterator[dict[str, Any]]:
         }
 
 
-def latest_record(table: Any) -> tuple[int, dict[str, Any]] | None:
-    """The version and record of the newest paramine commit of ``table``, if any."""
-    return next(((c["version"], c["record"]) for c in commits(table) if c["record"]), None)
+def latest_record(table: Any, at: int | None = None) -> tuple[int, dict[str, Any]] | None:
+    """The version and record of the newest paramine commit of ``table`` (up to ``at``), if any."""
+    return next(((c["version"], c["record"]) for c in commits(table, at) if c["record"]), None)
 
 
 def read_table_pairs(
@@ -154,7 +159,8 @@ def read_table_pairs(
         DatasetError: No table, no such version, or no paramine commit.
     """
     table = open_table(root, version, storage_options)
-    found = latest_record(table)
+    log = open_table(root, storage_options=storage_options) if version is not None else table
+    found = latest_record(log, at=table.version())
     if found is None:
         raise DatasetError(f"{root}: no paramine commit at or before version {table.version()}")
     rows = pa.table(table.to_pyarrow_table())

@@ -326,6 +326,9 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     write_shard(inputs / "b.tsv", "b")
     rf.refresh(config)
     assert pair_ids(root, version=1) == first
+    # Each version comes with its own commit's manifest.
+    assert read_pairs(str(root), version=1)[1].rows["pairs"] == len(first)
+    assert read_pairs(str(root), version=1)[1].counts["state"]["in"] == 0
     assert pair_ids(root, version=2) > first
     with pytest.raises(DatasetError, match="version 9"):
         read_pairs(str(root), version=9)
