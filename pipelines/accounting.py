@@ -234,5 +234,8 @@ def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
         entry.setdefault(IN, entry[KEPT] + sum(entry[DROPPED].values()))
         entry[DROPPED] = dict(sorted(entry[DROPPED].items()))
     for note, figures in notes.items():
-        counts[note] = dict(sorted(figures.items()))
+        # Every manifest has repairs and encoding; the refresh's table figures
+        # appear where a refresh counted them.
+        if figures or note != TABLE:
+            counts[note] = dict(sorted(figures.items()))
     return counts
