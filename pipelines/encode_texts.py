@@ -166,3 +166,33 @@ class ScoreByText(beam.PTransform):
             | "JoinCandidate" >> beam.CoGroupByKey()
             | "Score" >> beam.ParDo(_ScoreFn(self.keep_vectors))
         )
+
+
+class _UseKnownCosineFn(beam.DoFn):
+    """Pairs whose texts were scored before become ScoredPairs; the rest go to the encoder."""
+
+    def process(self, joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator:
+        _, sides = joined
+        known = sides["cosine"]
+        for pair in sides["pairs"]:
+            if known:
+                yield beam.pvalue.TaggedOutput("scored", ScoredPair(pair, float(known[0])))
+            else:
+                yield pair
+
+
+def known_or_encode(
+    pairs: beam.PCollection, known: beam.PCollection | None, label: str
+) -> tuple[beam.PCollection, beam.PCollection | None]:
+    """Split pairs into those to encode and those whose stored cosine stands (``known``)."""
+    if known is None:
+        return pairs, None
+    split = (
+        {
+            "pairs": pairs | f"{label}ByTexts" >> beam.Map(lambda p: ((p.pivot, p.candidate), p)),
+            "cosine": known,
+        }
+        | f"{label}JoinKnown" >> beam.CoGroupByKey()
+        | f"{label}UseKnown" >> beam.ParDo(_UseKnownCosineFn()).with_outputs("scored", main="new")
+    )
+    return split["new"], split["scored"]

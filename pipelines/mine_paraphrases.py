@@ -35,7 +35,7 @@ from paramine.pipelines.calibrate import (
 )
 from paramine.pipelines.coherence import COHERENCE, CoherenceFilter, coherence_cut
 from paramine.pipelines.config import MineConfig
-from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
+from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, known_or_encode, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard
 from paramine.pipelines.group_by_pivot import (
     GROUP,
@@ -123,6 +123,139 @@ def encoder_handler(config: MineConfig) -> PairEncoderHandler:
     )
 
 
+class MinedGroups(NamedTuple):
+    """What ``mine_groups`` makes of the grouped pairs: each stage's result, and what it used.
+
+    Attributes:
+        vectors: ``(text, vector)`` of every text encoded.
+        fresh: The pairs scored by the encoder in this run (grouped and rival).
+        contested: The contest's books (``rival_pivot``).
+        scored: The pairs the cut is applied to (margin-rescored where margin is the score).
+        kept: The threshold's books.
+        coherent: The coherence check's books.
+        threshold: One dict: how the cut was chosen and its value.
+        cut: The cut's value, a singleton.
+        coherence: The coherence cut's record, or ``None`` where it does not run.
+        embedded: The embedded calibration sample, or ``None`` with a fixed threshold.
+    """
+
+    vectors: beam.PCollection
+    fresh: list[beam.PCollection]
+    contested: StageResult
+    scored: beam.PCollection
+    kept: StageResult
+    coherent: StageResult
+    threshold: beam.PCollection
+    cut: beam.PCollection
+    coherence: beam.PCollection | None
+    embedded: beam.PCollection | None
+
+
+def mine_groups(
+    config: MineConfig,
+    grouped: beam.PCollection,
+    everything: beam.PCollection,
+    extra_texts: Sequence[beam.PCollection] = (),
+    known: beam.PCollection | None = None,
+) -> MinedGroups:
+    """Encode, score, contest, cut and check the coherence of grouped pairs.
+
+    The steps of ``MineParaphrases`` between grouping and regrouping, shared
+    with ``paramine refresh`` (pipelines/refresh_job.py). Called inside a
+    composite's ``expand``: its steps carry their own stable labels there.
+
+    Args:
+        config: The run's settings.
+        grouped: The aligned pairs of the groups (``GroupCandidates``' kept).
+        everything: The aligned pairs in which rival pivots and the
+            calibration sample are found.
+        extra_texts: More texts to encode in the same pass (``--write-scored``).
+        known: ``((pivot, candidate), cosine)`` of pairs scored before; those
+            pairs keep their cosine and their texts are not encoded for them.
+    """
+    pipeline = grouped.pipeline
+    score = config.resolved_score()
+    margin = config.threshold == "auto" and score == "margin"
+    # Each distinct text of the run is encoded once: the grouped pairs'
+    # texts, the rivals', the calibration sample's and the extra ones.
+    to_encode, prescored = known_or_encode(grouped, known, "Group")
+    texts = [to_encode | "GroupedTexts" >> beam.FlatMap(pair_texts), *extra_texts]
+    rivals = rivals_prescored = None
+    if config.rival_margin is not None:
+        # The other pivots the input aligns a grouped candidate with: only
+        # these pivots are new texts (their candidates are grouped ones).
+        rivals = everything | "RivalPairs" >> RivalPairs(grouped)
+        rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
+        texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
+    sample = None
+    if config.threshold == "auto":
+        sample = everything | "CalibrationSample" >> CalibrationSample(config.calibration_sample)
+        texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
+    vectors = (
+        texts
+        | "AllTextsToEncode" >> beam.Flatten()
+        | "EncodeTexts" >> EncodeTexts(encoder_handler(config), config.batch_tokens)
+    )
+
+    scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
+    fresh = [scored]
+    if prescored is not None:
+        scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
+    if rivals is not None and config.rival_margin is not None:
+        rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors)
+        fresh.append(rival_scores)
+        if rivals_prescored is not None:
+            rival_scores = (rival_scores, rivals_prescored) | "RivalsWithStored" >> beam.Flatten()
+        contested = scored | "ContestCandidates" >> ContestCandidates(
+            rival_scores, config.rival_margin
+        )
+    else:
+        contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
+    scored = contested.kept
+    embedded = coherence = None
+    if sample is not None:
+        embedded = sample | "EmbedSample" >> EmbedSample(vectors)
+        scoring = None
+        if margin:
+            scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
+            scoring = MarginScoring(config.margin_k)
+        threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
+            config.max_false_accept, scoring=scoring
+        )
+        if config.coherence_min_group is not None:
+            coherence = embedded | "CoherenceCut" >> beam.Map(
+                coherence_cut, config.max_false_accept
+            )
+    else:
+        threshold = pipeline | "FixedThreshold" >> beam.Create(
+            [{"mode": "fixed", "value": float(config.threshold), "score": score}]
+        )
+    cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
+    kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
+    if coherence is not None and config.coherence_min_group is not None:
+        coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
+            vectors, coherence, config.coherence_min_group
+        )
+    else:
+        coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
+    return MinedGroups(
+        vectors, fresh, contested, scored, kept, coherent, threshold, cut, coherence, embedded
+    )
+
+
+def count_mined_groups(
+    grouped: StageResult, core: MinedGroups, groups: StageResult
+) -> tuple[beam.PCollection, ...]:
+    """The count rows of ``mine_groups``' stages and of the regrouping after it."""
+    return (
+        core.contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
+        core.kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=core.contested.kept),
+        core.coherent | "CountCoherence" >> CountStage(COHERENCE, taken_in=core.kept.kept),
+        groups
+        | "CountRegroup" >> CountStage(REGROUP, taken_in=core.coherent.kept, weight=group_weight),
+    )
+
+
 class _AsRead(beam.PTransform):
     """A bitext PCollection given by the user, as if read: nothing rejected or repaired."""
 
@@ -168,7 +301,6 @@ class MineParaphrases(beam.PTransform):
             read = source | "Bitext" >> _AsRead()
         pipeline = source.pipeline
         score = config.resolved_score()
-        handler = encoder_handler(config)
         margin = config.threshold == "auto" and score == "margin"
 
         prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config))
@@ -176,64 +308,12 @@ class MineParaphrases(beam.PTransform):
         # make a pair, so its pairs are dropped here and never encoded.
         grouped = prefiltered.kept | "GroupByPivot" >> GroupCandidates(config.max_group_size)
 
-        # Each distinct text of the run is encoded once: the grouped pairs'
-        # texts, the calibration sample's, and with --write-scored every
-        # prefiltered pair's.
-        texts = [grouped.kept | "GroupedTexts" >> beam.FlatMap(pair_texts)]
-        rivals = None
-        if config.rival_margin is not None:
-            # The other pivots the input aligns a grouped candidate with: only
-            # these pivots are new texts (their candidates are grouped ones).
-            rivals = prefiltered.kept | "RivalPairs" >> RivalPairs(grouped.kept)
-            texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
-        sample = None
-        if config.threshold == "auto":
-            sample = prefiltered.kept | "CalibrationSample" >> CalibrationSample(
-                config.calibration_sample
-            )
-            texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
+        extra = []
         if config.write_scored:
-            texts.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
-        vectors = (
-            texts
-            | "AllTextsToEncode" >> beam.Flatten()
-            | "EncodeTexts" >> EncodeTexts(handler, config.batch_tokens)
-        )
-
-        scored = grouped.kept | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
-        if rivals is not None and config.rival_margin is not None:
-            rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors)
-            contested = scored | "ContestCandidates" >> ContestCandidates(
-                rival_scores, config.rival_margin
-            )
-        else:
-            contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
-        scored = contested.kept
-        if sample is not None:
-            embedded = sample | "EmbedSample" >> EmbedSample(vectors)
-            scoring = None
-            if margin:
-                scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
-                scoring = MarginScoring(config.margin_k)
-            threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-                config.max_false_accept, scoring=scoring
-            )
-        else:
-            threshold = pipeline | "FixedThreshold" >> beam.Create(
-                [{"mode": "fixed", "value": float(config.threshold), "score": score}]
-            )
-        cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
-        kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
-        coherence = None
-        if sample is not None and config.coherence_min_group is not None:
-            coherence = embedded | "CoherenceCut" >> beam.Map(
-                coherence_cut, config.max_false_accept
-            )
-            coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
-                vectors, coherence, config.coherence_min_group
-            )
-        else:
-            coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
+            extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
+        core = mine_groups(config, grouped.kept, prefiltered.kept, extra)
+        vectors, embedded, coherent = core.vectors, core.embedded, core.coherent
+        scored, threshold, coherence, cut = core.scored, core.threshold, core.coherence, core.cut
         groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode, config.max_pairs_per_group, config.near_equal
@@ -244,11 +324,7 @@ class MineParaphrases(beam.PTransform):
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
             prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
-            contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
-            kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=contested.kept),
-            coherent | "CountCoherence" >> CountStage(COHERENCE, taken_in=kept.kept),
-            groups
-            | "CountRegroup" >> CountStage(REGROUP, taken_in=coherent.kept, weight=group_weight),
+            *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
             vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
@@ -273,7 +349,7 @@ class MineParaphrases(beam.PTransform):
         scored_all = None
         if config.write_scored:
             everything = prefiltered.kept | "ScoreAll" >> ScoreByText(vectors, keep_vectors=margin)
-            if margin:
+            if margin and embedded is not None:
                 everything = everything | "MarginScoreAll" >> MarginScore(config.margin_k, embedded)
             scored_all = everything | "MarkPassed" >> beam.Map(
                 lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(cut)

@@ -43,16 +43,9 @@ from paramine.pipelines.accounting import (
     Dropper,
     StageResult,
 )
-from paramine.pipelines.calibrate import (
-    CalibrateThreshold,
-    CalibrationSample,
-    EmbedSample,
-    SummarizeScores,
-    sample_texts,
-)
-from paramine.pipelines.coherence import COHERENCE, CoherenceFilter, coherence_cut
+from paramine.pipelines.calibrate import SummarizeScores
+from paramine.pipelines.coherence import COHERENCE
 from paramine.pipelines.config import MineConfig
-from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.group_by_pivot import (
     GROUP,
@@ -60,24 +53,23 @@ from paramine.pipelines.group_by_pivot import (
     Group,
     GroupByPivot,
     GroupCandidates,
-    group_weight,
     pivot_key,
 )
 from paramine.pipelines.make_pairs import MakePairs, extend_cover
-from paramine.pipelines.margin import MarginScore, MarginScoring
 from paramine.pipelines.mine_paraphrases import (
-    encoder_handler,
+    count_mined_groups,
+    mine_groups,
     prefilter_options,
     reader_options,
 )
 from paramine.pipelines.postfilter import POSTFILTER, PostFilter
 from paramine.pipelines.prefilter import PREFILTER, Prefilter
 from paramine.pipelines.read_bitext import READ, ReadBitext
-from paramine.pipelines.rivals import CONTEST, ContestCandidates, RivalPairs
-from paramine.pipelines.score import THRESHOLD, ThresholdFilter
+from paramine.pipelines.rivals import CONTEST
+from paramine.pipelines.score import THRESHOLD
 from paramine.pipelines.text import comparison_key
 from paramine.schemas.dataset import REJECTS_SCHEMA, pair_row, reject_row
-from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
+from paramine.schemas.records import AlignedPair, ParaphrasePair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 from paramine.schemas.table import (
     BUCKET,
@@ -374,36 +366,6 @@ class _SplitAffectedFn(beam.DoFn):
                 yield beam.pvalue.TaggedOutput("unchanged", row)
 
 
-class _UseKnownCosineFn(beam.DoFn):
-    """Pairs whose texts were scored before become ScoredPairs; the rest go to the encoder."""
-
-    def process(self, joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator:
-        _, sides = joined
-        known = sides["cosine"]
-        for pair in sides["pairs"]:
-            if known:
-                yield beam.pvalue.TaggedOutput("scored", ScoredPair(pair, float(known[0])))
-            else:
-                yield pair
-
-
-def known_or_encode(
-    pairs: beam.PCollection, known: beam.PCollection | None, label: str
-) -> tuple[beam.PCollection, beam.PCollection | None]:
-    """Split pairs into those to encode and those whose stored cosine stands (``known``)."""
-    if known is None:
-        return pairs, None
-    split = (
-        {
-            "pairs": pairs | f"{label}ByTexts" >> beam.Map(lambda p: ((p.pivot, p.candidate), p)),
-            "cosine": known,
-        }
-        | f"{label}JoinKnown" >> beam.CoGroupByKey()
-        | f"{label}UseKnown" >> beam.ParDo(_UseKnownCosineFn()).with_outputs("scored", main="new")
-    )
-    return split["new"], split["scored"]
-
-
 def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[StateRow]:
     _, sides = joined
     fresh = sides["cosine"]
@@ -418,6 +380,21 @@ def _carry_or_revisit(joined: tuple[str, dict[str, list]]) -> Iterator:
         yield beam.pvalue.TaggedOutput("revisit", (key, sides["pairs"]))
     else:
         yield from sides["pairs"]
+
+
+class StoredCosines(beam.PTransform):
+    """``((pivot, candidate), cosine)`` of the state rows scored before, once per pair of texts."""
+
+    def expand(self, rows: beam.PCollection) -> beam.PCollection:
+        return (
+            rows
+            | "Scored"
+            >> beam.FlatMap(
+                lambda r: [] if r.cosine is None else [((r.pair.pivot, r.pair.candidate), r.cosine)]
+            )
+            # The same two texts have the same cosine in every row.
+            | "OnePerTexts" >> beam.CombinePerKey(min)
+        )
 
 
 class RefreshedParaphrases(NamedTuple):
@@ -509,80 +486,9 @@ class RefreshParaphrases(beam.PTransform):
         grouped = affected_pairs | "GroupByPivot" >> GroupCandidates(config.max_group_size)
         known = None
         if not needs_vectors:
-            known = (
-                rows
-                | "StoredCosines"
-                >> beam.FlatMap(
-                    lambda r: (
-                        [((r.pair.pivot, r.pair.candidate), r.cosine)]
-                        if r.cosine is not None
-                        else []
-                    )
-                )
-                | "OnePerTexts" >> beam.combiners.Sample.FixedSizePerKey(1)
-                | "Unwrap" >> beam.Map(lambda kv: (kv[0], kv[1][0]))
-            )
-        to_encode, prescored = known_or_encode(grouped.kept, known, "Group")
-        texts = [to_encode | "GroupedTexts" >> beam.FlatMap(pair_texts)]
-        rival_new = rival_prescored = None
-        if config.rival_margin is not None:
-            rivals = current | "RivalPairs" >> RivalPairs(grouped.kept)
-            rival_new, rival_prescored = known_or_encode(rivals, known, "Rival")
-            texts.append(rival_new | "RivalTexts" >> beam.FlatMap(pair_texts))
-        sample = None
-        if config.threshold == "auto":
-            sample = current | "CalibrationSample" >> CalibrationSample(config.calibration_sample)
-            texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
-        handler = encoder_handler(config)
-        vectors = (
-            texts
-            | "AllTextsToEncode" >> beam.Flatten()
-            | "EncodeTexts" >> EncodeTexts(handler, config.batch_tokens)
-        )
-        scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
-        fresh = [scored]
-        if prescored is not None:
-            scored = (scored, prescored) | "WithStored" >> beam.Flatten()
-        if config.rival_margin is not None and rival_new is not None:
-            rival_scored = rival_new | "ScoreRivals" >> ScoreByText(vectors)
-            fresh.append(rival_scored)
-            if rival_prescored is not None:
-                rival_scored = (rival_scored, rival_prescored) | "RivalsWithStored" >> (
-                    beam.Flatten()
-                )
-            contested = scored | "ContestCandidates" >> ContestCandidates(
-                rival_scored, config.rival_margin
-            )
-        else:
-            contested = StageResult(scored, p | "NoContest" >> beam.Create([]))
-        scored = contested.kept
-        coherence = None
-        if sample is not None:
-            embedded = sample | "EmbedSample" >> EmbedSample(vectors)
-            scoring = None
-            if margin:
-                scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
-                scoring = MarginScoring(config.margin_k)
-            threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-                config.max_false_accept, scoring=scoring
-            )
-            if config.coherence_min_group is not None:
-                coherence = embedded | "CoherenceCut" >> beam.Map(
-                    coherence_cut, config.max_false_accept
-                )
-        else:
-            threshold = p | "FixedThreshold" >> beam.Create(
-                [{"mode": "fixed", "value": float(config.threshold), "score": score}]
-            )
-        cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
-        kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
-        if coherence is not None and config.coherence_min_group is not None:
-            coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
-                vectors, coherence, config.coherence_min_group
-            )
-        else:
-            coherent = StageResult(kept.kept, p | "NoCoherence" >> beam.Create([]))
-        groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
+            known = rows | "StoredCosines" >> StoredCosines()
+        core = mine_groups(config, grouped.kept, current, known=known)
+        groups = core.coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
 
         # The old pairs: carried where their pivot is not affected, handed to
         # the new group where it is (cover keeps those still whole).
@@ -639,7 +545,7 @@ class RefreshParaphrases(beam.PTransform):
         # Writes: every touched bucket, whole.
         touched_side = beam.pvalue.AsList(touched)
         fresh_cosines = (
-            fresh
+            core.fresh
             | "FreshScores" >> beam.Flatten()
             | "FreshByTexts" >> beam.Map(lambda s: ((s.pair.pivot, s.pair.candidate), s.score))
         )
@@ -690,20 +596,16 @@ class RefreshParaphrases(beam.PTransform):
             state | "CountState" >> CountStage(STATE, taken_in=old_rows),
             affected | "CountAffected" >> CountStage(AFFECTED, taken_in=rows),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=affected.kept),
-            contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
-            kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=contested.kept),
-            coherent | "CountCoherence" >> CountStage(COHERENCE, taken_in=kept.kept),
-            groups
-            | "CountRegroup" >> CountStage(REGROUP, taken_in=coherent.kept, weight=group_weight),
+            *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=made),
             repairs,
-            vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
+            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
             staying | "CountStaying" >> CountNote(TABLE, "old_pairs_kept"),
             gone | "CountGone" >> CountNote(TABLE, "old_pairs_replaced"),
             state_rows | "CountStateRows" >> CountNote(TABLE, "state_rows_written"),
             pair_rows | "CountPairRows" >> CountNote(TABLE, "pair_rows_written"),
         ) | "AllCounts" >> beam.Flatten()
-        true_scores = scored | "SummarizeScores" >> SummarizeScores()
+        true_scores = core.scored | "SummarizeScores" >> SummarizeScores()
         summary_url = job.summary_url
 
         def write_summary(_: None, **side: Any) -> str:
@@ -730,10 +632,12 @@ class RefreshParaphrases(beam.PTransform):
             >> beam.Map(
                 write_summary,
                 counts=beam.pvalue.AsList(counts),
-                threshold=beam.pvalue.AsSingleton(threshold),
+                threshold=beam.pvalue.AsSingleton(core.threshold),
                 scores=beam.pvalue.AsSingleton(true_scores),
                 coherence=beam.pvalue.AsSingleton(
-                    coherence if coherence is not None else p | "NoCut" >> beam.Create([None])
+                    core.coherence
+                    if core.coherence is not None
+                    else p | "NoCut" >> beam.Create([None])
                 ),
                 rejects=beam.pvalue.AsList(reject_files),
                 written=beam.pvalue.AsList(written_rejects),

@@ -348,6 +348,34 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     assert manifest.rows["pairs"] == len(pair_ids(root))
 
 
+def test_a_bucket_stays_one_file_and_compaction_keeps_the_pairs(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    root = tmp_path / "t"
+    config = make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"})
+    for tag in ("a", "b"):
+        write_shard(inputs / f"{tag}.tsv", tag)
+        rf.refresh(config)
+    # A refresh rewrites each bucket it touches into one file: no small files pile up.
+    for url in (root, root / STATE_DIR):
+        actions = pa.table(open_table(str(url)).get_add_actions(flatten=True))
+        buckets = actions.column("partition.bucket").to_pylist()
+        assert len(buckets) == len(set(buckets)) > 1
+    before = pair_ids(root)
+    version = open_table(str(root)).version()
+    results = rf.compact(str(root))
+    assert set(results) == {str(root), str(root / STATE_DIR)}
+    assert pair_ids(root) == before
+    assert open_table(str(root)).version() == version  # nothing to merge, nothing committed
+    write_shard(inputs / "c.tsv", "c")
+    assert rf.refresh(config).version == version + 1
+    assert pair_ids(root) == mined_ids(
+        tmp_path, tiny_model_dir, [inputs], ("en", "pl"), threshold=-1.0, pair_mode="all"
+    )
+
+
 def test_settings_change_mines_everything_again(tmp_path: Path, tiny_model_dir: Path) -> None:
     inputs = tmp_path / "in"
     inputs.mkdir()
