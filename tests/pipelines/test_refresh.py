@@ -390,6 +390,30 @@ def test_settings_change_mines_everything_again(tmp_path: Path, tiny_model_dir: 
     )
 
 
+def test_auto_threshold_records_the_cut_of_each_commit(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    config = rf.RefreshConfig(
+        output=str(root),
+        inputs=[str(inputs)],
+        src_lang="en",
+        tgt_lang="pl",
+        model=str(tiny_model_dir),
+        options={"calibration-sample": 200},
+        buckets=2,
+    )
+    result = rf.refresh(config)
+    assert result.manifest is not None
+    threshold = result.manifest.threshold
+    assert threshold["mode"] != "fixed" and isinstance(threshold["value"], float)
+    assert read_pairs(str(root))[1].threshold["value"] == threshold["value"]
+    assert f"{round(threshold['value'], 6)}" in rf.history(str(root))[1]
+
+
 def test_not_a_table(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="not a Delta table"):
         rf.history(str(tmp_path))
