@@ -44,12 +44,10 @@ from paramine.pipelines.accounting import (
     StageResult,
 )
 from paramine.pipelines.calibrate import SummarizeScores
-from paramine.pipelines.coherence import COHERENCE
 from paramine.pipelines.config import MineConfig
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.group_by_pivot import (
     GROUP,
-    REGROUP,
     Group,
     GroupByPivot,
     GroupCandidates,
@@ -57,6 +55,7 @@ from paramine.pipelines.group_by_pivot import (
 )
 from paramine.pipelines.make_pairs import MakePairs, extend_cover
 from paramine.pipelines.mine_paraphrases import (
+    MINE_STAGES,
     count_mined_groups,
     mine_groups,
     prefilter_options,
@@ -65,8 +64,6 @@ from paramine.pipelines.mine_paraphrases import (
 from paramine.pipelines.postfilter import POSTFILTER, PostFilter
 from paramine.pipelines.prefilter import PREFILTER, Prefilter
 from paramine.pipelines.read_bitext import READ, ReadBitext
-from paramine.pipelines.rivals import CONTEST
-from paramine.pipelines.score import THRESHOLD
 from paramine.pipelines.text import comparison_key
 from paramine.schemas.dataset import REJECTS_SCHEMA, pair_row, reject_row
 from paramine.schemas.records import AlignedPair, ParaphrasePair
@@ -97,17 +94,13 @@ AFFECTED = Stage(
 )
 
 #: The stages of a refresh commit, in order (the manifest records them).
+#: Those of ``paramine mine``, with the state's and the affected pivots' books
+#: between the prefilter and grouping.
 REFRESH_STAGES: tuple[Stage, ...] = (
-    READ,
-    PREFILTER,
+    *MINE_STAGES[: MINE_STAGES.index(GROUP)],
     STATE,
     AFFECTED,
-    GROUP,
-    CONTEST,
-    THRESHOLD,
-    COHERENCE,
-    REGROUP,
-    POSTFILTER,
+    *MINE_STAGES[MINE_STAGES.index(GROUP) :],
 )
 
 #: Rows per Parquet row group of a bucket file.
