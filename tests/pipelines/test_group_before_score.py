@@ -106,7 +106,10 @@ def test_the_books_balance_with_the_single_candidate_reason(tiny_model_dir: Path
     from paramine.pipelines.mine_paraphrases import MINE_STAGES
     from paramine.schemas.stages import accounting_errors
 
-    config = MineConfig(model=str(tiny_model_dir), threshold="-1.0")
+    # The rival contest off: with the tiny random model its cosines are near
+    # ties, and one clean CI run in four saw it move a candidate out of a
+    # group (singleton_group 1); these are the grouping stages' books.
+    config = MineConfig(model=str(tiny_model_dir), threshold="-1.0", rival_margin=None)
 
     def check(rows: list) -> None:
         counts = counts_from_rows(rows)
