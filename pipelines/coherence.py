@@ -12,6 +12,15 @@ The coherence cut is calibrated per run, like the threshold, on the
 calibration sample: the candidates of the sample paired with candidates of
 other sample pairs (shifted alignments) give the cosines of unrelated
 candidates, and the cut lets ``max_false_accept`` of them through.
+
+``--hard-negative-accept`` adds a stricter check of the same kind to groups of
+two or more: a candidate with no group-mate as close as the run's *hard
+negatives* is dropped (reason ``hard_negative``). A hard negative is a kept
+candidate and its nearest kept candidate of another pivot (faiss,
+pipelines/neighbours.py): similar-looking sentences that translate different
+sentences, the plausible misalignment that unrelated pairs do not model.
+``HardNegativeCut`` calibrates that cut on the run's own groups; the
+measured trade-off, and why it is off by default, are in docs/thresholds.md.
 """
 
 from __future__ import annotations
@@ -23,20 +32,34 @@ import apache_beam as beam
 import numpy as np
 from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
 from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.neighbours import nearest
 from paramine.pipelines.text import comparison_key
+from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 COHERENCE = Stage(
     "coherence",
     ALIGNED_PAIR,
-    ("incoherent",),
+    ("incoherent", "hard_negative"),
     "after the cut: in a group of --coherence-min-group or more candidates, one no closer to "
-    "any other than unrelated candidates are (the calibrated coherence cut) is dropped",
+    "any other than unrelated candidates are (the calibrated coherence cut) is dropped; with "
+    "--hard-negative-accept, in a group of two or more, one no closer to any other than the "
+    "run's hard negatives are",
 )
 
 #: Shifted alignments of the sample's candidates that make the null.
 SHIFTS = 100
+
+#: Candidates (the lowest hashes of their comparison keys) that calibrate the
+#: hard-negative cut: the search is over them, on one worker.
+HARD_NEGATIVE_SAMPLE = 20_000
+
+#: Neighbours fetched per candidate to find its nearest one of another pivot.
+HARD_NEGATIVE_K = 16
+
+#: Fewer hard negatives than this: no cut, the check is skipped (and recorded so).
+MIN_HARD_NEGATIVES = 50
 
 
 def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:
@@ -71,11 +94,53 @@ def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict
     }
 
 
+def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float) -> dict[str, Any]:
+    """The cosine that only ``max_accept`` of the run's hard negatives reach.
+
+    Args:
+        members: ``(candidate key, pivot key, vector)`` of kept candidates; a
+            candidate of several pivots comes once per pivot.
+        max_accept: Share of hard negatives allowed at or above the cut.
+
+    Returns:
+        ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
+        ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
+    """
+    pivots: dict[str, set[str]] = {}
+    vectors: dict[str, Any] = {}
+    for candidate, pivot, vector in members:
+        pivots.setdefault(candidate, set()).add(pivot)
+        vectors.setdefault(candidate, vector)
+    keys = sorted(vectors)  # the same pool, in the same order, on any runner
+    record: dict[str, Any] = {"value": None, "hard_negatives": 0, "accept": max_accept}
+    if len(keys) < 2:
+        return record
+    pool = np.stack([np.asarray(vectors[k], dtype="float32") for k in keys])  # (n, dim)
+    scores, ids = nearest(pool, pool, min(HARD_NEGATIVE_K, len(keys)))
+    negatives = []
+    for row, key in enumerate(keys):
+        for score, other in zip(scores[row], ids[row], strict=True):
+            # The nearest candidate that shares no pivot with this one.
+            if other >= 0 and other != row and not pivots[keys[other]] & pivots[key]:
+                negatives.append(float(score))
+                break
+    record["hard_negatives"] = len(negatives)
+    if len(negatives) >= MIN_HARD_NEGATIVES:
+        cut = np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")
+        record["value"] = round(float(cut), 6)
+    return record
+
+
 def outliers(vectors: np.ndarray, cut: float) -> np.ndarray:
     """Which rows are below ``cut`` in cosine to every other row (a boolean mask)."""
+    return closest_other(vectors) < cut
+
+
+def closest_other(vectors: np.ndarray) -> np.ndarray:
+    """Each row's largest cosine to another row (``-inf`` for a lone row)."""
     similarities = vectors @ vectors.T  # (candidates, candidates)
     np.fill_diagonal(similarities, -np.inf)
-    result: np.ndarray = similarities.max(axis=1) < cut
+    result: np.ndarray = similarities.max(axis=1)
     return result
 
 
@@ -88,6 +153,7 @@ class _CoherenceFn(beam.DoFn):
         self,
         keyed: tuple[str, Iterable[tuple[ScoredPair, Any]]],
         cut: dict[str, Any],
+        hard: dict[str, Any],
     ) -> Iterator:
         _, members = keyed
         members = list(members)
@@ -95,18 +161,20 @@ class _CoherenceFn(beam.DoFn):
         distinct: dict[str, Any] = {}
         for scored, vector in members:
             distinct.setdefault(comparison_key(scored.pair.candidate), vector)
-        if cut["value"] is None or len(distinct) < self.min_group:
-            for scored, _ in members:
-                yield scored
-            return
-        keys = list(distinct)
-        mask = outliers(np.stack([np.asarray(distinct[k]) for k in keys]), cut["value"])
-        dropped = {k for k, out in zip(keys, mask, strict=True) if out}
+        checks = cut["value"] is not None and len(distinct) >= self.min_group
+        hard_checks = hard["value"] is not None and len(distinct) >= 2
+        reasons: dict[str, str] = {}
+        if checks or hard_checks:
+            keys = list(distinct)
+            closest = closest_other(np.stack([np.asarray(distinct[k]) for k in keys]))
+            for key, best in zip(keys, closest, strict=True):
+                if checks and best < cut["value"]:
+                    reasons[key] = "incoherent"
+                elif hard_checks and best < hard["value"]:
+                    reasons[key] = "hard_negative"
         for scored, _ in members:
-            if comparison_key(scored.pair.candidate) in dropped:
-                yield self.drop("incoherent")
-            else:
-                yield scored
+            reason = reasons.get(comparison_key(scored.pair.candidate))
+            yield self.drop(reason) if reason else scored
 
 
 def _with_candidate_vector(
@@ -120,34 +188,105 @@ def _with_candidate_vector(
         yield pivot_key(scored.pair.pivot), (scored, vectors[0])
 
 
-class CoherenceFilter(beam.PTransform):
-    """Drops the outliers of groups of ``min_group`` or more distinct candidates.
+class _WithVectors(beam.PTransform):
+    """``(pivot key, (scored pair, candidate vector))`` of every scored pair."""
 
-    Args:
-        vectors: ``(text, vector)`` for at least every candidate.
-        cut: A singleton PCollection, ``coherence_cut``'s result.
-        min_group: Smallest group (distinct candidates) that is checked; in a
-            group of two, neither candidate can be told to be the outlier.
-    """
-
-    def __init__(self, vectors: beam.PCollection, cut: beam.PCollection, min_group: int) -> None:
+    def __init__(self, vectors: beam.PCollection) -> None:
         super().__init__()
         self.vectors = vectors
-        self.cut = cut
-        self.min_group = min_group
 
-    def expand(self, scored: beam.PCollection) -> StageResult:
-        checked = (
+    def expand(self, scored: beam.PCollection) -> beam.PCollection:
+        return (
             {
                 "pairs": scored | "ByCandidate" >> beam.Map(lambda s: (s.pair.candidate, s)),
                 "vector": self.vectors,
             }
             | "JoinVectors" >> beam.CoGroupByKey()
             | "WithVector" >> beam.FlatMap(_with_candidate_vector)
+        )
+
+
+def _member(keyed: tuple[str, tuple[ScoredPair, Any]]) -> tuple[str, str, Any]:
+    pivot, (scored, vector) = keyed
+    return comparison_key(scored.pair.candidate), pivot, vector
+
+
+def _sample_order(member: tuple[str, str, Any]) -> tuple[int, str, str]:
+    return stable_hash(member[0]), member[0], member[1]
+
+
+class HardNegativeCut(beam.PTransform):
+    """The hard-negative cut of a run, a singleton (``hard_negative_cut``'s record).
+
+    Applied to the pairs that passed the cut; the ``HARD_NEGATIVE_SAMPLE``
+    candidates with the lowest hashes calibrate it, whatever the input order.
+
+    Args:
+        vectors: ``(text, vector)`` for at least every candidate.
+        max_accept: Share of hard negatives allowed through.
+    """
+
+    def __init__(self, vectors: beam.PCollection, max_accept: float) -> None:
+        super().__init__()
+        self.vectors = vectors
+        self.max_accept = max_accept
+
+    def expand(self, scored: beam.PCollection) -> beam.PCollection:
+        return (
+            scored
+            | "WithVectors" >> _WithVectors(self.vectors)
+            | "Members" >> beam.Map(_member)
+            | "Sample" >> beam.combiners.Top.Smallest(HARD_NEGATIVE_SAMPLE, key=_sample_order)
+            | "Calibrate" >> beam.Map(hard_negative_cut, self.max_accept)
+        )
+
+
+#: The record of a check that does not run.
+NO_CUT: dict[str, Any] = {"value": None}
+
+
+class CoherenceFilter(beam.PTransform):
+    """Drops the outliers of groups: incoherent ones, and with a hard-negative cut, weak ones.
+
+    Args:
+        vectors: ``(text, vector)`` for at least every candidate.
+        cut: A singleton PCollection, ``coherence_cut``'s result, or ``None``
+            (no coherence check).
+        min_group: Smallest group (distinct candidates) that the coherence cut
+            checks; in a group of two, neither candidate can be told to be the
+            outlier.
+        hard_negative: A singleton PCollection, ``HardNegativeCut``'s result,
+            checked in groups of two or more; or ``None``.
+    """
+
+    def __init__(
+        self,
+        vectors: beam.PCollection,
+        cut: beam.PCollection | None,
+        min_group: int | None,
+        hard_negative: beam.PCollection | None = None,
+    ) -> None:
+        super().__init__()
+        self.vectors = vectors
+        self.cut = cut
+        self.min_group = min_group
+        self.hard_negative = hard_negative
+
+    def expand(self, scored: beam.PCollection) -> StageResult:
+        pipeline = scored.pipeline
+        cut = self.cut if self.cut is not None else pipeline | "NoCut" >> beam.Create([NO_CUT])
+        hard = self.hard_negative
+        if hard is None:
+            hard = pipeline | "NoHardNegativeCut" >> beam.Create([NO_CUT])
+        checked = (
+            scored
+            | "WithVectors" >> _WithVectors(self.vectors)
             | "ByPivot" >> beam.GroupByKey()
             | "DropOutliers"
             >> beam.ParDo(
-                _CoherenceFn(self.min_group), beam.pvalue.AsSingleton(self.cut)
+                _CoherenceFn(self.min_group or 0),
+                beam.pvalue.AsSingleton(cut),
+                beam.pvalue.AsSingleton(hard),
             ).with_outputs(DROPPED, main="pairs")
         )
         return StageResult(checked["pairs"], checked[DROPPED])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,6 +131,16 @@ def parse_rival_margin(value: Any) -> float | None:
     number = float(value)
     if not 0.0 <= number < 2.0:
         raise ValueError(f"{number} is not a cosine difference in [0, 2), or 'off'")
+    return number
+
+
+def parse_share_or_off(value: Any) -> float | None:
+    """A share in (0, 1), or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = float(value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{number} is not a share in (0, 1), or 'off'")
     return number
 
 
@@ -479,6 +490,15 @@ class MineConfig:
         group=FILTERS,
         parse=parse_min_group,
     )
+    hard_negative_accept: float | None = _option(
+        None,
+        "in groups of two or more, drop a candidate no closer to any other than this share "
+        "of the run's hard negatives (a candidate and its nearest candidate of another "
+        "pivot) are: more precision under plausible misalignments, at a cost in recall "
+        "(docs/thresholds.md); 'off' skips the check (default: off)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+    )
     near_equal: float = _option(
         0.95,
         "drop pairs whose normalized edit similarity is at least this (default: %(default)s)",
@@ -571,6 +591,11 @@ class MineConfig:
         check_backend(self.backend, self.quantize)
         if not 0.0 < self.near_equal <= 1.0:
             raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
+        if self.hard_negative_accept is not None and importlib.util.find_spec("faiss") is None:
+            raise UsageError(
+                "--hard-negative-accept searches neighbours with faiss, which is not installed: "
+                "pip install 'paramine[faiss]' (faiss-gpu on GPU workers: 'paramine[gpu]')"
+            )
         self.resolved_score()
 
     def resolved_score(self) -> str:

@@ -33,7 +33,12 @@ from paramine.pipelines.calibrate import (
     SummarizeScores,
     sample_texts,
 )
-from paramine.pipelines.coherence import COHERENCE, CoherenceFilter, coherence_cut
+from paramine.pipelines.coherence import (
+    COHERENCE,
+    CoherenceFilter,
+    HardNegativeCut,
+    coherence_cut,
+)
 from paramine.pipelines.config import MineConfig
 from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, known_or_encode, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard
@@ -136,6 +141,7 @@ class MinedGroups(NamedTuple):
         threshold: One dict: how the cut was chosen and its value.
         cut: The cut's value, a singleton.
         coherence: The coherence cut's record, or ``None`` where it does not run.
+        hard_negative: The hard-negative cut's record, or ``None`` where it does not run.
         embedded: The embedded calibration sample, or ``None`` with a fixed threshold.
     """
 
@@ -148,6 +154,7 @@ class MinedGroups(NamedTuple):
     threshold: beam.PCollection
     cut: beam.PCollection
     coherence: beam.PCollection | None
+    hard_negative: beam.PCollection | None
     embedded: beam.PCollection | None
 
 
@@ -232,14 +239,29 @@ def mine_groups(
         )
     cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
     kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
-    if coherence is not None and config.coherence_min_group is not None:
+    hard_negative = None
+    if config.hard_negative_accept is not None:
+        hard_negative = kept.kept | "HardNegativeCut" >> HardNegativeCut(
+            vectors, config.hard_negative_accept
+        )
+    if coherence is not None or hard_negative is not None:
         coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
-            vectors, coherence, config.coherence_min_group
+            vectors, coherence, config.coherence_min_group, hard_negative
         )
     else:
         coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
     return MinedGroups(
-        vectors, fresh, contested, scored, kept, coherent, threshold, cut, coherence, embedded
+        vectors,
+        fresh,
+        contested,
+        scored,
+        kept,
+        coherent,
+        threshold,
+        cut,
+        coherence,
+        hard_negative,
+        embedded,
     )
 
 
@@ -269,14 +291,29 @@ class _AsRead(beam.PTransform):
         )
 
 
-def _threshold_record(
-    _: None, info: dict[str, Any], aligned: dict[str, Any], coherence: dict[str, Any] | None
+def threshold_record(
+    _: None,
+    info: dict[str, Any],
+    aligned: dict[str, Any],
+    coherence: dict[str, Any] | None,
+    hard_negative: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The manifest's ``threshold``: the cut, the kept scores, and the coherence cut if any."""
+    """The manifest's ``threshold``: the cut, the kept scores, and the group checks' cuts."""
     record = {**info, "aligned": aligned}
     if coherence is not None:
         record["coherence"] = coherence
+    if hard_negative is not None:
+        record["hard_negative"] = hard_negative
     return record
+
+
+def optional_singleton(
+    pipeline: beam.Pipeline, label: str, value: beam.PCollection | None
+) -> beam.pvalue.AsSingleton:
+    """A side input of ``value``, or of ``None`` where there is none."""
+    if value is None:
+        value = pipeline | label >> beam.Create([None])
+    return beam.pvalue.AsSingleton(value)
 
 
 class MineParaphrases(beam.PTransform):
@@ -313,7 +350,7 @@ class MineParaphrases(beam.PTransform):
             extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
         core = mine_groups(config, grouped.kept, prefiltered.kept, extra)
         vectors, embedded, coherent = core.vectors, core.embedded, core.coherent
-        scored, threshold, coherence, cut = core.scored, core.threshold, core.coherence, core.cut
+        scored, threshold, cut = core.scored, core.threshold, core.cut
         groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode, config.max_pairs_per_group, config.near_equal
@@ -336,14 +373,11 @@ class MineParaphrases(beam.PTransform):
             | "ThresholdOnce" >> beam.Create([None])
             | "ThresholdInfo"
             >> beam.Map(
-                _threshold_record,
+                threshold_record,
                 beam.pvalue.AsSingleton(threshold),
                 beam.pvalue.AsSingleton(true_scores),
-                beam.pvalue.AsSingleton(
-                    coherence
-                    if coherence is not None
-                    else pipeline | "NoCoherenceCut" >> beam.Create([None])
-                ),
+                optional_singleton(pipeline, "NoCoherenceCut", core.coherence),
+                optional_singleton(pipeline, "NoHardNegativeCut", core.hard_negative),
             )
         )
         scored_all = None

@@ -58,8 +58,10 @@ from paramine.pipelines.mine_paraphrases import (
     MINE_STAGES,
     count_mined_groups,
     mine_groups,
+    optional_singleton,
     prefilter_options,
     reader_options,
+    threshold_record,
 )
 from paramine.pipelines.postfilter import POSTFILTER, PostFilter
 from paramine.pipelines.prefilter import PREFILTER, Prefilter
@@ -422,9 +424,9 @@ class RefreshParaphrases(beam.PTransform):
         score = config.resolved_score()
         margin = config.threshold == "auto" and score == "margin"
         coherent_check = config.threshold == "auto" and config.coherence_min_group is not None
-        # Margin rescoring and coherence need the vectors of every candidate
-        # of a changed group; otherwise a stored cosine stands.
-        needs_vectors = margin or coherent_check
+        # Margin rescoring and the group checks need the vectors of every
+        # candidate of a changed group; otherwise a stored cosine stands.
+        needs_vectors = margin or coherent_check or config.hard_negative_accept is not None
 
         # New input, read and prefiltered as by `paramine mine`.
         if job.shards:
@@ -602,9 +604,9 @@ class RefreshParaphrases(beam.PTransform):
         summary_url = job.summary_url
 
         def write_summary(_: None, **side: Any) -> str:
-            threshold = {**side["threshold"], "aligned": side["scores"]}
-            if side["coherence"] is not None:
-                threshold["coherence"] = side["coherence"]
+            threshold = threshold_record(
+                None, side["threshold"], side["scores"], side["coherence"], side["hard_negative"]
+            )
             record = {
                 "counts": [list(row) for row in side["counts"]],
                 "threshold": threshold,
@@ -627,11 +629,8 @@ class RefreshParaphrases(beam.PTransform):
                 counts=beam.pvalue.AsList(counts),
                 threshold=beam.pvalue.AsSingleton(core.threshold),
                 scores=beam.pvalue.AsSingleton(true_scores),
-                coherence=beam.pvalue.AsSingleton(
-                    core.coherence
-                    if core.coherence is not None
-                    else p | "NoCut" >> beam.Create([None])
-                ),
+                coherence=optional_singleton(p, "NoCut", core.coherence),
+                hard_negative=optional_singleton(p, "NoHardNegativeCut", core.hard_negative),
                 rejects=beam.pvalue.AsList(reject_files),
                 written=beam.pvalue.AsList(written_rejects),
                 state=beam.pvalue.AsList(state_files),

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.coherence import CoherenceFilter, coherence_cut, outliers
+from paramine.pipelines.coherence import (
+    CoherenceFilter,
+    coherence_cut,
+    hard_negative_cut,
+    outliers,
+)
 from paramine.pipelines.config import MineConfig
 from paramine.pipelines.mine import run
 from paramine.schemas.errors import UsageError
@@ -96,3 +101,96 @@ def test_a_mine_run_records_the_coherence_cut_and_balances(
     assert manifest.counts["coherence"]["in"] == manifest.counts["threshold"]["kept"]
     cut = manifest.threshold["coherence"]
     assert -1.0 <= cut["value"] <= 1.0 and cut["null_pairs"] > 0
+
+
+# Hard negatives: candidates of other pivots that look alike.
+
+
+def hard_members(rng: np.random.Generator, pivots: int) -> list[tuple[str, str, np.ndarray]]:
+    """Two candidates per pivot, near each other, and pivots far apart."""
+    members = []
+    for p in range(pivots):
+        centre = rng.normal(size=32)
+        for c in range(2):
+            vector = unit(*(centre + 0.05 * rng.normal(size=32)))
+            members.append((f"candidate {p}.{c}", f"pivot {p}", vector))
+    return members
+
+
+def test_the_hard_negative_cut_comes_from_other_pivots_nearest_candidates() -> None:
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(11)
+    members = hard_members(rng, 60)
+    record = hard_negative_cut(members, 0.1)
+    # One hard negative per candidate: its nearest candidate of another pivot,
+    # never its own pivot's twin (cosine ~0.99).
+    assert record["hard_negatives"] == 120 and record["accept"] == 0.1
+    vectors = np.stack([v for _, _, v in members])
+    similarities = vectors @ vectors.T
+    other = np.array([[m[1] != n[1] for n in members] for m in members])
+    nearest_other = np.where(other, similarities, -np.inf).max(axis=1)
+    assert record["value"] == pytest.approx(
+        float(np.quantile(nearest_other, 0.9, method="higher")), abs=1e-5
+    )
+    assert record["value"] < 0.9  # far below the twins
+    # A candidate aligned with two pivots is no hard negative of either.
+    shared = [*members, ("candidate 0.0", "pivot 1", members[0][2])]
+    assert hard_negative_cut(shared, 0.1)["hard_negatives"] == 120
+    # Too few to calibrate: no cut, recorded so.
+    few = hard_negative_cut(members[:20], 0.1)
+    assert few["value"] is None and few["hard_negatives"] == 20
+
+
+def test_the_filter_drops_a_group_whose_candidates_are_no_closer_than_hard_negatives() -> None:
+    # "Good night." holds two candidates farther apart (0.64) than the hard cut:
+    # a group of two, so the coherence cut never sees it, but the hard one does.
+    vectors = {**VECTORS, "Spokojnej nocy.": unit(0.6, 0.8, 0.0, 0.0)}
+    pairs = [scored("I smoke.", t) for t in ("Palę.", "Ja palę.", "Palę papierosy.")]
+    pairs += [scored("Good night.", t) for t in ("Dobranoc.", "Spokojnej nocy.")]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        vectors_in = pipeline | "Vectors" >> beam.Create(list(vectors.items()))
+        cut = pipeline | "Cut" >> beam.Create([{"value": 0.5, "null_pairs": 1}])
+        hard = pipeline | "Hard" >> beam.Create([{"value": 0.9, "hard_negatives": 100}])
+        checked = (
+            pipeline
+            | "Pairs" >> beam.Create(pairs)
+            | CoherenceFilter(vectors_in, cut, 3, hard_negative=hard)
+        )
+        assert_that(
+            checked.kept | beam.Map(lambda s: s.pair.candidate),
+            equal_to(["Palę.", "Ja palę.", "Palę papierosy."]),
+            label="Kept",
+        )
+        assert_that(checked.dropped, equal_to([("hard_negative", 1)] * 2), label="Dropped")
+
+
+def test_hard_negative_accept_is_checked() -> None:
+    assert MineConfig().hard_negative_accept is None
+    assert MineConfig(hard_negative_accept="0.1").hard_negative_accept == 0.1  # type: ignore[arg-type]
+    for bad in ("0", "1", "1.5"):
+        with pytest.raises(UsageError, match="hard-negative-accept"):
+            MineConfig(hard_negative_accept=bad)  # type: ignore[arg-type]
+
+
+def test_a_mine_run_with_hard_negatives_records_the_cut_and_balances(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    pytest.importorskip("faiss")
+    lines = [(f"Sentence {i % 40}.", f"Zdanie numer {i} {i % 7}.") for i in range(240)]
+    tsv = tmp_path / "bitext.tsv"
+    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in lines), encoding="utf-8")
+    common = [str(tsv), "--model", str(tiny_model_dir), "--threshold", "-1.0"]
+    plain = run([*common, "--output", str(tmp_path / "plain")])
+    manifest = run([*common, "--output", str(tmp_path / "hard"), "--hard-negative-accept", "0.5"])
+    assert manifest.accounting_errors() == []
+    cut = manifest.threshold["hard_negative"]
+    assert cut["accept"] == 0.5 and cut["hard_negatives"] >= 50
+    assert -1.0 <= cut["value"] <= 1.0
+    # Letting half the hard negatives through drops some candidates, all for this reason.
+    dropped = manifest.counts["coherence"]["dropped"]
+    assert set(dropped) == {"hard_negative"} and dropped["hard_negative"] > 0
+    assert manifest.counts["coherence"]["in"] == plain.counts["coherence"]["in"]
+    assert manifest.counts["coherence"]["kept"] == (
+        plain.counts["coherence"]["kept"] - dropped["hard_negative"]
+    )
+    assert "hard_negative" not in plain.threshold
