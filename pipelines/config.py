@@ -477,7 +477,8 @@ class MineConfig:
     rival_margin: float | None = _option(
         0.02,
         "drop a candidate from a pivot's group when the input also aligns it with another "
-        "pivot that it matches better by more than this cosine; 'off' skips the check "
+        "pivot that it matches better by more than this cosine, or that it leans to by more "
+        "than half of it beyond every group-mate; 'off' skips the check "
         "(docs/thresholds.md) (default: %(default)s)",
         group=FILTERS,
         parse=parse_rival_margin,

@@ -204,12 +204,14 @@ def mine_groups(
         | "EncodeTexts" >> EncodeTexts(encoder_handler(config), config.batch_tokens)
     )
 
-    scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin)
+    # The contest compares candidates by their vectors too; margin rescores with them.
+    contest = rivals is not None and config.rival_margin is not None
+    scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin or contest)
     fresh = [scored]
     if prescored is not None:
         scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
     if rivals is not None and config.rival_margin is not None:
-        rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors)
+        rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors, keep_vectors=True)
         fresh.append(rival_scores)
         if rivals_prescored is not None:
             rival_scores = (rival_scores, rivals_prescored) | "RivalsWithStored" >> beam.Flatten()
@@ -219,6 +221,8 @@ def mine_groups(
     else:
         contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
     scored = contested.kept
+    if contest and not margin:
+        scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
     embedded = coherence = None
     if sample is not None:
         embedded = sample | "EmbedSample" >> EmbedSample(vectors)

@@ -424,9 +424,15 @@ class RefreshParaphrases(beam.PTransform):
         score = config.resolved_score()
         margin = config.threshold == "auto" and score == "margin"
         coherent_check = config.threshold == "auto" and config.coherence_min_group is not None
-        # Margin rescoring and the group checks need the vectors of every
-        # candidate of a changed group; otherwise a stored cosine stands.
-        needs_vectors = margin or coherent_check or config.hard_negative_accept is not None
+        # Margin rescoring, the contest's relative rule and the group checks
+        # need the vectors of every candidate of a changed group; otherwise a
+        # stored cosine stands.
+        needs_vectors = (
+            margin
+            or coherent_check
+            or config.rival_margin is not None
+            or config.hard_negative_accept is not None
+        )
 
         # New input, read and prefiltered as by `paramine mine`.
         if job.shards:

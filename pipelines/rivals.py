@@ -13,7 +13,10 @@ input usually aligns it with that one too. So, after scoring:
   candidates it encodes anyway);
 - ``ContestCandidates`` drops a scored pair whose cosine is lower, by more
   than ``rival_margin``, than the same candidate's cosine against one of its
-  other pivots (reason ``rival_pivot``).
+  other pivots (reason ``rival_pivot``); and, inside that margin, one whose
+  candidate leans to another pivot by more than half the margin beyond what
+  every other candidate of the group does (``relative_preference``: the
+  group shows whether the two pivots are one sentence or two).
 
 Both sides of the contest are cosines of the same model, so no calibration
 is needed; the margin only spares a candidate that translates two
@@ -24,10 +27,12 @@ The measured effect is in docs/thresholds.md.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
+import numpy as np
 from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
 from paramine.pipelines.group_by_pivot import pivot_key
 from paramine.pipelines.text import comparison_key
@@ -40,7 +45,8 @@ CONTEST = Stage(
     ALIGNED_PAIR,
     ("rival_pivot",),
     "after scoring: a candidate that the input also aligns with another pivot, which it "
-    "translates better by more than --rival-margin (cosine), leaves this pivot's group",
+    "translates better by more than --rival-margin (cosine), or which it leans to by more "
+    "than half of it beyond every other candidate of its group, leaves this pivot's group",
 )
 
 #: Rival pivots examined per candidate: a very common candidate ("Yes.")
@@ -96,6 +102,8 @@ class RivalPairs(beam.PTransform):
 
 
 class _ContestFn(beam.DoFn):
+    """By candidate: the absolute rule, and each kept pair's rivals that it prefers at all."""
+
     def __init__(self, margin: float) -> None:
         self.margin = margin
         self.drop = Dropper(CONTEST)
@@ -105,14 +113,68 @@ class _ContestFn(beam.DoFn):
         scored: list[ScoredPair] = list(joined["scored"])
         if not scored:
             return
-        best = max(
-            [s.score for s in scored] + [float(score) for score in joined["rival"]],
-        )
+        rivals: list[ScoredPair] = list(joined["rival"])
+        best = max(s.score for s in [*scored, *rivals])
         for pair in scored:
             if pair.score < best - self.margin:
                 yield self.drop("rival_pivot")
+                continue
+            own = comparison_key(pair.pair.pivot)
+            # The other pivots (rival or grouped) this candidate matches better;
+            # one that differs from its own only in case or punctuation ("Give me
+            # a break!" / "Give me a break.") is the same sentence, no rival.
+            preferred = [
+                (other.score - pair.score, other.pivot_vector)
+                for other in [*scored, *rivals]
+                if other.score > pair.score and comparison_key(other.pair.pivot) != own
+            ]
+            yield pivot_key(pair.pair.pivot), (pair, preferred)
+
+
+class _RelativeContestFn(beam.DoFn):
+    """By pivot: a candidate that prefers a rival more than every group-mate does leaves."""
+
+    def __init__(self, margin: float) -> None:
+        self.margin = margin
+        self.drop = Dropper(CONTEST)
+
+    def process(self, keyed: tuple[str, Iterable[tuple[ScoredPair, list]]]) -> Iterator:
+        _, members = keyed
+        members = list(members)
+        for pair, preferred in members:
+            if any(
+                relative_preference(pair, gap, vector, members) > self.margin
+                for gap, vector in preferred
+            ):
+                yield self.drop("rival_pivot")
             else:
                 yield pair
+
+
+def relative_preference(
+    pair: ScoredPair,
+    gap: float,
+    rival_vector: Any,
+    members: list[tuple[ScoredPair, list]],
+) -> float:
+    """How much more ``pair``'s candidate prefers ``rival`` than its group-mates do.
+
+    ``gap`` is cos(candidate, rival) - cos(candidate, pivot), above 0. Each
+    group-mate's own gap to the same rival pivot, cos(mate, rival) -
+    cos(mate, pivot), says how far apart the two pivots are for this model:
+    near 0 for two wordings of one sentence ("I smoke." / "I'm smoking."),
+    negative when the rival is another sentence. The result is ``gap`` less
+    the largest mate's gap; ``-inf`` without vectors or without mates.
+    """
+    if rival_vector is None:
+        return -math.inf
+    key = comparison_key(pair.pair.candidate)
+    mates = [
+        float(np.dot(mate.candidate_vector, rival_vector)) - mate.score
+        for mate, _ in members
+        if comparison_key(mate.pair.candidate) != key and mate.candidate_vector is not None
+    ]
+    return gap - max(mates) if mates else -math.inf
 
 
 def contest_key(scored: ScoredPair) -> tuple[str, ScoredPair]:
@@ -120,12 +182,20 @@ def contest_key(scored: ScoredPair) -> tuple[str, ScoredPair]:
 
 
 class ContestCandidates(beam.PTransform):
-    """Drops a scored pair when its candidate translates another pivot clearly better.
+    """Drops a scored pair when its candidate translates another pivot better.
+
+    Two rules, both in cosines, both dropping with ``rival_pivot``:
+
+    - absolute: the pair's cosine is below the candidate's best cosine (over
+      its grouped and rival pivots) by more than ``margin``;
+    - relative: the candidate prefers a rival pivot at all, and by more than
+      ``margin / 2`` beyond what every other candidate of its group prefers
+      that same rival (``relative_preference``). Needs the vectors of the
+      scored and rival pairs; skipped for pairs without them.
 
     Args:
-        rival_scores: The cosines of the rival pairs (``RivalPairs``, scored).
-        margin: A pair is dropped when its cosine is below the candidate's
-            best cosine (over the grouped and the rival pivots) minus this.
+        rival_scores: The rival pairs (``RivalPairs``), scored, with their vectors.
+        margin: The absolute rule's cosine margin; half of it is the relative rule's.
 
     Applied to the scored pairs of the groups, before any margin rescoring:
     both sides of the comparison are plain cosines.
@@ -137,12 +207,17 @@ class ContestCandidates(beam.PTransform):
         self.margin = margin
 
     def expand(self, scored: beam.PCollection) -> StageResult:
-        rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(
-            lambda s: (comparison_key(s.pair.candidate), s.score)
-        )
-        kept = (
+        rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(contest_key)
+        absolute = (
             {"scored": scored | "ByCandidate" >> beam.Map(contest_key), "rival": rivals}
             | "JoinRivals" >> beam.CoGroupByKey()
             | "Contest" >> beam.ParDo(_ContestFn(self.margin)).with_outputs(DROPPED, main="pairs")
         )
-        return StageResult(kept["pairs"], kept[DROPPED])
+        relative = (
+            absolute["pairs"]
+            | "ByPivot" >> beam.GroupByKey()
+            | "RelativeContest"
+            >> beam.ParDo(_RelativeContestFn(self.margin / 2)).with_outputs(DROPPED, main="pairs")
+        )
+        dropped = (absolute[DROPPED], relative[DROPPED]) | "AllDropped" >> beam.Flatten()
+        return StageResult(relative["pairs"], dropped)

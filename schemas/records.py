@@ -38,9 +38,11 @@ class ScoredPair:
     """An aligned pair with its score: the cross-lingual cosine, or the ratio margin.
 
     ``pivot_vector`` and ``candidate_vector`` (unit embeddings, numpy) are set
-    only with margin scoring: they travel from the encoder to ``MarginScore``,
-    which needs them to rescore the pair and drops them in the same step (the
-    calibration sample is embedded on its own). They are never part of equality.
+    only where a step needs them: from the encoder to the rival contest, which
+    compares a group's candidates by them, and to ``MarginScore``, which
+    rescores the pair and drops them in the same step (without margin scoring
+    they are dropped after the contest; the calibration sample is embedded on
+    its own). They are never part of equality.
     """
 
     pair: AlignedPair

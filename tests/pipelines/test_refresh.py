@@ -126,25 +126,43 @@ def test_two_refreshes_equal_one_run_on_real_bitext(
     assert again.noop and open_table(str(root)).version() == 2
 
 
-def test_a_new_candidate_is_the_only_text_encoded(tmp_path: Path, tiny_model_dir: Path) -> None:
-    """A new candidate of an old pivot is encoded (with its pivot) and paired with the old ones."""
+@pytest.mark.parametrize(
+    ("rival_margin", "encoded"),
+    [
+        # The contest's relative rule compares the group's candidates by their
+        # vectors: the changed group is encoded, its pivot and three candidates.
+        (0.02, 4),
+        # Without it, a stored cosine stands: the new candidate and its pivot.
+        ("off", 2),
+    ],
+)
+def test_a_new_candidate_encodes_at_most_its_group(
+    tmp_path: Path, tiny_model_dir: Path, rival_margin: Any, encoded: int
+) -> None:
+    """A new candidate of an old pivot is encoded, never the untouched groups, and paired."""
     inputs = tmp_path / "in"
     inputs.mkdir()
     write_shard(inputs / "a.tsv", "a", range(2))
-    config = make_config(tmp_path / "t", tiny_model_dir, [inputs], **{"pair-mode": "all"})
+    options = {"pair-mode": "all", "rival-margin": rival_margin}
+    config = make_config(tmp_path / "t", tiny_model_dir, [inputs], **options)
     rf.refresh(config)
     (inputs / "b.tsv").write_text(f"{PIVOTS[0]}\tzupełnie nowe zdanie\n", encoding="utf-8")
     result = rf.refresh(config)
     assert result.manifest is not None
-    # Its pivot and itself; the two old candidates keep the cosines in the state.
-    assert result.manifest.counts["encoding"]["texts_encoded"] == 2
+    assert result.manifest.counts["encoding"]["texts_encoded"] == encoded
     table, _ = read_pairs(str(tmp_path / "t"))
     new = [
         r for r in table.to_pylist() if "zupełnie nowe zdanie" in (r["sentence_a"], r["sentence_b"])
     ]
     assert len(new) == 2  # with each old candidate of "Good morning."
     assert pair_ids(tmp_path / "t") == mined_ids(
-        tmp_path, tiny_model_dir, [inputs], ("en", "pl"), threshold=-1.0, pair_mode="all"
+        tmp_path,
+        tiny_model_dir,
+        [inputs],
+        ("en", "pl"),
+        threshold=-1.0,
+        pair_mode="all",
+        rival_margin=rival_margin,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apache_beam as beam
+import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -208,3 +209,67 @@ def test_inflection_pairs_are_counted_and_dropped_on_request(
         else:
             assert dropped == 0 and variants == {"pairs": 1, "share": 0.5}
     assert written == {False: 2, True: 1}
+
+
+# The relative rule: vectors in three dimensions, cosines computed from them.
+def unit(*values: float) -> np.ndarray:
+    vector = np.asarray(values, dtype="float32")
+    return vector / np.linalg.norm(vector)
+
+
+SMOKE, SMOKING, CAT = unit(1.0, 0.0, 0.0), unit(1.0, 0.1, 0.0), unit(0.0, 1.0, 0.0)
+PALE, JA_PALE, MAM_KOTA = unit(1.0, 0.2, 0.2), unit(1.0, 0.15, 0.25), unit(0.98, 1.0, 0.0)
+
+
+def with_vectors(pivot: str, p: np.ndarray, candidate: str, c: np.ndarray) -> ScoredPair:
+    return ScoredPair(aligned(pivot, candidate, 1), float(p @ c), p, c)
+
+
+def test_a_candidate_that_alone_prefers_a_rival_pivot_leaves_the_group() -> None:
+    # "Mam kota." translates "I have a cat." only 0.014 better than "I smoke.":
+    # within the absolute margin. But its group-mate "Palę." is 0.77 closer to
+    # "I smoke." than to "I have a cat.": the two pivots are far apart, and only
+    # the misaligned line leans to the other one.
+    assert 0 < float(CAT @ MAM_KOTA - SMOKE @ MAM_KOTA) < 0.02
+    group = [
+        with_vectors("I smoke.", SMOKE, "Palę.", PALE),
+        with_vectors("I smoke.", SMOKE, "Mam kota.", MAM_KOTA),
+    ]
+    rivals = [with_vectors("I have a cat.", CAT, "Mam kota.", MAM_KOTA)]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        assert_that(
+            contested.kept | beam.Map(lambda s: s.pair.candidate),
+            equal_to(["Palę."]),
+            label="Kept",
+        )
+        assert_that(contested.dropped, equal_to([("rival_pivot", 1)]), label="Dropped")
+    # Without vectors (stored cosines) only the absolute rule applies: it stays.
+    bare = [ScoredPair(s.pair, s.score) for s in group]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create([ScoredPair(r.pair, r.score) for r in rivals])
+        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, 0.02)
+        assert_that(contested.dropped, equal_to([]), label="NoneDropped")
+
+
+def test_a_candidate_of_two_wordings_of_one_sentence_stays() -> None:
+    # "Palę." prefers "I'm smoking." by 0.015, and its mate "Ja palę." by 0.010:
+    # the two pivots are one sentence for this model, so no one leaves.
+    gap = float(SMOKING @ PALE - SMOKE @ PALE)
+    mate_gap = float(SMOKING @ JA_PALE - SMOKE @ JA_PALE)
+    assert 0 < gap < 0.02 and gap - mate_gap < 0.01
+    group = [
+        with_vectors("I smoke.", SMOKE, "Palę.", PALE),
+        with_vectors("I smoke.", SMOKE, "Ja palę.", JA_PALE),
+    ]
+    rivals = [with_vectors("I'm smoking.", SMOKING, "Palę.", PALE)]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        assert_that(
+            contested.kept | beam.Map(lambda s: s.pair.candidate),
+            equal_to(["Palę.", "Ja palę."]),
+            label="Kept",
+        )
+        assert_that(contested.dropped, equal_to([]), label="Dropped")
