@@ -113,21 +113,21 @@ class _ContestFn(beam.DoFn):
         scored: list[ScoredPair] = list(joined["scored"])
         if not scored:
             return
-        rivals: list[ScoredPair] = list(joined["rival"])
-        best = max(s.score for s in [*scored, *rivals])
+        others = [*scored, *list(joined["rival"])]
         for pair in scored:
-            if pair.score < best - self.margin:
-                yield self.drop("rival_pivot")
-                continue
             own = comparison_key(pair.pair.pivot)
             # The other pivots (rival or grouped) this candidate matches better;
             # one that differs from its own only in case or punctuation ("Give me
             # a break!" / "Give me a break.") is the same sentence, no rival.
-            preferred = [
-                (other.score - pair.score, other.pivot_vector)
-                for other in [*scored, *rivals]
-                if other.score > pair.score and comparison_key(other.pair.pivot) != own
+            gaps = [
+                (rival_cosine(pair, other) - pair.score, other.pivot_vector)
+                for other in others
+                if comparison_key(other.pair.pivot) != own
             ]
+            if any(gap > self.margin for gap, _ in gaps):
+                yield self.drop("rival_pivot")
+                continue
+            preferred = [(gap, vector) for gap, vector in gaps if gap > 0]
             yield pivot_key(pair.pair.pivot), (pair, preferred)
 
 
@@ -175,6 +175,19 @@ def relative_preference(
         if comparison_key(mate.pair.candidate) != key and mate.candidate_vector is not None
     ]
     return gap - max(mates) if mates else -math.inf
+
+
+def rival_cosine(pair: ScoredPair, other: ScoredPair) -> float:
+    """The cosine of ``pair``'s own candidate text with ``other``'s pivot.
+
+    The pairs of one contest share a candidate's comparison key, not always
+    its text: "Zwariowałeś?" (Are you nuts?) and "Zwariowałeś." (You've gone
+    mad.) differ in what they say. With both vectors at hand the candidate
+    itself is compared; without them, ``other``'s own score stands in.
+    """
+    if pair.candidate_vector is None or other.pivot_vector is None:
+        return other.score
+    return float(np.dot(pair.candidate_vector, other.pivot_vector))
 
 
 def contest_key(scored: ScoredPair) -> tuple[str, ScoredPair]:

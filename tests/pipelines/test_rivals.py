@@ -273,3 +273,30 @@ def test_a_candidate_of_two_wordings_of_one_sentence_stays() -> None:
             label="Kept",
         )
         assert_that(contested.dropped, equal_to([]), label="Dropped")
+
+
+def test_a_rival_is_judged_on_the_candidates_own_text() -> None:
+    # "Zwariowałeś?" (Are you nuts?) and "Zwariowałeś." (You've gone mad.) share
+    # a comparison key, so the rival pair of the second meets the first in the
+    # contest. Its own score (0.95) beats the group's (0.84) by far; the group's
+    # candidate itself is no closer to "You've gone mad." than to its pivot.
+    nuts, mad = unit(1.0, 0.0, 0.0), unit(0.0, 1.0, 0.0)
+    question, statement = unit(1.0, 0.3, 0.0), unit(0.2, 1.0, 0.0)
+    mate = unit(1.0, 0.25, 0.1)
+    group = [
+        with_vectors("Are you nuts?", nuts, "Zwariowałeś?", question),
+        with_vectors("Are you nuts?", nuts, "Odbiło ci?", mate),
+    ]
+    rivals = [with_vectors("You've gone mad.", mad, "Zwariowałeś.", statement)]
+    assert float(mad @ statement) - float(nuts @ question) > 0.02
+    assert float(mad @ question) < float(nuts @ question)
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        assert_that(contested.dropped, equal_to([]), label="NoneDropped")
+    # Without vectors the rival pair's own score is all there is: it is dropped.
+    bare = [ScoredPair(s.pair, s.score) for s in group]
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        rival_pc = pipeline | "Rivals" >> beam.Create([ScoredPair(r.pair, r.score) for r in rivals])
+        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, 0.02)
+        assert_that(contested.dropped, equal_to([("rival_pivot", 1)]), label="Dropped")
