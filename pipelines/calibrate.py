@@ -18,6 +18,10 @@ The score need not be the cosine: with ``--score margin`` the pairs carry
 ratio margins (``pipelines/margin.py``), and the sample's aligned and shifted
 pairs are scored by the same margin against the same background, so the cut
 is a quantile of the null on the scale it is applied to.
+
+With ``support`` the calibration also sets the cuts of group support
+(``support_record``): a looser *floor* on the same null, and the cosine that
+only a tenth of ``max_false_accept`` of unrelated candidates reach.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 
 import apache_beam as beam
 import numpy as np
+from paramine.pipelines.coherence import coherence_cut
 from paramine.pipelines.encode_texts import ScoreByText
 from paramine.pipelines.group_by_pivot import pivot_key
 from paramine.pipelines.report.calibration import borderline, score_histograms
@@ -42,6 +47,10 @@ FALLBACK_THRESHOLD = 0.8
 #: Shifts scored per calibration: enough mismatched scores for a stable tail
 #: (sample 1000 x 100 shifts = 100,000), few enough to stay in memory.
 MAX_SHIFTS = 100
+#: Group support's cosine cut lets through this share of --max-false-accept
+#: of unrelated candidate pairs: a pair below the cut needs both a score
+#: above the floor and a group-mate this close.
+SUPPORT_SHARE = 0.1
 #: The default calibration sample, in pairs.
 DEFAULT_SAMPLE = 1000
 #: Below this many sampled pairs the cut is still chosen, but the run warns:
@@ -335,6 +344,47 @@ class EmbedSample(beam.PTransform):
         )
 
 
+def support_record(
+    mismatched: Sequence[float],
+    sample: Sequence[ScoredPair],
+    floor_false_accept: float,
+    max_false_accept: float,
+) -> dict[str, Any]:
+    """The cuts of group support: the score floor and the group-mate cosine.
+
+    A pair that scores between ``floor`` and the cut stays when its candidate
+    is at least ``value`` in cosine to a candidate of its group that passed
+    the cut (``CoherenceFilter``). ``floor`` lets ``floor_false_accept`` of
+    the mismatched pairs through; ``value`` is the cosine that only
+    ``SUPPORT_SHARE * max_false_accept`` of unrelated candidates reach (the
+    shifted candidates of the sample, as for the coherence cut). Both come
+    from the run's own null, so they mean the same for every model.
+
+    Returns:
+        ``floor``, ``floor_false_accept``, ``value`` (``None`` when the sample
+        has too few candidates: no pair below the cut then stays),
+        ``false_accept`` and ``null_pairs``.
+    """
+    floor = float(np.quantile(np.asarray(mismatched), 1.0 - floor_false_accept, method="higher"))
+    share = SUPPORT_SHARE * max_false_accept
+    cosine = coherence_cut(sample, share)
+    return {
+        "floor": round(floor, 6),
+        "floor_false_accept": floor_false_accept,
+        "value": cosine["value"],
+        "false_accept": share,
+        "null_pairs": cosine["null_pairs"],
+    }
+
+
+def support_floor(info: dict[str, Any]) -> float:
+    """The score a pair needs to go on after the threshold: the floor, or else the cut."""
+    support = info.get("support")
+    if support and support.get("value") is not None:
+        return float(support["floor"])
+    return float(info["value"])
+
+
 class CalibrateThreshold(beam.PTransform):
     """Computes the cut from the embedded calibration sample (``EmbedSample``).
 
@@ -343,12 +393,14 @@ class CalibrateThreshold(beam.PTransform):
         max_shifts: Shifted alignments scored against the sample.
         scoring: The score the cut applies to: cosine (default) or the
             margin (``paramine.pipelines.margin.MarginScoring``).
+        support: Share of mismatched pairs above group support's floor
+            (``support_record``), or ``None``: no group support.
 
     Returns:
         A singleton PCollection of the threshold dict: ``value`` (the cut),
         ``mode``, ``score``, summaries of the sample's aligned and mismatched
-        scores, ``sample`` and ``shifts``, and ``fallback`` when there was
-        too little data.
+        scores, ``sample`` and ``shifts``, ``support`` (``support_record``)
+        with ``support``, and ``fallback`` when there was too little data.
     """
 
     def __init__(
@@ -356,6 +408,7 @@ class CalibrateThreshold(beam.PTransform):
         max_false_accept: float = 0.02,
         max_shifts: int = MAX_SHIFTS,
         scoring: Scoring | None = None,
+        support: float | None = None,
     ) -> None:
         super().__init__()
         if not 0 < max_false_accept < 1:
@@ -365,10 +418,11 @@ class CalibrateThreshold(beam.PTransform):
         self.max_false_accept = max_false_accept
         self.max_shifts = max_shifts
         self.scoring = scoring or Scoring()
+        self.support = support
 
     def expand(self, sample: beam.PCollection) -> beam.PCollection:
         max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
-        scoring = self.scoring
+        scoring, support = self.scoring, self.support
 
         def cut(sample: list[ScoredPair]) -> dict[str, Any]:
             sample = sorted(sample, key=lambda s: sample_rank(s.pair))
@@ -379,6 +433,10 @@ class CalibrateThreshold(beam.PTransform):
             info = choose_cut(
                 scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
             )
+            if support is not None and "fallback" not in info:
+                info["support"] = support_record(
+                    scores["mismatched"], sample, support, max_false_accept
+                )
             n = len(scores["aligned"])
             warning = small_sample_warning(n)
             if warning:

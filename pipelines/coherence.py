@@ -13,6 +13,16 @@ calibration sample: the candidates of the sample paired with candidates of
 other sample pairs (shifted alignments) give the cosines of unrelated
 candidates, and the cut lets ``max_false_accept`` of them through.
 
+Group support (``--group-support``, on by default) works the other way
+round: the threshold lets pairs through down to a looser *floor*, and
+``CoherenceFilter`` keeps one that scored below the cut only when its
+candidate is very close (a cosine only a tenth of ``max_false_accept`` of
+unrelated candidates reach) to a group-mate that passed the cut; others are
+dropped (reason ``unsupported``). A loose but right translation ("Hladuju."
+for "I'm hungry.", beside "Mám hlad.") scores low against its pivot and high
+against its mates; a misaligned line scores low against both. Both cuts come
+from the calibration sample (``pipelines/calibrate.py``, ``support_record``).
+
 ``--hard-negative-accept`` adds a stricter check of the same kind to groups of
 two or more: a candidate with no group-mate as close as the run's *hard
 negatives* is dropped (reason ``hard_negative``). A hard negative is a kept
@@ -41,8 +51,10 @@ from paramine.schemas.stages import ALIGNED_PAIR, Stage
 COHERENCE = Stage(
     "coherence",
     ALIGNED_PAIR,
-    ("incoherent", "hard_negative"),
-    "after the cut: in a group of --coherence-min-group or more candidates, one no closer to "
+    ("unsupported", "incoherent", "hard_negative"),
+    "after the cut: a pair that scored between group support's floor and the cut without a "
+    "group-mate that passed the cut and is as close as few unrelated candidates are; in a "
+    "group of --coherence-min-group or more candidates, one no closer to "
     "any other than unrelated candidates are (the calibrated coherence cut) is dropped; with "
     "--hard-negative-accept, in a group of two or more, one no closer to any other than the "
     "run's hard negatives are",
@@ -131,6 +143,13 @@ def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float
     return record
 
 
+def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:
+    """Whether a candidate below the cut has a mate at least ``support`` close."""
+    if support is None or not mates:
+        return False
+    return bool(max(float(np.dot(vector, mate)) for mate in mates) >= support)
+
+
 def outliers(vectors: np.ndarray, cut: float) -> np.ndarray:
     """Which rows are below ``cut`` in cosine to every other row (a boolean mask)."""
     return closest_other(vectors) < cut
@@ -154,16 +173,28 @@ class _CoherenceFn(beam.DoFn):
         keyed: tuple[str, Iterable[tuple[ScoredPair, Any]]],
         cut: dict[str, Any],
         hard: dict[str, Any],
+        threshold: dict[str, Any],
     ) -> Iterator:
         _, members = keyed
         members = list(members)
         # One vector per distinct candidate: a duplicated line is no evidence.
         distinct: dict[str, Any] = {}
+        passed: set[str] = set()
         for scored, vector in members:
-            distinct.setdefault(comparison_key(scored.pair.candidate), vector)
+            key = comparison_key(scored.pair.candidate)
+            distinct.setdefault(key, vector)
+            if threshold["value"] is None or scored.score >= threshold["value"]:
+                passed.add(key)
+        # Group support first: a candidate below the cut (above the floor)
+        # needs a group-mate that passed the cut and is this close to it.
+        reasons = {
+            key: "unsupported"
+            for key in distinct.keys() - passed
+            if not supported(distinct[key], [distinct[k] for k in passed], threshold["support"])
+        }
+        distinct = {key: vector for key, vector in distinct.items() if key not in reasons}
         checks = cut["value"] is not None and len(distinct) >= self.min_group
         hard_checks = hard["value"] is not None and len(distinct) >= 2
-        reasons: dict[str, str] = {}
         if checks or hard_checks:
             keys = list(distinct)
             closest = closest_other(np.stack([np.asarray(distinct[k]) for k in keys]))
@@ -243,10 +274,18 @@ class HardNegativeCut(beam.PTransform):
 
 #: The record of a check that does not run.
 NO_CUT: dict[str, Any] = {"value": None}
+#: The threshold side input where every pair passed the cut (no group support).
+NO_SUPPORT: dict[str, Any] = {"value": None, "support": None}
+
+
+def support_side(threshold: dict[str, Any]) -> dict[str, Any]:
+    """What ``CoherenceFilter`` needs of the threshold record: the cut and the support cosine."""
+    support = threshold.get("support") or NO_CUT
+    return {"value": threshold["value"], "support": support["value"]}
 
 
 class CoherenceFilter(beam.PTransform):
-    """Drops the outliers of groups: incoherent ones, and with a hard-negative cut, weak ones.
+    """The group checks: unsupported pairs below the cut, incoherent and weak outliers.
 
     Args:
         vectors: ``(text, vector)`` for at least every candidate.
@@ -257,6 +296,11 @@ class CoherenceFilter(beam.PTransform):
             outlier.
         hard_negative: A singleton PCollection, ``HardNegativeCut``'s result,
             checked in groups of two or more; or ``None``.
+        threshold: The run's threshold record (a singleton PCollection) when
+            the pairs were cut at group support's floor: a pair below its
+            ``value`` stays only with a group-mate that passed it at least
+            ``support.value`` close (reason ``unsupported``); ``None`` when
+            every pair passed the cut.
     """
 
     def __init__(
@@ -265,12 +309,14 @@ class CoherenceFilter(beam.PTransform):
         cut: beam.PCollection | None,
         min_group: int | None,
         hard_negative: beam.PCollection | None = None,
+        threshold: beam.PCollection | None = None,
     ) -> None:
         super().__init__()
         self.vectors = vectors
         self.cut = cut
         self.min_group = min_group
         self.hard_negative = hard_negative
+        self.threshold = threshold
 
     def expand(self, scored: beam.PCollection) -> StageResult:
         pipeline = scored.pipeline
@@ -278,6 +324,10 @@ class CoherenceFilter(beam.PTransform):
         hard = self.hard_negative
         if hard is None:
             hard = pipeline | "NoHardNegativeCut" >> beam.Create([NO_CUT])
+        if self.threshold is None:
+            support = pipeline | "NoSupport" >> beam.Create([NO_SUPPORT])
+        else:
+            support = self.threshold | "SupportCut" >> beam.Map(support_side)
         checked = (
             scored
             | "WithVectors" >> _WithVectors(self.vectors)
@@ -287,6 +337,7 @@ class CoherenceFilter(beam.PTransform):
                 _CoherenceFn(self.min_group or 0),
                 beam.pvalue.AsSingleton(cut),
                 beam.pvalue.AsSingleton(hard),
+                beam.pvalue.AsSingleton(support),
             ).with_outputs(DROPPED, main="pairs")
         )
         return StageResult(checked["pairs"], checked[DROPPED])

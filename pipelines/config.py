@@ -491,6 +491,16 @@ class MineConfig:
         group=FILTERS,
         parse=parse_min_group,
     )
+    group_support: float | None = _option(
+        0.1,
+        "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
+        "this share of mismatched pairs through, stays when its candidate is as close to a "
+        "group-mate that passed the cut as only a tenth of --max-false-accept of unrelated "
+        "candidates are (docs/thresholds.md); 'off' cuts at the cut alone (default: "
+        "%(default)s)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+    )
     hard_negative_accept: float | None = _option(
         None,
         "in groups of two or more, drop a candidate no closer to any other than this share "
@@ -592,6 +602,11 @@ class MineConfig:
         check_backend(self.backend, self.quantize)
         if not 0.0 < self.near_equal <= 1.0:
             raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
+        if self.group_support is not None and self.group_support <= self.max_false_accept:
+            raise UsageError(
+                f"--group-support {self.group_support} must be above --max-false-accept "
+                f"{self.max_false_accept}: it is the share the looser cut lets through"
+            )
         if self.hard_negative_accept is not None and importlib.util.find_spec("faiss") is None:
             raise UsageError(
                 "--hard-negative-accept searches neighbours with faiss, which is not installed: "

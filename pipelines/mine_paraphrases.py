@@ -32,6 +32,7 @@ from paramine.pipelines.calibrate import (
     EmbedSample,
     SummarizeScores,
     sample_texts,
+    support_floor,
 )
 from paramine.pipelines.coherence import (
     COHERENCE,
@@ -231,7 +232,7 @@ def mine_groups(
             scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
             scoring = MarginScoring(config.margin_k)
         threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-            config.max_false_accept, scoring=scoring
+            config.max_false_accept, scoring=scoring, support=config.group_support
         )
         if config.coherence_min_group is not None:
             coherence = embedded | "CoherenceCut" >> beam.Map(
@@ -242,15 +243,23 @@ def mine_groups(
             [{"mode": "fixed", "value": float(config.threshold), "score": score}]
         )
     cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
-    kept = scored | "ThresholdFilter" >> ThresholdFilter(cut)
+    # With group support the pairs go on down to its floor; CoherenceFilter
+    # then keeps those below the cut only beside a close group-mate.
+    support = sample is not None and config.group_support is not None
+    floor = threshold | "FloorValue" >> beam.Map(support_floor) if support else cut
+    kept = scored | "ThresholdFilter" >> ThresholdFilter(floor)
     hard_negative = None
     if config.hard_negative_accept is not None:
         hard_negative = kept.kept | "HardNegativeCut" >> HardNegativeCut(
             vectors, config.hard_negative_accept
         )
-    if coherence is not None or hard_negative is not None:
+    if coherence is not None or hard_negative is not None or support:
         coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
-            vectors, coherence, config.coherence_min_group, hard_negative
+            vectors,
+            coherence,
+            config.coherence_min_group,
+            hard_negative,
+            threshold if support else None,
         )
     else:
         coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))

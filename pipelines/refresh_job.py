@@ -423,7 +423,9 @@ class RefreshParaphrases(beam.PTransform):
         buckets = job.buckets
         score = config.resolved_score()
         margin = config.threshold == "auto" and score == "margin"
-        coherent_check = config.threshold == "auto" and config.coherence_min_group is not None
+        coherent_check = config.threshold == "auto" and (
+            config.coherence_min_group is not None or config.group_support is not None
+        )
         # Margin rescoring, the contest's relative rule and the group checks
         # need the vectors of every candidate of a changed group; otherwise a
         # stored cosine stands.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import apache_beam as beam
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.calibrate import SUPPORT_SHARE, support_floor, support_record
 from paramine.pipelines.coherence import (
     CoherenceFilter,
     coherence_cut,
@@ -194,3 +196,120 @@ def test_a_mine_run_with_hard_negatives_records_the_cut_and_balances(
         plain.counts["coherence"]["kept"] - dropped["hard_negative"]
     )
     assert "hard_negative" not in plain.threshold
+
+
+# Group support: a pair below the cut stays beside a close group-mate that passed it.
+
+
+def scored_at(pivot: str, candidate: str, score: float) -> ScoredPair:
+    pair = AlignedPair(pivot, candidate, "en", "pl", "fixture", "mem://bitext", 1)
+    return ScoredPair(pair, score)
+
+
+def test_a_pair_below_the_cut_stays_only_beside_a_close_mate_that_passed_it() -> None:
+    # Cut 0.9, floor 0.8 (the threshold let everything here through), support 0.95.
+    threshold = {"value": 0.9, "support": {"floor": 0.8, "value": 0.95}}
+    assert float(VECTORS["Palę."] @ VECTORS["Ja palę."]) > 0.95
+    assert float(VECTORS["Palę."] @ VECTORS["Pociąg się spóźnił."]) < 0.95
+    pairs = [
+        scored_at("I smoke.", "Palę.", 0.93),  # passed the cut
+        scored_at("I smoke.", "Ja palę.", 0.85),  # below it, beside "Palę.": stays
+        scored_at("I smoke.", "Pociąg się spóźnił.", 0.85),  # below it, alone: leaves
+        # Neither passed the cut: no support, however close they are.
+        scored_at("Good night.", "Dobranoc.", 0.85),
+        scored_at("Good night.", "Dobranoc!", 0.85),
+    ]
+    vectors = {**VECTORS, "Dobranoc!": VECTORS["Dobranoc."]}
+    with TestPipeline(runner="FnApiRunner") as pipeline:
+        vectors_in = pipeline | "Vectors" >> beam.Create(list(vectors.items()))
+        cut = pipeline | "Cut" >> beam.Create([{"value": None, "null_pairs": 0}])
+        info = pipeline | "Threshold" >> beam.Create([threshold])
+        checked = (
+            pipeline
+            | "Pairs" >> beam.Create(pairs)
+            | CoherenceFilter(vectors_in, cut, 3, threshold=info)
+        )
+        assert_that(
+            checked.kept | beam.Map(lambda s: s.pair.candidate),
+            equal_to(["Palę.", "Ja palę."]),
+            label="Kept",
+        )
+        assert_that(checked.dropped, equal_to([("unsupported", 1)] * 3), label="Dropped")
+
+
+def test_the_support_cuts_come_from_the_run_s_null() -> None:
+    rng = np.random.default_rng(11)
+    sample = [
+        scored(f"pivot {i}", f"candidate {i}", unit(*rng.normal(size=16))) for i in range(300)
+    ]
+    mismatched = list(np.linspace(0.0, 1.0, 1001))
+    record = support_record(mismatched, sample, 0.1, 0.02)
+    # The floor lets 10% of the mismatched scores through; the cut at 2% is higher.
+    assert record["floor"] == pytest.approx(0.9, abs=1e-3)
+    assert record["floor_false_accept"] == 0.1
+    # The cosine is the unrelated candidates' cut at a tenth of --max-false-accept.
+    assert record["false_accept"] == pytest.approx(SUPPORT_SHARE * 0.02)
+    assert record["value"] == coherence_cut(sample, SUPPORT_SHARE * 0.02)["value"]
+    assert record["value"] > coherence_cut(sample, 0.02)["value"]
+    # The floor applies only where the cosine could be calibrated.
+    assert support_floor({"value": 0.97, "support": record}) == record["floor"]
+    assert support_floor({"value": 0.97, "support": {**record, "value": None}}) == 0.97
+    assert support_floor({"value": 0.97}) == 0.97
+
+
+def test_group_support_is_checked() -> None:
+    assert MineConfig().group_support == 0.1
+    assert MineConfig(group_support="off").group_support is None  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="group-support"):
+        MineConfig(group_support=0.01)  # below --max-false-accept 0.02
+    with pytest.raises(UsageError, match="group-support"):
+        MineConfig(group_support="1.5")  # type: ignore[arg-type]
+
+
+#: Words the tiny model's tokenizer knows whole (tests/tiny_model.py).
+WORDS = (
+    "the quick brown fox jumps over lazy dog ala ma kota kot ale to jest zdanie po polsku "
+    "this is a sentence in english dobry wieczór jak się masz how are you today my friend "
+    "yes no maybe"
+)
+
+
+def support_bitext(path: Path) -> Path:
+    """Pivots with three candidates each (the more words changed, the lower the
+    score) and one unrelated line, in words the tiny model knows: its scores
+    then spread around the calibrated cut."""
+    rng = random.Random(3)
+    words = WORDS.split()
+    lines = []
+    for _ in range(120):
+        chosen = rng.sample(words, 6)
+        pivot = " ".join(chosen) + "."
+        for changed in range(3):
+            candidate = list(chosen)
+            for _ in range(changed):
+                candidate[rng.randrange(6)] = rng.choice(words)
+            lines.append((pivot, " ".join(candidate) + " x."))
+        lines.append((pivot, " ".join(rng.sample(words, 6)) + " y."))
+    path.write_text("".join(f"{p}\t{c}\n" for p, c in lines), encoding="utf-8")
+    return path
+
+
+def test_a_mine_run_with_group_support_records_its_cuts_and_balances(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    common = [str(support_bitext(tmp_path / "bitext.tsv")), "--model", str(tiny_model_dir)]
+    plain = run([*common, "--output", str(tmp_path / "plain"), "--group-support", "off"])
+    manifest = run([*common, "--output", str(tmp_path / "support")])
+    assert manifest.accounting_errors() == [] and plain.accounting_errors() == []
+    support = manifest.threshold["support"]
+    assert "support" not in plain.threshold
+    # The same calibration: the same cut; the floor is below it.
+    assert manifest.threshold["value"] == plain.threshold["value"]
+    assert support["floor"] < manifest.threshold["value"]
+    assert -1.0 <= support["value"] <= 1.0 and support["null_pairs"] > 0
+    # The threshold lets more through, down to the floor; group support decides
+    # on those (the tiny model's vectors mean nothing: here it sends them away).
+    below_cut = manifest.counts["threshold"]["kept"] - plain.counts["threshold"]["kept"]
+    unsupported = manifest.counts["coherence"]["dropped"]["unsupported"]
+    assert 0 < unsupported <= below_cut
+    assert manifest.counts["coherence"]["kept"] >= plain.counts["coherence"]["kept"]
