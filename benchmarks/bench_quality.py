@@ -20,7 +20,9 @@ real pipeline (``paramine.pipelines.mine.run``) once per scoring, and reports:
 
 Recall losses of each run are broken down by where a candidate was lost:
 prefilter, below the cut, a group left with one candidate, or pairing and
-the post-filter (cover pairs and near-equal drops).
+the post-filter; of the last, how many were near-equal to every group-mate
+that passed (dropped by design), and how many are in a right pair written
+under another pivot with the same candidates (``pairing_loss``).
 
 Usage::
 
@@ -53,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paramine.pipelines.calibrate import sample_rank
 from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.postfilter import trivial_reason
 from paramine.pipelines.prefilter import PrefilterOptions, prefilter_reason
 from paramine.pipelines.text import canonical_lang, comparison_key, normalize
 from paramine.schemas.records import AlignedPair, ScoredPair
@@ -353,6 +356,12 @@ def evaluate(
 
     eligible = [(k, c) for k, cands in originals.items() if len(cands) >= 2 for c in cands]
     found = sum(1 for kc in eligible if kc in mined)
+    # Who each sentence is paired with, under any pivot.
+    partners: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        partners[r["sentence_a"]].add(r["sentence_b"])
+        partners[r["sentence_b"]].add(r["sentence_a"])
+    near_equal = float(manifest.options.get("near_equal", 0.95))
     losses: dict[str, int] = defaultdict(int)
     for kc in eligible:
         if kc in mined:
@@ -360,6 +369,10 @@ def evaluate(
         where = fate.get(kc, "prefilter")
         if where == "passed":
             where = "singleton" if len(passing[kc[0]]) < 2 else "pairing_postfilter"
+        if where == "pairing_postfilter":
+            losses[
+                pairing_loss(kc, set(originals[kc[0]]), passing[kc[0]], partners, near_equal)
+            ] += 1
         losses[where] += 1
 
     noise = [s for s, r in zip(scores, corpus.replaced, strict=True) if r]
@@ -379,6 +392,31 @@ def evaluate(
         "recall_losses": dict(sorted(losses.items())),
         "fallback": manifest.threshold.get("fallback"),
     }
+
+
+def pairing_loss(
+    kc: tuple[str, str],
+    originals: set[str],
+    passing: set[str],
+    partners: dict[str, set[str]],
+    near_equal: float,
+) -> str:
+    """Why a candidate that passed the cut with a group-mate is in no pair of its pivot.
+
+    ``other_pivot``: its pair with another original of this pivot was written
+    once, under another pivot with the same candidates (the post-filter's
+    ``duplicate_across_groups``); ``near_equal``: every other candidate of
+    the group that passed is a trivial variant of it (the post-filter drops
+    such pairs by design); ``pairing``: anything else (the contest or a
+    group check after the cut, or the pairing).
+    """
+    _, candidate = kc
+    if partners.get(candidate, set()) & (originals - {candidate}):
+        return "other_pivot"
+    mates = passing - {candidate}
+    if mates and all(trivial_reason(candidate, mate, near_equal) for mate in mates):
+        return "near_equal"
+    return "pairing"
 
 
 class _LookupModel:
@@ -471,7 +509,8 @@ def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) ->
     """A Markdown table of the results of one corpus."""
     lines = [
         f"| {corpus_name} scoring | cut | pairs | precision | recall | noise passed "
-        "| agree | recall lost: prefilter / below cut / singleton / pairing |",
+        "| agree | recall lost: prefilter / below cut / singleton / pairing "
+        "(near-equal, other pivot) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for label, r in results:
@@ -481,7 +520,8 @@ def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) ->
             f"| {label} | {r['cut']:.4f} | {r['pairs']:,} | {r['precision']:.4f} "
             f"| {r['recall']:.4f} | {r['noise_passed']:.4f} | {agree} "
             f"| {lost.get('prefilter', 0)} / {lost.get('below_cut', 0)} / "
-            f"{lost.get('singleton', 0)} / {lost.get('pairing_postfilter', 0)} |"
+            f"{lost.get('singleton', 0)} / {lost.get('pairing_postfilter', 0)} "
+            f"({lost.get('near_equal', 0)}, {lost.get('other_pivot', 0)}) |"
         )
     return "\n".join(lines)
 
