@@ -512,7 +512,9 @@ class MineConfig:
     )
     near_equal: float = _option(
         0.95,
-        "drop pairs whose normalized edit similarity is at least this (default: %(default)s)",
+        "drop pairs whose normalized edit similarity is at least this, except pairs that "
+        "differ only in word endings (--drop-inflection-pairs decides on those) "
+        "(default: %(default)s)",
         group=FILTERS,
         parse=float,
     )

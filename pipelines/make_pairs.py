@@ -23,19 +23,24 @@ def pair_id(lang: str, a: str, b: str) -> str:
 Pairing = list[tuple[ScoredPair, ScoredPair]]
 
 
-def _cover(order: list[ScoredPair], rng: random.Random, near_equal: float) -> Pairing:
+def _cover(
+    order: list[ScoredPair], rng: random.Random, near_equal: float, drop_inflections: bool
+) -> Pairing:
     """Pair neighbours so that every candidate is in at least one pair.
 
     A candidate is paired with the next unpaired one that is not a trivial
-    variant of it (same words up to case and punctuation, or near-equal):
-    PostFilter drops trivial pairs, and a candidate whose only pair is
+    variant of it (same words up to case and punctuation, near-equal, or,
+    with ``drop_inflections``, a word-ending variant): PostFilter drops
+    trivial pairs, and a candidate whose only pair is
     dropped would be lost ("Jesteś zły?" / "jesteś zły" / "Czy jesteś zły?"
     pairs the first with the third, not the second). Without trivial
     variants this is plain neighbour pairing: ceil(n / 2) pairs.
     """
 
     def trivial(a: ScoredPair, b: ScoredPair) -> bool:
-        return bool(trivial_reason(a.pair.candidate, b.pair.candidate, near_equal))
+        return bool(
+            trivial_reason(a.pair.candidate, b.pair.candidate, near_equal, drop_inflections)
+        )
 
     pairs: Pairing = []
     unpaired = list(order)
@@ -58,7 +63,9 @@ def _cover(order: list[ScoredPair], rng: random.Random, near_equal: float) -> Pa
     return pairs
 
 
-def _pairs_of(group: Group, mode: str, max_pairs: int, near_equal: float) -> Pairing:
+def _pairs_of(
+    group: Group, mode: str, max_pairs: int, near_equal: float, drop_inflections: bool
+) -> Pairing:
     # Seeded from the pivot: the same group gives the same pairs on every run.
     rng = random.Random(stable_hash("make_pairs", group.key))
     order = list(group.candidates)
@@ -69,11 +76,15 @@ def _pairs_of(group: Group, mode: str, max_pairs: int, near_equal: float) -> Pai
             rng.shuffle(combos)
             combos = combos[:max_pairs]
         return combos
-    return _cover(order, rng, near_equal)
+    return _cover(order, rng, near_equal, drop_inflections)
 
 
 def make_pairs(
-    group: Group, mode: str = "cover", max_pairs: int = 100, near_equal: float = 0.95
+    group: Group,
+    mode: str = "cover",
+    max_pairs: int = 100,
+    near_equal: float = 0.95,
+    drop_inflections: bool = False,
 ) -> list[ParaphrasePair]:
     """Return the paraphrase pairs of one group.
 
@@ -83,12 +94,18 @@ def make_pairs(
         max_pairs: Cap on pairs per group in ``all`` mode.
         near_equal: Edit similarity from which ``cover`` avoids pairing two
             candidates (PostFilter's ``near_equal``).
+        drop_inflections: PostFilter's setting: with it, ``cover`` avoids
+            pairing two word-ending variants too.
     """
-    return [_row(group, a, b) for a, b in _pairs_of(group, mode, max_pairs, near_equal)]
+    pairing = _pairs_of(group, mode, max_pairs, near_equal, drop_inflections)
+    return [_row(group, a, b) for a, b in pairing]
 
 
 def extend_cover(
-    group: Group, covered: list[tuple[str, str]], near_equal: float = 0.95
+    group: Group,
+    covered: list[tuple[str, str]],
+    near_equal: float = 0.95,
+    drop_inflections: bool = False,
 ) -> list[ParaphrasePair]:
     """New pairs that cover the candidates of ``group`` that ``covered`` pairs leave out.
 
@@ -106,7 +123,7 @@ def extend_cover(
     rng.shuffle(order)
     others = [c for c in group.candidates if c.pair.candidate in paired]
     rows = []
-    for a, b in _cover(order + others, rng, near_equal):
+    for a, b in _cover(order + others, rng, near_equal, drop_inflections):
         key = frozenset((a.pair.candidate, b.pair.candidate))
         if key in done or (a.pair.candidate in paired and b.pair.candidate in paired):
             continue
@@ -138,9 +155,16 @@ class MakePairs(beam.PTransform):
             per group) or ``all`` (every pair, at most ``max_pairs`` a group).
         max_pairs: Cap on pairs per group in ``all`` mode.
         near_equal: PostFilter's bound, so that ``cover`` avoids trivial pairs.
+        drop_inflections: PostFilter's setting, for the same reason.
     """
 
-    def __init__(self, mode: str = "cover", max_pairs: int = 100, near_equal: float = 0.95) -> None:
+    def __init__(
+        self,
+        mode: str = "cover",
+        max_pairs: int = 100,
+        near_equal: float = 0.95,
+        drop_inflections: bool = False,
+    ) -> None:
         super().__init__()
         if mode not in PAIR_MODES:
             raise ValueError(f"pair mode {mode!r}; allowed: {', '.join(PAIR_MODES)}")
@@ -149,11 +173,13 @@ class MakePairs(beam.PTransform):
         self.mode = mode
         self.max_pairs = max_pairs
         self.near_equal = near_equal
+        self.drop_inflections = drop_inflections
 
     def expand(self, groups: beam.PCollection) -> beam.PCollection:
         mode, max_pairs, near_equal = self.mode, self.max_pairs, self.near_equal
+        drop_inflections = self.drop_inflections
 
         def pairs(group: Group) -> Iterator[ParaphrasePair]:
-            yield from make_pairs(group, mode, max_pairs, near_equal)
+            yield from make_pairs(group, mode, max_pairs, near_equal, drop_inflections)
 
         return groups | "PairUp" >> beam.FlatMap(pairs)

@@ -366,7 +366,10 @@ class MineParaphrases(beam.PTransform):
         scored, threshold, cut = core.scored, core.threshold, core.cut
         groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
-            config.pair_mode, config.max_pairs_per_group, config.near_equal
+            config.pair_mode,
+            config.max_pairs_per_group,
+            config.near_equal,
+            config.drop_inflection_pairs,
         )
         final = pairs | "PostFilter" >> PostFilter(config.near_equal, config.drop_inflection_pairs)
 

@@ -19,10 +19,19 @@ POSTFILTER = Stage(
 )
 
 
-def trivial_reason(a: str, b: str, near_equal: float) -> str:
-    """Return why two sentences make a trivial pair, or ``""`` if they do not."""
+def trivial_reason(a: str, b: str, near_equal: float, drop_inflections: bool = False) -> str:
+    """Return why two sentences make a trivial pair, or ``""`` if they do not.
+
+    Word-ending variants ("Paliłem." / "Paliłam.") are settled by
+    ``drop_inflections`` alone, however long the sentence: one changed
+    ending in a long sentence is as near-equal as a changed comma, and
+    would otherwise be dropped as ``near_equal`` while a short variant is
+    kept.
+    """
     if comparison_key(a) == comparison_key(b):
         return "equal_after_normalization"
+    if inflection_variants(a, b):
+        return "inflection_variant" if drop_inflections else ""
     if edit_similarity(a, b) >= near_equal:
         return "near_equal"
     return ""
@@ -32,10 +41,7 @@ def postfilter_reason(
     pair: ParaphrasePair, near_equal: float, drop_inflections: bool = False
 ) -> str:
     """Return why a pair is trivial, or ``""`` to keep it."""
-    reason = trivial_reason(pair.sentence_a, pair.sentence_b, near_equal)
-    if not reason and drop_inflections and inflection_variants(pair.sentence_a, pair.sentence_b):
-        return "inflection_variant"
-    return reason
+    return trivial_reason(pair.sentence_a, pair.sentence_b, near_equal, drop_inflections)
 
 
 class _TrivialFn(beam.DoFn):

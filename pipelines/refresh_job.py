@@ -522,16 +522,19 @@ class RefreshParaphrases(beam.PTransform):
                 }
                 | "JoinOldGroups" >> beam.CoGroupByKey()
                 | "ExtendCover"
-                >> beam.ParDo(_ExtendCoverFn(config.near_equal)).with_outputs(
-                    "kept_old", "gone", main="new"
-                )
+                >> beam.ParDo(
+                    _ExtendCoverFn(config.near_equal, config.drop_inflection_pairs)
+                ).with_outputs("kept_old", "gone", main="new")
             )
             made = extended["new"]
             kept_old = extended["kept_old"]
             gone = extended["gone"]
         else:
             made = groups.kept | "MakePairs" >> MakePairs(
-                config.pair_mode, config.max_pairs_per_group, config.near_equal
+                config.pair_mode,
+                config.max_pairs_per_group,
+                config.near_equal,
+                config.drop_inflection_pairs,
             )
             kept_old = p | "NoOldPairsKept" >> beam.Create([])
             # All mode makes every pair of the new group again.
@@ -657,8 +660,9 @@ def _pair_record(pair: ParaphrasePair, buckets: int) -> dict[str, Any]:
 class _ExtendCoverFn(beam.DoFn):
     """Cover mode: a pivot keeps its old pairs that are still whole, and covers the rest."""
 
-    def __init__(self, near_equal: float) -> None:
+    def __init__(self, near_equal: float, drop_inflections: bool) -> None:
         self.near_equal = near_equal
+        self.drop_inflections = drop_inflections
 
     def process(self, joined: tuple[str, dict[str, list]]) -> Iterator:
         _, sides = joined
@@ -671,7 +675,7 @@ class _ExtendCoverFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(tag, pair)
         if group is not None:
             covered = [(pair.sentence_a, pair.sentence_b) for pair in whole]
-            yield from extend_cover(group, covered, self.near_equal)
+            yield from extend_cover(group, covered, self.near_equal, self.drop_inflections)
 
 
 class _NotInTable(beam.PTransform):

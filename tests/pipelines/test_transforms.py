@@ -242,6 +242,21 @@ class TestPostFilter:
         with pytest.raises(ValueError, match="near_equal"):
             PostFilter(near_equal=1.5)
 
+    def test_word_ending_variants_follow_drop_inflections_whatever_their_length(self) -> None:
+        # Edit similarity 0.97: near-equal by that measure, yet a gender
+        # variant like the short "Jesteś zła?" / "Jesteś zły?", which stays.
+        long = (
+            "Nikdy jsem neřekl, že jsi nudná a že tě nemám rád.",
+            "Nikdy jsem neřekl, že jsi nudný a že tě nemám rád.",
+        )
+        short = ("Jesteś zła?", "Jesteś zły?")
+        for a_, b_ in (long, short):
+            assert postfilter_reason(paraphrase(a_, b_), 0.95) == ""
+            assert postfilter_reason(paraphrase(a_, b_), 0.95, True) == "inflection_variant"
+        # A changed letter inside a word is no ending: still near-equal.
+        typo = paraphrase("To jest bardzo długie zdanie.", "To jest bardzo dlugie zdanie.")
+        assert postfilter_reason(typo, 0.95, True) == "near_equal"
+
 
 class TestCoverAvoidsTrivialPairs:
     def _group(self, texts: list[str]) -> Group:
@@ -262,6 +277,16 @@ class TestCoverAvoidsTrivialPairs:
     def test_a_group_of_only_variants_still_pairs_and_postfilter_drops_it(self) -> None:
         pairs = make_pairs(self._group(["Tak.", "tak"]), "cover")
         assert len(pairs) == 1 and postfilter_reason(pairs[0], 0.95) == "equal_after_normalization"
+
+    def test_with_drop_inflections_word_ending_variants_are_paired_with_others(self) -> None:
+        texts = ["Jesteś zły?", "Jesteś zła?", "Czy jesteś zły?", "Czy jesteś zła?"]
+        for seed in range(20):
+            group = self._group(texts)
+            group = Group(f"k{seed}", group.pivot, "en", "pl", group.candidates)
+            pairs = make_pairs(group, "cover", drop_inflections=True)
+            kept = [p for p in pairs if not postfilter_reason(p, 0.95, True)]
+            covered = {s for p in kept for s in (p.sentence_a, p.sentence_b)}
+            assert covered == set(texts), seed
 
     def test_odd_one_out_avoids_its_variant(self) -> None:
         texts = ["Jesteś zły?", "Czy jesteś zły?", "jesteś zły"]
