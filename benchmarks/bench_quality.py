@@ -232,6 +232,7 @@ def encode_all(
     )
     embeddings = embeddings.astype("float32")
     if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
         np.savez(
             cache,
             texts=np.array(texts, dtype=object),
