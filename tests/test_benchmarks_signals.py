@@ -1,0 +1,69 @@
+"""benchmarks/bench_signals.py: the word translation table and the figures it prints."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def signals():
+    """benchmarks/bench_signals.py as a module; it imports bench_quality beside it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "bench_signals", ROOT / "benchmarks/bench_signals.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    sys.path.remove(str(ROOT / "benchmarks"))
+    sys.modules.pop("bench_quality", None)
+
+
+def test_ibm1_learns_which_word_translates_which(signals):
+    # "das" is in every line, so only co-occurrence across lines tells "Haus" from "das".
+    bitext = [
+        (["the", "house"], ["das", "haus"]),
+        (["the", "book"], ["das", "buch"]),
+        (["a", "book"], ["ein", "buch"]),
+    ]
+    table = signals.ibm1(bitext, iterations=10)
+    assert table[("haus", "house")] > 0.6 > table[("das", "house")]
+    assert table[("buch", "book")] > table[("ein", "book")]
+    assert table[("das", "the")] > table[("haus", "the")]
+    right = signals.translation_score(table, ["the", "book"], ["das", "buch"])
+    wrong = signals.translation_score(table, ["the", "book"], ["das", "haus"])
+    assert right > wrong
+
+
+def test_auc_and_the_cut_that_loses_one_percent(signals):
+    right = [float(x) for x in range(100)]  # 0..99
+    assert signals.auc(right, [-1.0, -2.0]) == 1.0
+    assert signals.auc(right, [1000.0]) == 0.0
+    assert signals.auc([1.0], [1.0]) == 0.5
+    # The 1% quantile of 0..99 is 0.99: only scores below it are caught.
+    assert signals.caught_at(right, [0.5, 0.99, 50.0]) == 1
+
+
+def test_precision_recall_follow_bench_quality(signals):
+    corpus = signals.Corpus(
+        pivots=[],
+        candidates=[],
+        replaced=[],
+        pivot_lang="en",
+        lang="pl",
+        originals={"yes.": {"Tak.", "Owszem."}, "no.": {"Nie."}},
+    )
+    rows = [
+        {"pivot_sentence": "Yes.", "sentence_a": "Tak.", "sentence_b": "Owszem."},
+        {"pivot_sentence": "No.", "sentence_a": "Nie.", "sentence_b": "Tak."},
+    ]
+    # One pair of two is right; the recall base is "yes." (two originals), both found.
+    assert signals.precision_recall(corpus, rows) == (0.5, 1.0, 1)
+    assert signals.precision_recall(corpus, rows[1:]) == (0.0, 0.0, 1)
