@@ -14,9 +14,17 @@ well each signal tells the wrong candidates from the right ones:
 
 For each: the AUC (a right candidate scores above a wrong one) and the wrong
 candidates that a cut losing 1% of the right ones would catch. Then it
-replays cuts on the two candidates' own cosine: output pairs below the cut
-are dropped (not re-paired) and precision and recall are recomputed with
-bench_quality's definitions. docs/thresholds.md quotes the figures.
+replays two checks that drop output pairs (not re-paired; precision and
+recall recomputed with bench_quality's definitions):
+
+- a cut on the two candidates' own cosine;
+- the rival contest within one language: a candidate goes when a kept
+  candidate of another pivot (margin at or above the run's floor, found
+  with faiss) is closer to it than its closest group-mate by more than a
+  margin. Pivots whose groups share a candidate text count as paraphrases
+  and are skipped.
+
+docs/thresholds.md quotes the figures.
 
 Usage::
 
@@ -29,6 +37,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections import defaultdict
@@ -131,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pair-cuts", default="0.88,0.90", help="cuts on cos(a, b) to replay (0.88,0.90)"
     )
+    parser.add_argument(
+        "--other-pivot-margins",
+        default="0.03,0.05",
+        help="margins of the contest within one language to replay (0.03,0.05)",
+    )
     args = parser.parse_args(argv)
     import numpy as np
 
@@ -183,7 +197,85 @@ def main(argv: list[str] | None = None) -> int:
         kept = [r for r in rows if cos(r["sentence_a"], r["sentence_b"]) >= cut]
         p, r, w = precision_recall(corpus, kept)
         print(f"cos(a, b) >= {cut:.2f}: precision {p:.3f} recall {r:.3f} ({w} wrong)")
+
+    leans = other_pivot_leans(corpus, index, embeddings, rows, args.run)
+    for text in args.other_pivot_margins.split(","):
+        margin = float(text)
+        dropped = {kc for kc, lean in leans.items() if lean > margin}
+        kept = [r for r in rows if not dropped & set(candidates_of(r))]
+        p, r, w = precision_recall(corpus, kept)
+        caught = sum(1 for k, c in dropped if c not in corpus.originals.get(k, ()))
+        print(
+            f"closer to another pivot's candidate by > {margin:.2f}: precision {p:.3f} "
+            f"recall {r:.3f} ({w} wrong; {len(dropped)} candidates dropped, {caught} wrong)"
+        )
     return 0
+
+
+def candidates_of(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(pivot key, candidate) of both sentences of an output row."""
+    key = pivot_key(row["pivot_sentence"])
+    return [(key, row["sentence_a"]), (key, row["sentence_b"])]
+
+
+def other_pivot_leans(
+    corpus: Corpus, index: dict[str, int], embeddings: Any, rows: list[dict[str, Any]], run: Path
+) -> dict[tuple[str, str], float]:
+    """Per output candidate: its cosine to the closest kept candidate of another pivot,
+    less its cosine to its closest group-mate.
+
+    The pool is every (pivot, candidate) of the input whose score reaches the
+    run's floor (``threshold.support.floor``, or the cut), as the run kept them.
+    """
+    from bench_quality import line_margin_scores, line_scores
+    from paramine.pipelines.neighbours import nearest
+    from paramine.schemas.text_keys import comparison_key
+
+    manifest = json.loads((run / "manifest.json").read_text())
+    threshold = manifest["threshold"]
+    floor = threshold.get("support", {}).get("floor", threshold["value"])
+    if threshold.get("score") == "margin":
+        sample = int(manifest["options"]["calibration_sample"])
+        margin_k = int(threshold["margin_k"])
+        line_score = line_margin_scores(corpus, index, embeddings, margin_k, sample)
+    else:
+        line_score = line_scores(corpus, index, embeddings)
+    pool = sorted(
+        {
+            (pivot_key(p), c)
+            for p, c, score in zip(corpus.pivots, corpus.candidates, line_score, strict=True)
+            if p and c and score >= floor
+        }
+    )
+    group_keys: dict[str, set[str]] = defaultdict(set)  # pivot key -> candidate keys
+    for k, c in pool:
+        group_keys[k].add(comparison_key(c))
+    mates: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for k, c in candidates_of(row):
+            mates[k].add(c)
+    queries = sorted({kc for row in rows for kc in candidates_of(row)})
+    near_scores, near_ids = nearest(
+        embeddings[[index[c] for _, c in pool]],
+        embeddings[[index[c] for _, c in queries]],
+        k=20,
+    )
+    leans = {}
+    for (key, text), row_scores, row_ids in zip(queries, near_scores, near_ids, strict=True):
+        own = max(
+            float(embeddings[index[text]] @ embeddings[index[m]]) for m in mates[key] - {text}
+        )
+        other = -1.0
+        for score, i in zip(row_scores, row_ids, strict=True):
+            if i < 0:
+                break  # fewer than k in the pool
+            other_key = pool[i][0]
+            if other_key == key or group_keys[other_key] & group_keys[key]:
+                continue  # its own pivot, or a paraphrase of it
+            other = float(score)
+            break
+        leans[(key, text)] = other - own
+    return leans
 
 
 if __name__ == "__main__":

@@ -67,3 +67,62 @@ def test_precision_recall_follow_bench_quality(signals):
     # One pair of two is right; the recall base is "yes." (two originals), both found.
     assert signals.precision_recall(corpus, rows) == (0.5, 1.0, 1)
     assert signals.precision_recall(corpus, rows[1:]) == (0.0, 0.0, 1)
+
+
+def test_a_candidate_leans_to_another_pivots_candidate_unless_the_pivots_are_paraphrases(
+    signals, tmp_path
+):
+    import json
+
+    import numpy as np
+
+    def unit(*xs):
+        v = np.array(xs, dtype="float32")
+        return v / np.linalg.norm(v)
+
+    vectors = {
+        "tom has no raincoat.": unit(1, 0, 0, 0),
+        "tom nemá pláštěnku.": unit(1, 0.1, 0, 0),
+        "tom nemá bratra.": unit(0, 1, 0, 0),  # misplaced: translates the next pivot
+        "tom has no brother.": unit(0, 1, 0, 0),
+        "tom nemá žádného bratra.": unit(0, 1, 0.1, 0),
+    }
+    texts = sorted(vectors)
+    index = {t: i for i, t in enumerate(texts)}
+    embeddings = np.stack([vectors[t] for t in texts])
+    lines = [
+        ("tom has no raincoat.", "tom nemá pláštěnku."),
+        ("tom has no raincoat.", "tom nemá bratra."),
+        ("tom has no brother.", "tom nemá žádného bratra."),
+    ]
+    corpus = signals.Corpus(
+        pivots=[p for p, _ in lines],
+        candidates=[c for _, c in lines],
+        replaced=[False, True, False],
+        pivot_lang="en",
+        lang="cs",
+    )
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {"threshold": {"score": "cosine", "value": 0.0}, "options": {}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    rows = [
+        {
+            "pivot_sentence": "tom has no raincoat.",
+            "sentence_a": "tom nemá pláštěnku.",
+            "sentence_b": "tom nemá bratra.",
+        }
+    ]
+    leans = signals.other_pivot_leans(corpus, index, embeddings, rows, run)
+    key = "tom has no raincoat."
+    # "bratra" is at ~1.0 to the brother pivot's candidate and ~0.1 to its mate.
+    assert leans[(key, "tom nemá bratra.")] > 0.8
+    assert leans[(key, "tom nemá pláštěnku.")] < 0
+
+    # Once the brother pivot's group also holds "tom nemá pláštěnku.", the two
+    # pivots count as paraphrases: nothing else is left to lean to.
+    corpus.pivots.append("tom has no brother.")
+    corpus.candidates.append("tom nemá pláštěnku.")
+    corpus.replaced.append(False)
+    leans = signals.other_pivot_leans(corpus, index, embeddings, rows, run)
+    assert leans[(key, "tom nemá bratra.")] < 0
