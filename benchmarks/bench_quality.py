@@ -197,6 +197,23 @@ def build_corpus(
     return corpus
 
 
+def corrupted_pair(
+    directory: Path, pivot: str, noise: str, rate: float, seed: int
+) -> tuple[list[str], list[str], Corpus]:
+    """Read a Tatoeba pair and replace ``rate`` of its target lines with ``noise``.
+
+    Returns the pivot lines, the target lines after the replacement, and the
+    corpus that labels them.
+    """
+    pivot_path, target_path = find_sides(directory, pivot)
+    pivot_lang = canonical_lang(pivot_path.suffix[1:])
+    lang = canonical_lang(target_path.suffix[1:])
+    pivots, targets = read_lines(pivot_path), read_lines(target_path)
+    replace = corrupt_lexical if noise == "lexical" else corrupt
+    corrupted, replaced = replace(pivots, targets, rate, seed)
+    return pivots, corrupted, build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
+
+
 def encode_all(
     corpus: Corpus, model_spec: str, cache: Path | None = None
 ) -> tuple[dict[str, int], Any]:
@@ -586,13 +603,10 @@ def main(argv: list[str] | None = None) -> int:
     scorings = parse_scorings(args.scorings)
     verify = parse_scorings(args.verify + (",auto" if args.verify_auto else ""))
 
-    pivot_path, target_path = find_sides(args.directory, args.pivot)
-    pivot_lang = canonical_lang(pivot_path.suffix[1:])
-    lang = canonical_lang(target_path.suffix[1:])
-    pivots, targets = read_lines(pivot_path), read_lines(target_path)
-    noise = corrupt_lexical if args.noise == "lexical" else corrupt
-    corrupted, replaced = noise(pivots, targets, args.rate, args.seed)
-    corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
+    pivots, corrupted, corpus = corrupted_pair(
+        args.directory, args.pivot, args.noise, args.rate, args.seed
+    )
+    pivot_lang, lang, replaced = corpus.pivot_lang, corpus.lang, corpus.replaced
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
     workdir.mkdir(parents=True, exist_ok=True)

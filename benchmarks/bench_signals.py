@@ -45,18 +45,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_quality import (
-    WORD,
-    Corpus,
-    build_corpus,
-    corrupt,
-    corrupt_lexical,
-    encode_all,
-    find_sides,
-    read_lines,
-)
+from bench_quality import WORD, Corpus, corrupted_pair, encode_all
 from paramine.pipelines.group_by_pivot import pivot_key
-from paramine.pipelines.text import canonical_lang
 from paramine.schemas.reader import read_pairs
 
 NULL = "<null>"  # IBM model 1's empty word: a word may translate nothing
@@ -148,13 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import numpy as np
 
-    pivot_path, target_path = find_sides(args.directory, args.pivot)
-    pivot_lang = canonical_lang(pivot_path.suffix[1:])
-    lang = canonical_lang(target_path.suffix[1:])
-    pivots, targets = read_lines(pivot_path), read_lines(target_path)
-    noise = corrupt_lexical if args.noise == "lexical" else corrupt
-    corrupted, replaced = noise(pivots, targets, args.rate, args.seed)
-    corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
+    _, _, corpus = corrupted_pair(args.directory, args.pivot, args.noise, args.rate, args.seed)
     index, embeddings = encode_all(corpus, args.model, args.embeddings_cache)
     rows = read_pairs(str(args.run))[0].to_pylist()
 
