@@ -136,7 +136,7 @@ def run_cpu(args: argparse.Namespace) -> None:
 
 def mine(model: str, variant: tuple[str, str]) -> tuple[set[str], float]:
     """Mine Tatoeba eng-pol with one backend; the pair_id set and the seconds taken."""
-    from paramine.pipelines.mine import run
+    from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs as read_dataset
 
     backend, quantize = variant

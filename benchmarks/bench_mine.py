@@ -74,7 +74,7 @@ def time_pipeline(
     model_spec: str, corpus: Path, extra: list[str]
 ) -> tuple[float, object, list[tuple]]:
     """Seconds for the whole mining job, its manifest and its rows."""
-    from paramine.pipelines.mine import run
+    from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs
 
     with tempfile.TemporaryDirectory() as tmp:

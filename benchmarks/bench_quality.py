@@ -3,7 +3,7 @@
 Takes a Moses pair with many-to-one structure (Tatoeba: one English pivot,
 several translations), replaces a share of the target lines with target
 lines from elsewhere in the file (seeded), mines the corrupted pair with the
-real pipeline (``paramine.pipelines.mine.run``) once per scoring, and reports:
+real pipeline (``paramine.pipelines.run.mine.run``) once per scoring, and reports:
 
 - precision: mined pairs whose two sentences are both original (not
   replaced) translations of their pivot, out of all mined pairs;
@@ -53,11 +53,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paramine.pipelines.calibrate import sample_rank
-from paramine.pipelines.group_by_pivot import pivot_key
-from paramine.pipelines.postfilter import trivial_reason
-from paramine.pipelines.prefilter import PrefilterOptions, prefilter_reason
-from paramine.pipelines.text import canonical_lang, comparison_key, normalize
+from paramine.pipelines.core.cuts import sample_rank
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.text import canonical_lang, comparison_key, normalize, trivial_reason
+from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
@@ -277,7 +276,7 @@ def line_margin_scores(
     pairs with the ``sample_size`` smallest calibration hashes.
     """
     import numpy as np
-    from paramine.pipelines.margin import build_background, margin_scores
+    from paramine.pipelines.core.margin import build_background, margin_scores
 
     options = PrefilterOptions()
     kept: set[tuple[str, str]] = set()
@@ -495,7 +494,7 @@ def mine(
     """
     import paramine.pipelines.mine_paraphrases
     from paramine.encoders.handler import PairEncoderHandler
-    from paramine.pipelines.mine import run
+    from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs
 
     # mine_paraphrases.encoder_handler builds the handler from this name.

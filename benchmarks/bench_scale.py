@@ -97,7 +97,7 @@ def log_stage_starts(path: Path) -> None:
 
 def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None) -> int:
     """Run one ``paramine mine`` in this process; write its figures to ``result_path``."""
-    from paramine.pipelines.mine import run
+    from paramine.pipelines.run.mine import run
 
     if stage_log is not None:
         log_stage_starts(stage_log)

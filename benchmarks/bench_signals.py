@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_quality import WORD, Corpus, corrupted_pair, encode_all
-from paramine.pipelines.group_by_pivot import pivot_key
+from paramine.pipelines.core.groups import pivot_key
 from paramine.schemas.reader import read_pairs
 
 NULL = "<null>"  # IBM model 1's empty word: a word may translate nothing
@@ -212,7 +212,7 @@ def other_pivot_leans(
     run's floor (``threshold.support.floor``, or the cut), as the run kept them.
     """
     from bench_quality import line_margin_scores, line_scores
-    from paramine.pipelines.neighbours import nearest
+    from paramine.pipelines.core.neighbours import nearest
     from paramine.schemas.text_keys import comparison_key
 
     manifest = json.loads((run / "manifest.json").read_text())

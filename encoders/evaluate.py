@@ -165,7 +165,7 @@ def retrieval_task(
 
     Every ``sentence_b`` of the same pivot (by split key) is a right answer.
     """
-    from paramine.encoders.split import split_key
+    from paramine.encoders.holdout import split_key
     from sentence_transformers.sentence_transformer.evaluation import (
         InformationRetrievalEvaluator,
     )
@@ -402,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models import resolve_model
-    from paramine.encoders.split import load_split
+    from paramine.encoders.holdout import load_split
 
     if not (args.dataset or args.eval_bitext or args.eval_sts):
         raise UsageError("give --dataset DIR, --eval-bitext FILES, --eval-sts FILE.tsv or several")

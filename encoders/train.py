@@ -9,7 +9,7 @@ Training runs through sentence-transformers' ``SentenceTransformerTrainer``
 (which needs ``datasets`` and ``accelerate``): checkpoints, resume, mixed
 precision and the progress bar come from it.
 
-The held-out split is :mod:`paramine.encoders.split`'s. The base model and
+The held-out split is :mod:`paramine.encoders.holdout`'s. The base model and
 the trained one are scored by the same evaluators
 (:mod:`paramine.encoders.evaluate`): paraphrase retrieval on the held-out
 pivots, and bitext retrieval and STS on files the user gives. The output
@@ -38,7 +38,7 @@ from paramine.encoders.evaluate import (
     read_eval_files,
     results_table,
 )
-from paramine.encoders.split import eval_mask, read_dataset, sample_rows
+from paramine.encoders.holdout import eval_mask, read_dataset, sample_rows
 from paramine.schemas.errors import ModelError, OutputError, ParamineError, UsageError
 from paramine.schemas.text_keys import edit_similarity
 

@@ -25,7 +25,10 @@ from collections.abc import Callable
 from paramine.schemas import errors
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "mine": ("paramine.pipelines.mine", "mine paraphrase pairs from bitext into a Parquet dataset"),
+    "mine": (
+        "paramine.pipelines.run.mine",
+        "mine paraphrase pairs from bitext into a Parquet dataset",
+    ),
     "models": (
         "paramine.encoders.models_command",
         "list the encoders paramine can use and what is cached",
@@ -39,11 +42,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "score an encoder on paraphrase retrieval and STS",
     ),
     "refresh": (
-        "paramine.pipelines.refresh",
+        "paramine.pipelines.refresh.launch",
         "mine only new or changed shards into a new version",
     ),
     "report": (
-        "paramine.pipelines.report.cli",
+        "paramine.pipelines.report.command",
         "rebuild a dataset's report.html, stats.json and dataset card",
     ),
 }

@@ -15,7 +15,7 @@ bitext | "ReadBitext" | "Prefilter" | "GroupByPivot" | "EncodeTexts" | "ScorePai
 
 Pairs are grouped before they are scored: only pivots with two or more
 distinct candidates go on, and each distinct text of what goes on (plus the
-calibration sample) is encoded once in the whole run (pipelines/encode_texts.py).
+calibration sample) is encoded once in the whole run (pipelines/stages/encode_texts.py).
 """
 
 from __future__ import annotations
@@ -25,38 +25,31 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.handler import PairEncoderHandler
-from paramine.pipelines.accounting import ENCODING, CountNote, CountStage, StageResult
-from paramine.pipelines.calibrate import (
+from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
+from paramine.pipelines.core.cuts import coherence_cut, support_floor
+from paramine.pipelines.core.groups import group_weight
+from paramine.pipelines.core.margin import MarginScoring
+from paramine.pipelines.core.vectors import ScoreByText, known_or_encode, pair_texts
+from paramine.pipelines.formats import ReaderOptions, Shard
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.stages.calibrate_threshold import (
     CalibrateThreshold,
     CalibrationSample,
     EmbedSample,
     SummarizeScores,
     sample_texts,
-    support_floor,
 )
-from paramine.pipelines.coherence import (
-    COHERENCE,
-    CoherenceFilter,
-    HardNegativeCut,
-    coherence_cut,
-)
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, known_or_encode, pair_texts
-from paramine.pipelines.formats import ReaderOptions, Shard
-from paramine.pipelines.group_by_pivot import (
-    GROUP,
-    REGROUP,
-    GroupByPivot,
-    GroupCandidates,
-    group_weight,
-)
-from paramine.pipelines.make_pairs import MakePairs
-from paramine.pipelines.margin import MarginScore, MarginScoring
-from paramine.pipelines.postfilter import POSTFILTER, PostFilter
-from paramine.pipelines.prefilter import PREFILTER, Prefilter, PrefilterOptions
-from paramine.pipelines.read_bitext import READ, ReadBitext, ReadOutput
-from paramine.pipelines.rivals import CONTEST, ContestCandidates, RivalPairs
-from paramine.pipelines.score import THRESHOLD, ThresholdFilter
+from paramine.pipelines.stages.coherence_filter import COHERENCE, CoherenceFilter, HardNegativeCut
+from paramine.pipelines.stages.contest_candidates import CONTEST, ContestCandidates, RivalPairs
+from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.group_by_pivot import GROUP, GroupByPivot
+from paramine.pipelines.stages.make_pairs import MakePairs
+from paramine.pipelines.stages.postfilter import POSTFILTER, PostFilter
+from paramine.pipelines.stages.prefilter import PREFILTER, Prefilter, PrefilterOptions
+from paramine.pipelines.stages.read_bitext import READ, ReadBitext, ReadOutput
+from paramine.pipelines.stages.regroup_by_pivot import REGROUP, RegroupByPivot
+from paramine.pipelines.stages.score_pairs import MarginScore
+from paramine.pipelines.stages.threshold_filter import THRESHOLD, ThresholdFilter
 from paramine.schemas.stages import Stage
 
 #: The stages of a mining run, in order: the manifest records this list and
@@ -130,7 +123,7 @@ def encoder_handler(config: MineConfig) -> PairEncoderHandler:
 
 
 class MinedGroups(NamedTuple):
-    """What ``mine_groups`` makes of the grouped pairs: each stage's result, and what it used.
+    """What ``ScoreGroups`` makes of the grouped pairs: each stage's result, and what it used.
 
     Attributes:
         vectors: ``(text, vector)`` of every text encoded.
@@ -159,129 +152,145 @@ class MinedGroups(NamedTuple):
     embedded: beam.PCollection | None
 
 
-def mine_groups(
-    config: MineConfig,
-    grouped: beam.PCollection,
-    everything: beam.PCollection,
-    extra_texts: Sequence[beam.PCollection] = (),
-    known: beam.PCollection | None = None,
-) -> MinedGroups:
+class ScoreGroups(beam.PTransform):
     """Encode, score, contest, cut and check the coherence of grouped pairs.
 
-    The steps of ``MineParaphrases`` between grouping and regrouping, shared
-    with ``paramine refresh`` (pipelines/refresh_job.py). Called inside a
-    composite's ``expand``: its steps carry their own stable labels there.
+    The middle of the mining graph, between ``GroupByPivot`` and
+    ``RegroupByPivot``; ``MineParaphrases`` and ``paramine refresh``
+    (pipelines/refresh/job.py) both apply it. Each variant (margin or cosine,
+    calibrated or fixed cut, with or without the contest and the group
+    checks) is decided once, from the config.
 
     Args:
         config: The run's settings.
-        grouped: The aligned pairs of the groups (``GroupCandidates``' kept).
         everything: The aligned pairs in which rival pivots and the
             calibration sample are found.
         extra_texts: More texts to encode in the same pass (``--write-scored``).
         known: ``((pivot, candidate), cosine)`` of pairs scored before; those
             pairs keep their cosine and their texts are not encoded for them.
     """
-    pipeline = grouped.pipeline
-    score = config.resolved_score()
-    margin = config.threshold == "auto" and score == "margin"
-    # Each distinct text of the run is encoded once: the grouped pairs'
-    # texts, the rivals', the calibration sample's and the extra ones.
-    to_encode, prescored = known_or_encode(grouped, known, "Group")
-    texts = [to_encode | "GroupedTexts" >> beam.FlatMap(pair_texts), *extra_texts]
-    rivals = rivals_prescored = None
-    if config.rival_margin is not None:
-        # The other pivots the input aligns a grouped candidate with: only
-        # these pivots are new texts (their candidates are grouped ones).
-        rivals = everything | "RivalPairs" >> RivalPairs(grouped)
-        rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
-        texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
-    sample = None
-    if config.threshold == "auto":
-        sample = everything | "CalibrationSample" >> CalibrationSample(config.calibration_sample)
-        texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
-    vectors = (
-        texts
-        | "AllTextsToEncode" >> beam.Flatten()
-        | "EncodeTexts" >> EncodeTexts(encoder_handler(config), config.batch_tokens)
-    )
 
-    # The contest compares candidates by their vectors too; margin rescores with them.
-    contest = rivals is not None and config.rival_margin is not None
-    scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin or contest)
-    fresh = [scored]
-    if prescored is not None:
-        scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
-    if rivals is not None and config.rival_margin is not None:
-        rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors, keep_vectors=True)
-        fresh.append(rival_scores)
-        if rivals_prescored is not None:
-            rival_scores = (rival_scores, rivals_prescored) | "RivalsWithStored" >> beam.Flatten()
-        contested = scored | "ContestCandidates" >> ContestCandidates(
-            rival_scores, config.rival_margin
-        )
-    else:
-        contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
-    scored = contested.kept
-    if contest and not margin:
-        scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
-    embedded = coherence = None
-    if sample is not None:
-        embedded = sample | "EmbedSample" >> EmbedSample(vectors)
-        scoring = None
-        if margin:
-            scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
-            scoring = MarginScoring(config.margin_k)
-        threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-            config.max_false_accept, scoring=scoring, support=config.group_support
-        )
-        if config.coherence_min_group is not None:
-            coherence = embedded | "CoherenceCut" >> beam.Map(
-                coherence_cut, config.max_false_accept
+    def __init__(
+        self,
+        config: MineConfig,
+        everything: beam.PCollection,
+        extra_texts: Sequence[beam.PCollection] = (),
+        known: beam.PCollection | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.everything = everything
+        self.extra_texts = list(extra_texts)
+        self.known = known
+
+    def expand(self, grouped: beam.PCollection) -> MinedGroups:
+        config, everything, known = self.config, self.everything, self.known
+        pipeline = grouped.pipeline
+        margin = config.margin
+        contest = config.rival_margin is not None
+        # Each distinct text of the run is encoded once: the grouped pairs'
+        # texts, the rivals', the calibration sample's and the extra ones.
+        to_encode, prescored = known_or_encode(grouped, known, "Group")
+        texts = [to_encode | "GroupedTexts" >> beam.FlatMap(pair_texts), *self.extra_texts]
+        rivals = rivals_prescored = None
+        if contest:
+            # The other pivots the input aligns a grouped candidate with: only
+            # these pivots are new texts (their candidates are grouped ones).
+            rivals = everything | "RivalPairs" >> RivalPairs(grouped)
+            rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
+            texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
+        sample = None
+        if config.calibrated:
+            sample = everything | "CalibrationSample" >> CalibrationSample(
+                config.calibration_sample
             )
-    else:
-        threshold = pipeline | "FixedThreshold" >> beam.Create(
-            [{"mode": "fixed", "value": float(config.threshold), "score": score}]
+            texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
+        vectors = (
+            texts
+            | "AllTextsToEncode" >> beam.Flatten()
+            | "EncodeTexts" >> EncodeTexts(encoder_handler(config), config.batch_tokens)
         )
-    cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
-    # With group support the pairs go on down to its floor; CoherenceFilter
-    # then keeps those below the cut only beside a close group-mate.
-    support = sample is not None and config.group_support is not None
-    floor = threshold | "FloorValue" >> beam.Map(support_floor) if support else cut
-    kept = scored | "ThresholdFilter" >> ThresholdFilter(floor)
-    hard_negative = None
-    if config.hard_negative_accept is not None:
-        hard_negative = kept.kept | "HardNegativeCut" >> HardNegativeCut(
-            vectors, config.hard_negative_accept
-        )
-    if coherence is not None or hard_negative is not None or support:
-        coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
+
+        # The contest compares candidates by their vectors too; margin rescores with them.
+        scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin or contest)
+        fresh = [scored]
+        if prescored is not None:
+            scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
+        if rivals is not None:
+            rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors, keep_vectors=True)
+            fresh.append(rival_scores)
+            if rivals_prescored is not None:
+                rival_scores = (
+                    rival_scores,
+                    rivals_prescored,
+                ) | "RivalsWithStored" >> beam.Flatten()
+            contested = scored | "ContestCandidates" >> ContestCandidates(
+                rival_scores, config.rival_margin
+            )
+        else:
+            contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
+        scored = contested.kept
+        if contest and not margin:
+            scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
+
+        embedded = coherence = None
+        if sample is not None:
+            embedded = sample | "EmbedSample" >> EmbedSample(vectors)
+            scoring = None
+            if margin:
+                scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)
+                scoring = MarginScoring(config.margin_k)
+            threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
+                config.max_false_accept, scoring=scoring, support=config.group_support
+            )
+            if config.coherence_min_group is not None:
+                coherence = embedded | "CoherenceCut" >> beam.Map(
+                    coherence_cut, config.max_false_accept
+                )
+        else:
+            threshold = pipeline | "FixedThreshold" >> beam.Create(
+                [{"mode": "fixed", "value": config.fixed_threshold, "score": "cosine"}]
+            )
+        cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
+        # With group support the pairs go on down to its floor; CoherenceFilter
+        # then keeps those below the cut only beside a close group-mate.
+        support = sample is not None and config.group_support is not None
+        floor = threshold | "FloorValue" >> beam.Map(support_floor) if support else cut
+        kept = scored | "ThresholdFilter" >> ThresholdFilter(floor)
+        hard_negative = None
+        if config.hard_negative_accept is not None:
+            hard_negative = kept.kept | "HardNegativeCut" >> HardNegativeCut(
+                vectors, config.hard_negative_accept
+            )
+        if coherence is not None or hard_negative is not None or support:
+            coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
+                vectors,
+                coherence,
+                config.coherence_min_group,
+                hard_negative,
+                threshold if support else None,
+            )
+        else:
+            coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
+        return MinedGroups(
             vectors,
+            fresh,
+            contested,
+            scored,
+            kept,
+            coherent,
+            threshold,
+            cut,
             coherence,
-            config.coherence_min_group,
             hard_negative,
-            threshold if support else None,
+            embedded,
         )
-    else:
-        coherent = StageResult(kept.kept, pipeline | "NoCoherence" >> beam.Create([]))
-    return MinedGroups(
-        vectors,
-        fresh,
-        contested,
-        scored,
-        kept,
-        coherent,
-        threshold,
-        cut,
-        coherence,
-        hard_negative,
-        embedded,
-    )
 
 
 def count_mined_groups(
     grouped: StageResult, core: MinedGroups, groups: StageResult
 ) -> tuple[beam.PCollection, ...]:
-    """The count rows of ``mine_groups``' stages and of the regrouping after it."""
+    """The count rows of ``ScoreGroups``' stages and of the regrouping after it."""
     return (
         core.contested | "CountContest" >> CountStage(CONTEST, taken_in=grouped.kept),
         core.kept | "CountThreshold" >> CountStage(THRESHOLD, taken_in=core.contested.kept),
@@ -291,20 +300,7 @@ def count_mined_groups(
     )
 
 
-class _AsRead(beam.PTransform):
-    """A bitext PCollection given by the user, as if read: nothing rejected or repaired."""
-
-    def expand(self, bitext: beam.PCollection) -> ReadOutput:
-        pipeline = bitext.pipeline
-        return ReadOutput(
-            kept=bitext,
-            dropped=pipeline | "NoDrops" >> beam.Create([]),
-            rejected=pipeline | "NoRejects" >> beam.Create([]),
-            repairs=pipeline | "NoRepairs" >> beam.Create([]),
-        )
-
-
-def threshold_record(
+def _threshold_record(
     _: None,
     info: dict[str, Any],
     aligned: dict[str, Any],
@@ -320,13 +316,55 @@ def threshold_record(
     return record
 
 
-def optional_singleton(
+def _optional_singleton(
     pipeline: beam.Pipeline, label: str, value: beam.PCollection | None
 ) -> beam.pvalue.AsSingleton:
     """A side input of ``value``, or of ``None`` where there is none."""
     if value is None:
         value = pipeline | label >> beam.Create([None])
     return beam.pvalue.AsSingleton(value)
+
+
+class ThresholdRecord(beam.PTransform):
+    """The manifest's ``threshold``: the cut, the kept scores' summary, and the group checks' cuts.
+
+    Applied to the pipeline; one dict out. Both ``paramine mine`` and
+    ``paramine refresh`` record it.
+    """
+
+    def __init__(self, core: MinedGroups) -> None:
+        super().__init__()
+        self.core = core
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
+        core = self.core
+        pipeline = pbegin.pipeline
+        true_scores = core.scored | "SummarizeScores" >> SummarizeScores()
+        return (
+            pipeline
+            | "Once" >> beam.Create([None])
+            | "Record"
+            >> beam.Map(
+                _threshold_record,
+                beam.pvalue.AsSingleton(core.threshold),
+                beam.pvalue.AsSingleton(true_scores),
+                _optional_singleton(pipeline, "NoCoherenceCut", core.coherence),
+                _optional_singleton(pipeline, "NoHardNegativeCut", core.hard_negative),
+            )
+        )
+
+
+class _AsRead(beam.PTransform):
+    """A bitext PCollection given by the user, as if read: nothing rejected or repaired."""
+
+    def expand(self, bitext: beam.PCollection) -> ReadOutput:
+        pipeline = bitext.pipeline
+        return ReadOutput(
+            kept=bitext,
+            dropped=pipeline | "NoDrops" >> beam.Create([]),
+            rejected=pipeline | "NoRejects" >> beam.Create([]),
+            repairs=pipeline | "NoRepairs" >> beam.Create([]),
+        )
 
 
 class MineParaphrases(beam.PTransform):
@@ -349,22 +387,15 @@ class MineParaphrases(beam.PTransform):
             read = source | "ReadBitext" >> ReadBitext(self.shards, reader_options(config))
         else:
             read = source | "Bitext" >> _AsRead()
-        pipeline = source.pipeline
-        score = config.resolved_score()
-        margin = config.threshold == "auto" and score == "margin"
-
         prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config))
         # Group before scoring: a pivot with one distinct candidate can never
         # make a pair, so its pairs are dropped here and never encoded.
-        grouped = prefiltered.kept | "GroupByPivot" >> GroupCandidates(config.max_group_size)
-
+        grouped = prefiltered.kept | "GroupByPivot" >> GroupByPivot(config.max_group_size)
         extra = []
         if config.write_scored:
             extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
-        core = mine_groups(config, grouped.kept, prefiltered.kept, extra)
-        vectors, embedded, coherent = core.vectors, core.embedded, core.coherent
-        scored, threshold, cut = core.scored, core.threshold, core.cut
-        groups = coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
+        core = grouped.kept | "ScoreGroups" >> ScoreGroups(config, prefiltered.kept, extra)
+        groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode,
             config.max_pairs_per_group,
@@ -380,28 +411,28 @@ class MineParaphrases(beam.PTransform):
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
-            vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
+            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
         ) | "AllCounts" >> beam.Flatten()
-
-        true_scores = scored | "SummarizeScores" >> SummarizeScores()
-        threshold_info = (
-            pipeline
-            | "ThresholdOnce" >> beam.Create([None])
-            | "ThresholdInfo"
-            >> beam.Map(
-                threshold_record,
-                beam.pvalue.AsSingleton(threshold),
-                beam.pvalue.AsSingleton(true_scores),
-                optional_singleton(pipeline, "NoCoherenceCut", core.coherence),
-                optional_singleton(pipeline, "NoHardNegativeCut", core.hard_negative),
-            )
-        )
+        threshold = source.pipeline | "ThresholdRecord" >> ThresholdRecord(core)
         scored_all = None
         if config.write_scored:
-            everything = prefiltered.kept | "ScoreAll" >> ScoreByText(vectors, keep_vectors=margin)
-            if margin and embedded is not None:
-                everything = everything | "MarginScoreAll" >> MarginScore(config.margin_k, embedded)
-            scored_all = everything | "MarkPassed" >> beam.Map(
-                lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(cut)
-            )
-        return MinedParaphrases(final.kept, read.rejected, counts, threshold_info, scored_all)
+            scored_all = prefiltered.kept | "ScoreAll" >> _ScoreAll(config, core)
+        return MinedParaphrases(final.kept, read.rejected, counts, threshold, scored_all)
+
+
+class _ScoreAll(beam.PTransform):
+    """``--write-scored``: every prefiltered pair scored as the cut sees it, and whether it passed."""
+
+    def __init__(self, config: MineConfig, core: MinedGroups) -> None:
+        super().__init__()
+        self.config = config
+        self.core = core
+
+    def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
+        config, core = self.config, self.core
+        scored = prefiltered | "Score" >> ScoreByText(core.vectors, keep_vectors=config.margin)
+        if config.margin and core.embedded is not None:
+            scored = scored | "MarginScore" >> MarginScore(config.margin_k, core.embedded)
+        return scored | "MarkPassed" >> beam.Map(
+            lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(core.cut)
+        )

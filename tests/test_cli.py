@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from paramine.pipelines.cli import find_paramine_error
-from paramine.pipelines.mine import run
+from paramine.pipelines.run.mine import run
 from paramine.schemas.errors import InputError, ParamineError
 from paramine.schemas.reader import read_pairs
 

@@ -84,9 +84,9 @@ def test_no_import_cycles() -> None:
 GRAPH_WITHOUT_TORCH = """
 import sys
 import apache_beam as beam
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.mine_paraphrases import MineParaphrases
-from paramine.pipelines.write_dataset import WriteDataset
+from paramine.pipelines.stages.write_dataset import WriteDataset
 from paramine.pipelines.formats import Shard
 
 config = MineConfig(model="e5-small")

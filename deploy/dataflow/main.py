@@ -15,7 +15,7 @@ from typing import Any
 
 def to_config(argv: list[str]) -> tuple[Any, list[str]]:
     """Turn template parameters into a ``MineConfig`` and Beam's flags."""
-    from paramine.pipelines.config import MineConfig
+    from paramine.pipelines.run.config import MineConfig
 
     names = {f.name for f in dataclasses.fields(MineConfig)}
     values: dict[str, Any] = {}
@@ -34,7 +34,7 @@ def to_config(argv: list[str]) -> tuple[Any, list[str]]:
 
 def main(argv: list[str]) -> int:
     """Mine with the template's parameters; errors print once, as ``paramine mine``'s do."""
-    from paramine.pipelines.mine import run_config
+    from paramine.pipelines.run.mine import run_config
 
     config, beam_args = to_config(argv)
     run_config(config, beam_args)

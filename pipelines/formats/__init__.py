@@ -18,8 +18,8 @@ from paramine.pipelines.formats.base import (
     register_format,
     selectable_formats,
 )
+from paramine.pipelines.formats.chunks import split_shard
 from paramine.pipelines.formats.resolve import read_input_list, resolve_inputs
-from paramine.pipelines.formats.split import split_shard
 
 # Importing a format module registers it.
 from paramine.pipelines.formats import czeng, moses, tmx, tsv, unpaired, xces  # noqa: F401  isort: skip

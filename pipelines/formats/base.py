@@ -7,18 +7,19 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import IO, Protocol, TypeVar
 
-from paramine.pipelines.config import (
-    DEFAULT_MAX_REJECTS_PER_REASON,
-    DEFAULT_SPLIT_BYTES,
-    INVALID_UTF8_POLICIES,
-    LENGTH_MISMATCH_POLICIES,
-    MALFORMED_XML_POLICIES,
-    XCES_LINK_POLICIES,
-)
 from paramine.pipelines.formats.lines import Line, decoded_lines
 from paramine.pipelines.formats.opening import CorruptInputError, open_input
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.records import AlignedPair, Rejected
+
+#: The readers' policies for bad input; the config's flags offer these values.
+INVALID_UTF8_POLICIES = ("replace", "reject")
+LENGTH_MISMATCH_POLICIES = ("error", "reject_tail")
+XCES_LINK_POLICIES = ("one_to_one", "join")
+MALFORMED_XML_POLICIES = ("error", "reject")
+DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+#: Reject rows written per (reason, shard); every reject is counted.
+DEFAULT_MAX_REJECTS_PER_REASON = 1000
 
 
 @dataclass(frozen=True)

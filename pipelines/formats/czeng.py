@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from paramine.pipelines.core.text import canonical_lang
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -30,7 +31,6 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from paramine.pipelines.text import canonical_lang
 from paramine.schemas.errors import UsageError
 
 CZENG_COLUMNS = 6

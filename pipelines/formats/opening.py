@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 import fsspec
-from paramine.pipelines.progress import count_reads
+from paramine.pipelines.core.tap import count_reads
 from paramine.schemas.errors import InputError
 
 #: Leading bytes of each compression (or archive) format paramine reads.

@@ -7,6 +7,7 @@ import posixpath
 import zipfile
 
 import fsspec
+from paramine.pipelines.core.text import lang_aliases
 from paramine.pipelines.formats.base import Shard, selectable_formats
 from paramine.pipelines.formats.opening import (
     DECOMPRESSION_ERRORS,
@@ -17,7 +18,6 @@ from paramine.pipelines.formats.opening import (
     zip_member_url,
 )
 from paramine.pipelines.formats.unpaired import UNPAIRED
-from paramine.pipelines.text import lang_aliases
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.languages import canonical_language
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from xml.etree.ElementTree import Element
 
+from paramine.pipelines.core.text import canonical_lang
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -28,7 +29,6 @@ from paramine.pipelines.formats.xml_safety import (
     local_name,
     reject_reason,
 )
-from paramine.pipelines.text import canonical_lang
 
 #: Inline elements that hold native codes (formatting of the source
 #: application), not text: their content is dropped, their tail kept.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from paramine.pipelines.core.text import canonical_lang
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -15,7 +16,6 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from paramine.pipelines.text import canonical_lang
 
 
 class TsvFormat:

@@ -24,6 +24,7 @@ from typing import IO
 from xml.etree.ElementTree import Element
 
 import fsspec
+from paramine.pipelines.core.text import canonical_lang
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -49,7 +50,6 @@ from paramine.pipelines.formats.xml_safety import (
     reject_reason,
     squeeze,
 )
-from paramine.pipelines.text import canonical_lang
 from paramine.schemas.errors import InputError
 
 log = logging.getLogger(__name__)

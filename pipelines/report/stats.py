@@ -19,7 +19,7 @@ import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from paramine.pipelines.accounting import NOTES
+from paramine.pipelines.core.accounting import NOTES
 from paramine.pipelines.report.timing import LABEL_STAGES
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest

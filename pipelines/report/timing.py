@@ -12,15 +12,18 @@ from typing import Any
 
 #: The runner's metric of a step's processing time.
 EXECUTION_TIME = "ptransform_execution_time:total_msecs"
-#: The composite that holds the mining graph (pipelines/mine_paraphrases.py).
-COMPOSITE = "MineParaphrases"
+#: The composites that hold the mining graph's steps (pipelines/mine_paraphrases.py),
+#: outermost first: a step is timed under its label inside them.
+COMPOSITES = ("MineParaphrases", "ScoreGroups")
 #: Labels of the mining graph's steps and the manifest stage each one counts;
 #: the encoder, the calibration and the writer are timed under their labels.
 LABEL_STAGES = {
     "ReadBitext": "read",
     "Prefilter": "prefilter",
     "GroupByPivot": "group",
+    "ContestCandidates": "contest",
     "ThresholdFilter": "threshold",
+    "CoherenceFilter": "coherence",
     "RegroupByPivot": "regroup",
     "PostFilter": "postfilter",
 }
@@ -40,8 +43,12 @@ def stage_seconds(result: Any) -> dict[str, float]:
     for counter in query.get("counters", []):
         if EXECUTION_TIME not in str(counter.key.metric.name):
             continue
-        # "MineParaphrases/Prefilter/..." is timed as Prefilter.
-        label = str(counter.key.step).removeprefix(COMPOSITE + "/").split("/", 1)[0]
+        # "MineParaphrases/Prefilter/..." is timed as Prefilter, and
+        # "MineParaphrases/ScoreGroups/EncodeTexts/..." as EncodeTexts.
+        label = str(counter.key.step)
+        for composite in COMPOSITES:
+            label = label.removeprefix(composite + "/")
+        label = label.split("/", 1)[0]
         msecs = counter.committed or counter.attempted or 0
         totals[label] = totals.get(label, 0.0) + float(msecs) / 1000.0
     return {label: round(seconds, 3) for label, seconds in totals.items() if seconds > 0}

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.pipelines import dataflow, mine, refresh
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.refresh import launch as refresh
+from paramine.pipelines.run import deploy as dataflow
+from paramine.pipelines.run import mine
+from paramine.pipelines.run.config import MineConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "dataflow" / "Dockerfile"

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from paramine.encoders.split import eval_mask, load_split, split_key
+from paramine.encoders.holdout import eval_mask, load_split, split_key
 from paramine.encoders.train import filter_pairs, main
 from paramine.schemas.digest import hash_fraction
 

@@ -20,8 +20,8 @@ from paramine.pipelines.formats.lines import raw_lines
 from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.formats.opening import CorruptInputError
 from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
-from paramine.pipelines.mine import run
-from paramine.pipelines.read_bitext import ReadBitext
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.read_bitext import ReadBitext
 
 from tests.pipelines.format_helpers import read_all, read_inputs, reasons, write_zip
 

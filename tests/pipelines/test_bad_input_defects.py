@@ -26,9 +26,9 @@ from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.formats.opening import CorruptInputError
 from paramine.pipelines.formats.xces import MissingDocumentError
 from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
-from paramine.pipelines.mine import run
-from paramine.pipelines.read_bitext import ReadBitext
-from paramine.pipelines.write_dataset import finish_manifest
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.read_bitext import ReadBitext
+from paramine.pipelines.stages.write_dataset import finish_manifest
 from paramine.schemas.digest import sha256_hex
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.manifest import AccountingError, read_manifest

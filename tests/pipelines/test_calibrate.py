@@ -10,22 +10,24 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.encoders.handler import PairEncoderHandler
-from paramine.pipelines.calibrate import (
+from paramine.pipelines.core.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
-    CalibrateThreshold,
-    CalibrationSample,
-    EmbedSample,
-    SummarizeScores,
     choose_cut,
     mismatched_pairs,
     sample_embedder,
     sample_rank,
-    sample_texts,
     score_sample,
     shift_count,
 )
-from paramine.pipelines.encode_texts import EncodeTexts
+from paramine.pipelines.stages.calibrate_threshold import (
+    CalibrateThreshold,
+    CalibrationSample,
+    EmbedSample,
+    SummarizeScores,
+    sample_texts,
+)
+from paramine.pipelines.stages.encode_texts import EncodeTexts
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -219,8 +221,8 @@ def test_a_tiny_input_warns_that_its_cut_is_unreliable(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Defect 12: on 9 good pairs the auto cut silently dropped 6 of them.
-    from paramine.pipelines.calibrate import MIN_TRUSTED_SAMPLE, small_sample_warning
-    from paramine.pipelines.mine import run
+    from paramine.pipelines.core.cuts import MIN_TRUSTED_SAMPLE, small_sample_warning
+    from paramine.pipelines.run.mine import run
 
     assert small_sample_warning(MIN_TRUSTED_SAMPLE) is None
     assert "--threshold 0.85" in (small_sample_warning(9) or "")

@@ -10,15 +10,17 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.calibrate import SUPPORT_SHARE, support_floor, support_record
-from paramine.pipelines.coherence import (
-    CoherenceFilter,
+from paramine.pipelines.core.cuts import (
+    SUPPORT_SHARE,
     coherence_cut,
     hard_negative_cut,
     outliers,
+    support_floor,
+    support_record,
 )
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.mine import run
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.coherence_filter import CoherenceFilter
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from paramine.pipelines.config import MineConfig, build_parser, flag_name, parse_command_line
-from paramine.pipelines.mine import config_from_command_line
+from paramine.pipelines.run.config import MineConfig, build_parser, flag_name, parse_command_line
+from paramine.pipelines.run.mine import config_from_command_line
 from paramine.schemas.errors import UsageError
 
 
@@ -94,7 +94,7 @@ def test_config_is_frozen() -> None:
 
 
 def test_format_choices_are_the_selectable_readers() -> None:
-    from paramine.pipelines.config import INPUT_FORMATS
     from paramine.pipelines.formats import selectable_formats
+    from paramine.pipelines.run.config import INPUT_FORMATS
 
     assert sorted(INPUT_FORMATS) == sorted(["auto", *selectable_formats()])

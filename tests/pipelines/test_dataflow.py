@@ -10,8 +10,9 @@ from apache_beam.options.pipeline_options import (
     PortableOptions,
     WorkerOptions,
 )
-from paramine.pipelines import dataflow, mine
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.run import deploy as dataflow
+from paramine.pipelines.run import mine
+from paramine.pipelines.run.config import MineConfig
 
 IMAGE = "us-central1-docker.pkg.dev/proj/paramine/worker:0.1.0"
 DATAFLOW = [

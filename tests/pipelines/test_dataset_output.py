@@ -1,6 +1,6 @@
 """Output safety: what ``--output`` paramine may replace, and how a run swaps its dataset in.
 
-The end-to-end tests run ``paramine.pipelines.mine.run`` on real files with
+The end-to-end tests run ``paramine.pipelines.run.mine.run`` on real files with
 the tiny model; the others drive ``DatasetOutput`` directly, on local disk
 and on fsspec's memory file system (the object-store path).
 """
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import fsspec
 import pytest
-from paramine.pipelines import write_dataset
-from paramine.pipelines.dataset_output import (
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.run.output import (
     STAGING_MARKER,
     DatasetOutput,
     inspect_output,
     normalize_output,
 )
-from paramine.pipelines.mine import run
+from paramine.pipelines.stages import write_dataset
 from paramine.schemas.errors import OutputError
 from paramine.schemas.manifest import MANIFEST_VERSION, read_manifest
 from paramine.schemas.reader import read_pairs

@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.accounting import CountStage
+from paramine.pipelines.core.accounting import CountStage
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
-from paramine.pipelines.mine import run
-from paramine.pipelines.read_bitext import READ, ReadBitext
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.read_bitext import READ, ReadBitext
 
 from tests.pipelines.format_helpers import read_all
 

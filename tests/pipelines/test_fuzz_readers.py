@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from paramine.pipelines.formats import ReaderOptions, Shard
 from paramine.pipelines.formats.opening import MAGIC, CorruptInputError, sniff_terminator
 from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
-from paramine.pipelines.mine import run
+from paramine.pipelines.run.mine import run
 
 from tests.pipelines.format_helpers import read_all
 

@@ -14,15 +14,16 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 from paramine.encoders.handler import PairEncoderHandler
 from paramine.pipelines import mine_paraphrases
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
-from paramine.pipelines.group_by_pivot import GroupByPivot
-from paramine.pipelines.make_pairs import MakePairs
-from paramine.pipelines.mine import run
+from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.mine_paraphrases import MineParaphrases, prefilter_options
-from paramine.pipelines.postfilter import PostFilter
-from paramine.pipelines.prefilter import Prefilter
-from paramine.pipelines.score import ThresholdFilter
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.make_pairs import MakePairs
+from paramine.pipelines.stages.postfilter import PostFilter
+from paramine.pipelines.stages.prefilter import Prefilter
+from paramine.pipelines.stages.regroup_by_pivot import RegroupByPivot
+from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.dataset import SCORED_SCHEMA, schema_version
 from paramine.schemas.records import AlignedPair
 
@@ -102,7 +103,7 @@ def test_single_candidate_pivots_are_never_encoded_and_shared_texts_once(
 
 
 def test_the_books_balance_with_the_single_candidate_reason(tiny_model_dir: Path) -> None:
-    from paramine.pipelines.accounting import counts_from_rows
+    from paramine.pipelines.core.accounting import counts_from_rows
     from paramine.pipelines.mine_paraphrases import MINE_STAGES
     from paramine.schemas.stages import accounting_errors
 
@@ -141,7 +142,7 @@ class _ScoreFirst(beam.PTransform):
         prefiltered = bitext | Prefilter(prefilter_options(config))
         vectors = prefiltered.kept | beam.FlatMap(pair_texts) | EncodeTexts(handler)
         kept = prefiltered.kept | ScoreByText(vectors) | ThresholdFilter(float(config.threshold))
-        groups = kept.kept | GroupByPivot(config.max_group_size)
+        groups = kept.kept | RegroupByPivot(config.max_group_size)
         pairs = groups.kept | MakePairs(config.pair_mode, near_equal=config.near_equal)
         return (pairs | PostFilter(config.near_equal)).kept
 

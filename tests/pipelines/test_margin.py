@@ -10,22 +10,18 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.calibrate import (
-    CalibrateThreshold,
-    sample_embedder,
-    sample_rank,
-    score_sample,
-)
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.margin import (
+from paramine.pipelines.core.cuts import sample_embedder, sample_rank, score_sample
+from paramine.pipelines.core.margin import (
     FALLBACK_MARGIN,
-    MarginScore,
     MarginScoring,
     build_background,
     margin_of,
     margin_scores,
 )
-from paramine.pipelines.mine import demo_input, run
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.mine import demo_input, run
+from paramine.pipelines.stages.calibrate_threshold import CalibrateThreshold
+from paramine.pipelines.stages.score_pairs import MarginScore
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 

@@ -14,12 +14,13 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.encoders.handler import PairEncoderHandler
-from paramine.pipelines.encode_texts import EncodeTexts, ScoreByText, pair_texts
+from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
-from paramine.pipelines.mine import config_from_command_line, demo_input, run
 from paramine.pipelines.mine_paraphrases import MINE_STAGES
-from paramine.pipelines.read_bitext import ReadBitext
+from paramine.pipelines.run.mine import config_from_command_line, demo_input, run
+from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.read_bitext import ReadBitext
 from paramine.schemas.dataset import (
     PAIRS_SCHEMA,
     PAIRS_SCHEMA_VERSION,

@@ -7,9 +7,9 @@ from pathlib import Path
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.accounting import counts_from_rows
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.core.accounting import counts_from_rows
 from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
+from paramine.pipelines.run.config import MineConfig
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import accounting_errors
 

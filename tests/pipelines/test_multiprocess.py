@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from paramine.encoders.handler import PairEncoderHandler
-from paramine.pipelines import mine, mine_paraphrases
+from paramine.pipelines import mine_paraphrases
+from paramine.pipelines.run import mine
 from paramine.schemas.reader import read_pairs
 
 #: Where each load_model call appends its process id; the worker subprocesses

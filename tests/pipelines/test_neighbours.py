@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from paramine.pipelines.neighbours import nearest
+from paramine.pipelines.core.neighbours import nearest
 
 
 def normalized(rows: np.ndarray) -> np.ndarray:

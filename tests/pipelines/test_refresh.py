@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import yaml
-from paramine.pipelines import mine
-from paramine.pipelines import refresh as rf
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.refresh import launch as rf
+from paramine.pipelines.run import mine
+from paramine.pipelines.run.config import MineConfig
 from paramine.schemas import read_pairs
 from paramine.schemas.errors import DatasetError
 from paramine.schemas.table import STATE_DIR, commits, latest_record, open_table

@@ -17,15 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from paramine.pipelines.cli import main as cli_main
-from paramine.pipelines.mine import run
-from paramine.pipelines.progress import (
-    PROGRESS_ENV,
-    RunProgress,
-    count_reads,
-    silence_third_party,
-    worker_tap,
-)
-from paramine.pipelines.report.calibration import borderline, score_histograms
+from paramine.pipelines.core.calibration_report import borderline, score_histograms
+from paramine.pipelines.core.tap import PROGRESS_ENV, count_reads, worker_tap
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.run.progress import RunProgress, silence_third_party
 from paramine.schemas.dataset import PAIRS_SCHEMA
 from paramine.schemas.manifest import Manifest, read_manifest, write_manifest
 from paramine.schemas.reader import read_pairs
@@ -356,7 +351,7 @@ class TestProgress:
     def test_a_multi_process_mine_reports_every_byte_and_pair(
         self, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        from paramine.pipelines import progress as progress_module
+        from paramine.pipelines.run import progress as progress_module
 
         tsv = write_tsv(tmp_path / "bitext.en-pl.tsv")
         stream = io.StringIO()

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.accounting import counts_from_rows
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.mine import run
+from paramine.pipelines.core.accounting import counts_from_rows
 from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
-from paramine.pipelines.rivals import MAX_RIVALS, ContestCandidates, RivalPairs
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.mine import run
+from paramine.pipelines.stages.contest_candidates import MAX_RIVALS, ContestCandidates, RivalPairs
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.stages import accounting_errors

@@ -1,4 +1,4 @@
-"""Tests for paramine.pipelines.text: normalization, comparison keys and offline counting."""
+"""Tests for paramine.pipelines.core.text: normalization, comparison keys and offline counting."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.pipelines import text
-from paramine.pipelines.text import (
+from paramine.pipelines.core import text
+from paramine.pipelines.core.text import (
     canonical_lang,
     comparison_key,
     edit_similarity,
@@ -222,7 +222,7 @@ def test_sentence_count_fallback_warns_once_per_language(
     text._punkt_model_name.cache_clear()
     text._sentence_tokenizer.cache_clear()
     passage = "Dr. Smith is here. He came yesterday."  # English rules for "Dr."
-    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.text"):
+    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.core.text"):
         counts = [sentence_count(passage, code) for code in ("hu", "hun", "HU", "hu")]
     assert counts == [2, 2, 2, 2]
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -235,7 +235,7 @@ def test_sentence_count_no_warning_for_modelled_language(
 ) -> None:
     text._punkt_model_name.cache_clear()
     text._sentence_tokenizer.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.text"):
+    with caplog.at_level(logging.WARNING, logger="paramine.pipelines.core.text"):
         assert sentence_count("Ma kota. Ma psa.", "polish") == 2
     assert not caplog.records
 
@@ -368,7 +368,7 @@ class TestLanguagesModule:
 
 def test_import_does_not_load_nltk_or_models() -> None:
     code = (
-        "import sys, paramine.pipelines.text; "
+        "import sys, paramine.pipelines.core.text; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'nltk', 'punkt'}))"
     )
     out = subprocess.run(

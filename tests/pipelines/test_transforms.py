@@ -8,18 +8,14 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.accounting import CountStage, counts_from_rows
-from paramine.pipelines.group_by_pivot import (
-    GROUP,
-    CandidateGroupFn,
-    Group,
-    GroupByPivot,
-    group_weight,
-)
-from paramine.pipelines.make_pairs import MakePairs, make_pairs, pair_id
-from paramine.pipelines.postfilter import PostFilter, postfilter_reason
-from paramine.pipelines.prefilter import Prefilter, PrefilterOptions, prefilter_reason
-from paramine.pipelines.score import ThresholdFilter
+from paramine.pipelines.core.accounting import CountStage, counts_from_rows
+from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.stages.group_by_pivot import GROUP
+from paramine.pipelines.stages.make_pairs import MakePairs, make_pairs, pair_id
+from paramine.pipelines.stages.postfilter import PostFilter, postfilter_reason
+from paramine.pipelines.stages.prefilter import Prefilter, PrefilterOptions, prefilter_reason
+from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
+from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
@@ -137,7 +133,7 @@ class TestGroupByPivot:
             ]
 
         with TestPipeline(runner="FnApiRunner") as p:
-            result = p | beam.Create(elements) | GroupByPivot(max_group_size=50)
+            result = p | beam.Create(elements) | RegroupByPivot(max_group_size=50)
             assert_that(result.kept, one_group, label="Kept")
             rows = result | CountStage(GROUP, weight=group_weight)
             expected = {
@@ -166,7 +162,7 @@ class TestGroupByPivot:
 
     def test_cap_below_two_is_refused(self) -> None:
         with pytest.raises(ValueError, match="at least 2"):
-            GroupByPivot(max_group_size=1)
+            RegroupByPivot(max_group_size=1)
 
 
 def _fold(fn: CandidateGroupFn, elements: list[ScoredPair]):

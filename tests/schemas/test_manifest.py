@@ -55,7 +55,7 @@ def test_balanced_books_have_no_errors() -> None:
 
 def test_a_stage_that_loses_records_is_named() -> None:
     counts = balanced()
-    counts["group"]["in"] = 7  # one candidate vanished inside GroupByPivot
+    counts["group"]["in"] = 7  # one candidate vanished inside RegroupByPivot
     errors = accounting_errors(counts)
     assert any(e.startswith("group: in=7") for e in errors)
     assert any("threshold kept 6 but group took in 7" in e for e in errors)

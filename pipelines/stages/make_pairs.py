@@ -7,11 +7,13 @@ import random
 from collections.abc import Iterator
 
 import apache_beam as beam
-from paramine.pipelines.config import PAIR_MODES
-from paramine.pipelines.group_by_pivot import Group
-from paramine.pipelines.postfilter import trivial_reason
+from paramine.pipelines.core.groups import Group
+from paramine.pipelines.core.text import trivial_reason
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ParaphrasePair, ScoredPair
+
+#: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
+PAIR_MODES = ("cover", "all")
 
 
 def pair_id(lang: str, a: str, b: str) -> str:

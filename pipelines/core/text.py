@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING
 
 from paramine.schemas.errors import UsageError
 from paramine.schemas.languages import canonical_language, language_aliases
-from paramine.schemas.text_keys import comparison_key, edit_similarity, normalize
+from paramine.schemas.text_keys import (
+    comparison_key,
+    edit_similarity,
+    inflection_variants,
+    normalize,
+)
 
 if TYPE_CHECKING:
     from nltk.tokenize.destructive import NLTKWordTokenizer
@@ -232,3 +237,21 @@ def sentence_count(text: str, lang: str) -> int:
     if not text or text.isspace():
         return 0
     return sum(1 for _ in _sentence_tokenizer(lang).span_tokenize(text))
+
+
+def trivial_reason(a: str, b: str, near_equal: float, drop_inflections: bool = False) -> str:
+    """Return why two sentences make a trivial pair, or ``""`` if they do not.
+
+    Word-ending variants ("Paliłem." / "Paliłam.") are settled by
+    ``drop_inflections`` alone, however long the sentence: one changed
+    ending in a long sentence is as near-equal as a changed comma, and
+    would otherwise be dropped as ``near_equal`` while a short variant is
+    kept.
+    """
+    if comparison_key(a) == comparison_key(b):
+        return "equal_after_normalization"
+    if inflection_variants(a, b):
+        return "inflection_variant" if drop_inflections else ""
+    if edit_similarity(a, b) >= near_equal:
+        return "near_equal"
+    return ""

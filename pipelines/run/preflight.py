@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from paramine.pipelines.config import MineConfig
-from paramine.pipelines.dataset_output import DatasetOutput
-from paramine.pipelines.fingerprint import fingerprint
 from paramine.pipelines.formats import Shard, resolve_inputs
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.input_fingerprint import fingerprint
+from paramine.pipelines.run.output import DatasetOutput
 from paramine.schemas.errors import InputError, ModelError, ParamineError
 
 

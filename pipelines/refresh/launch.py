@@ -11,7 +11,7 @@ One run:
 2. **Plan.** The inputs resolve to shards; each is fingerprinted and compared
    with the shards the last commit recorded: new, changed, removed or
    unchanged. Nothing new, changed or removed: nothing is committed.
-3. **Mine** (pipelines/refresh_job.py): the new shards are read, the rows of
+3. **Mine** (pipelines/refresh/job.py): the new shards are read, the rows of
    changed and removed shards leave the state, and every pivot whose pairs
    can change is mined again from the union of the old and the new rows;
    workers write the buckets of those pivots as new files.
@@ -44,10 +44,10 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
-from paramine.pipelines.accounting import counts_from_rows
-from paramine.pipelines.config import DEFAULT_MODEL, DEFAULT_RUNNER, MineConfig
-from paramine.pipelines.fingerprint import fingerprint
+from paramine.pipelines.core.accounting import counts_from_rows
 from paramine.pipelines.formats import Shard
+from paramine.pipelines.run.config import DEFAULT_MODEL, DEFAULT_RUNNER, MineConfig
+from paramine.pipelines.run.input_fingerprint import fingerprint
 from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import (
     AccountingError,
@@ -564,7 +564,7 @@ def _describe(plan: Plan) -> list[str]:
 
 
 def _counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    from paramine.pipelines.refresh_job import REFRESH_STAGES
+    from paramine.pipelines.refresh.launch.job import REFRESH_STAGES
 
     counts = counts_from_rows([tuple(row) for row in summary["counts"]])
     errors = stage_accounting_errors(counts, REFRESH_STAGES)
@@ -602,10 +602,11 @@ def refresh(
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from deltalake.exceptions import CommitFailedError
-    from paramine.pipelines import dataflow, mine
-    from paramine.pipelines.preflight import check_inputs, check_model
-    from paramine.pipelines.refresh_job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
-    from paramine.pipelines.write_dataset import encoding_figures
+    from paramine.pipelines.refresh.launch.job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
+    from paramine.pipelines.run import deploy as dataflow
+    from paramine.pipelines.run import mine
+    from paramine.pipelines.run.preflight import check_inputs, check_model
+    from paramine.pipelines.stages.write_dataset import encoding_figures
 
     out = log or sys.stderr
     root = config.output

@@ -24,14 +24,15 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
-#: The environment variable that names the progress file of the current run.
-PROGRESS_ENV = "PARAMINE_PROGRESS_FILE"
-#: Most seconds a worker holds counts before appending them.
-FLUSH_SECONDS = 0.5
+from paramine.pipelines.core.tap import (
+    PROGRESS_ENV,
+    _taps,
+    worker_tap,
+)
+
 #: How often the launcher redraws the bar (the issue asks for <= 2 s).
 REFRESH_SECONDS = 0.5
 #: How often the launcher logs a plain line when stderr is not a terminal.
@@ -100,115 +101,6 @@ def restore_env(previous: dict[str, str | None]) -> None:
 
 
 # ----------------------------------------------------------------- workers
-
-
-class Tap:
-    """Counts bytes and pairs read in one process and appends them to the progress file.
-
-    Args:
-        path: The progress file, or ``""`` for a tap that counts nothing.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._bytes = 0
-        self._pairs = 0
-        self._last = time.monotonic()
-        self._lock = threading.Lock()
-
-    def __bool__(self) -> bool:
-        return bool(self.path)
-
-    def add(self, nbytes: int = 0, pairs: int = 0) -> None:
-        """Count ``nbytes`` input bytes and ``pairs`` aligned pairs read."""
-        if not self.path:
-            return
-        with self._lock:
-            self._bytes += nbytes
-            self._pairs += pairs
-        if time.monotonic() - self._last >= FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        """Append what was counted since the last flush."""
-        if not self.path:
-            return
-        with self._lock:
-            nbytes, pairs = self._bytes, self._pairs
-            self._bytes = self._pairs = 0
-            self._last = time.monotonic()
-        if not nbytes and not pairs:
-            return
-        try:
-            # One short O_APPEND write: atomic between processes on local disks.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, f"{nbytes} {pairs}\n".encode())
-            finally:
-                os.close(fd)
-        except OSError:
-            # The run is over (file removed) or progress is not wanted here:
-            # progress must never fail a run.
-            self.path = ""
-
-
-_taps: dict[str, Tap] = {}
-_taps_lock = threading.Lock()
-_NO_TAP = Tap("")
-
-
-def worker_tap() -> Tap:
-    """The tap of the current run in this process; a no-op tap when there is none."""
-    path = os.environ.get(PROGRESS_ENV, "")
-    if not path:
-        return _NO_TAP
-    tap = _taps.get(path)
-    if tap is None:
-        with _taps_lock:
-            tap = _taps.setdefault(path, Tap(path))
-    return tap
-
-
-class _CountingReader:
-    """A file object that counts the bytes read through it on a tap."""
-
-    def __init__(self, raw: IO[bytes], tap: Tap) -> None:
-        self._raw = raw
-        self._tap = tap
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._raw.read(size)
-        self._tap.add(len(data))
-        return data
-
-    def read1(self, size: int = -1) -> bytes:
-        read1 = getattr(self._raw, "read1", self._raw.read)
-        data = read1(size)
-        self._tap.add(len(data))
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
-        self._tap.add(n or 0)
-        return n
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._raw)
-
-
-def count_reads(raw: IO[bytes]) -> IO[bytes]:
-    """Return ``raw``, counting the (still compressed) bytes read from it when a run shows progress.
-
-    Readers wrap the raw file right after opening it, so the count is of the
-    bytes on disk, the same unit as the input files' sizes.
-    """
-    tap = worker_tap()
-    if not tap:
-        return raw
-    return _CountingReader(raw, tap)  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------- launcher

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import apache_beam as beam
-from paramine.pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
-from paramine.pipelines.text import comparison_key, edit_similarity
+from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.text import (
+    trivial_reason,
+)
 from paramine.schemas.records import ParaphrasePair
 from paramine.schemas.stages import PARAPHRASE_PAIR, Stage
-from paramine.schemas.text_keys import inflection_variants
 
 POSTFILTER = Stage(
     "postfilter",
@@ -17,24 +18,6 @@ POSTFILTER = Stage(
     ("equal_after_normalization", "near_equal", "inflection_variant", "duplicate_across_groups"),
     "drop trivial pairs and the same unordered pair made by two groups",
 )
-
-
-def trivial_reason(a: str, b: str, near_equal: float, drop_inflections: bool = False) -> str:
-    """Return why two sentences make a trivial pair, or ``""`` if they do not.
-
-    Word-ending variants ("Paliłem." / "Paliłam.") are settled by
-    ``drop_inflections`` alone, however long the sentence: one changed
-    ending in a long sentence is as near-equal as a changed comma, and
-    would otherwise be dropped as ``near_equal`` while a short variant is
-    kept.
-    """
-    if comparison_key(a) == comparison_key(b):
-        return "equal_after_normalization"
-    if inflection_variants(a, b):
-        return "inflection_variant" if drop_inflections else ""
-    if edit_similarity(a, b) >= near_equal:
-        return "near_equal"
-    return ""
 
 
 def postfilter_reason(

@@ -6,7 +6,7 @@ state table | "Retract" (rows of changed or removed shards leave) -+-> "Affected
   the pivots whose pairs can change: those with a new or retracted  |
   row, and those that share a candidate with one (its rival pivots) |
                                                                     v
-  GroupCandidates | score (stored cosine, or encode) | Contest | Threshold
+  GroupByPivot | score (stored cosine, or encode) | Contest | Threshold
   | Coherence | RegroupByPivot | MakePairs (cover: keep the old pairs) | PostFilter
                                                                     |
   every bucket that holds an affected pivot is written again, whole: v
@@ -19,7 +19,7 @@ input would write. A row that was scored once keeps its cosine in the state
 and is not encoded again, unless the run needs vectors (margin scoring and
 group coherence, with ``--threshold auto``). Workers write the bucket files
 into the tables' folders, where nothing reads them until the launcher
-commits them (pipelines/refresh.py).
+commits them (pipelines/refresh/launch.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import apache_beam as beam
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
-from paramine.pipelines.accounting import (
+from paramine.pipelines.core.accounting import (
     DROPPED,
     ENCODING,
     TABLE,
@@ -43,30 +43,24 @@ from paramine.pipelines.accounting import (
     Dropper,
     StageResult,
 )
-from paramine.pipelines.calibrate import SummarizeScores
-from paramine.pipelines.config import MineConfig
+from paramine.pipelines.core.groups import Group, pivot_key
+from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.formats import Shard
-from paramine.pipelines.group_by_pivot import (
-    GROUP,
-    Group,
-    GroupByPivot,
-    GroupCandidates,
-    pivot_key,
-)
-from paramine.pipelines.make_pairs import MakePairs, extend_cover
 from paramine.pipelines.mine_paraphrases import (
     MINE_STAGES,
+    ScoreGroups,
+    ThresholdRecord,
     count_mined_groups,
-    mine_groups,
-    optional_singleton,
     prefilter_options,
     reader_options,
-    threshold_record,
 )
-from paramine.pipelines.postfilter import POSTFILTER, PostFilter
-from paramine.pipelines.prefilter import PREFILTER, Prefilter
-from paramine.pipelines.read_bitext import READ, ReadBitext
-from paramine.pipelines.text import comparison_key
+from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.stages.group_by_pivot import GROUP, GroupByPivot
+from paramine.pipelines.stages.make_pairs import MakePairs, extend_cover
+from paramine.pipelines.stages.postfilter import POSTFILTER, PostFilter
+from paramine.pipelines.stages.prefilter import PREFILTER, Prefilter
+from paramine.pipelines.stages.read_bitext import READ, ReadBitext
+from paramine.pipelines.stages.regroup_by_pivot import RegroupByPivot
 from paramine.schemas.dataset import REJECTS_SCHEMA, pair_row, reject_row
 from paramine.schemas.records import AlignedPair, ParaphrasePair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -302,7 +296,7 @@ class AffectedPivots(beam.PTransform):
     A pivot is affected when it has a new or retracted row (its group
     changed), or when one of its candidates is also the candidate of such a
     pivot's row (a rival pivot that joined, left, or became a group: the
-    contest of ``pipelines/rivals.py`` may now decide otherwise).
+    contest of ``pipelines/stages/contest_candidates.py`` may now decide otherwise).
 
     Args:
         current: Every aligned pair after the change (state kept + new).
@@ -421,31 +415,22 @@ class RefreshParaphrases(beam.PTransform):
         config, job = self.config, self.job
         p = pbegin.pipeline
         buckets = job.buckets
-        score = config.resolved_score()
-        margin = config.threshold == "auto" and score == "margin"
-        coherent_check = config.threshold == "auto" and (
-            config.coherence_min_group is not None or config.group_support is not None
-        )
         # Margin rescoring, the contest's relative rule and the group checks
         # need the vectors of every candidate of a changed group; otherwise a
         # stored cosine stands.
+        coherent_check = config.calibrated and (
+            config.coherence_min_group is not None or config.group_support is not None
+        )
         needs_vectors = (
-            margin
+            config.margin
             or coherent_check
             or config.rival_margin is not None
             or config.hard_negative_accept is not None
         )
 
-        # New input, read and prefiltered as by `paramine mine`.
-        if job.shards:
-            read = pbegin | "ReadBitext" >> ReadBitext(list(job.shards), reader_options(config))
-            read_kept, read_dropped = read.kept, read.dropped
-            rejected, repairs = read.rejected, read.repairs
-        else:
-            read_kept = p | "NothingToRead" >> beam.Create([])
-            read_dropped = p | "NoReadDrops" >> beam.Create([])
-            rejected = p | "NoRejects" >> beam.Create([])
-            repairs = p | "NoRepairs" >> beam.Create([])
+        # New input (perhaps none), read and prefiltered as by `paramine mine`.
+        read = pbegin | "ReadBitext" >> ReadBitext(list(job.shards), reader_options(config))
+        read_kept, rejected = read.kept, read.rejected
         prefiltered = read_kept | "Prefilter" >> Prefilter(prefilter_options(config))
         new = prefiltered.kept
 
@@ -486,12 +471,12 @@ class RefreshParaphrases(beam.PTransform):
         affected_pairs = affected.kept | "AffectedPairs" >> beam.Map(lambda r: r.pair)
 
         # Mining, as in MineParaphrases, on the affected pivots.
-        grouped = affected_pairs | "GroupByPivot" >> GroupCandidates(config.max_group_size)
+        grouped = affected_pairs | "GroupByPivot" >> GroupByPivot(config.max_group_size)
         known = None
         if not needs_vectors:
             known = rows | "StoredCosines" >> StoredCosines()
-        core = mine_groups(config, grouped.kept, current, known=known)
-        groups = core.coherent.kept | "RegroupByPivot" >> GroupByPivot(config.max_group_size)
+        core = grouped.kept | "ScoreGroups" >> ScoreGroups(config, current, known=known)
+        groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
 
         # The old pairs: carried where their pivot is not affected, handed to
         # the new group where it is (cover keeps those still whole).
@@ -597,30 +582,27 @@ class RefreshParaphrases(beam.PTransform):
         )
 
         counts = (
-            StageResult(read_kept, read_dropped) | "CountRead" >> CountStage(READ),
+            StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
             prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read_kept),
             state | "CountState" >> CountStage(STATE, taken_in=old_rows),
             affected | "CountAffected" >> CountStage(AFFECTED, taken_in=rows),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=affected.kept),
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=made),
-            repairs,
+            read.repairs,
             core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
             staying | "CountStaying" >> CountNote(TABLE, "old_pairs_kept"),
             gone | "CountGone" >> CountNote(TABLE, "old_pairs_replaced"),
             state_rows | "CountStateRows" >> CountNote(TABLE, "state_rows_written"),
             pair_rows | "CountPairRows" >> CountNote(TABLE, "pair_rows_written"),
         ) | "AllCounts" >> beam.Flatten()
-        true_scores = core.scored | "SummarizeScores" >> SummarizeScores()
+        threshold = p | "ThresholdRecord" >> ThresholdRecord(core)
         summary_url = job.summary_url
 
         def write_summary(_: None, **side: Any) -> str:
-            threshold = threshold_record(
-                None, side["threshold"], side["scores"], side["coherence"], side["hard_negative"]
-            )
             record = {
                 "counts": [list(row) for row in side["counts"]],
-                "threshold": threshold,
+                "threshold": side["threshold"],
                 "rejects": {
                     "files": sorted(side["rejects"]),
                     "written": dict(sorted(side["written"])),
@@ -638,10 +620,7 @@ class RefreshParaphrases(beam.PTransform):
             >> beam.Map(
                 write_summary,
                 counts=beam.pvalue.AsList(counts),
-                threshold=beam.pvalue.AsSingleton(core.threshold),
-                scores=beam.pvalue.AsSingleton(true_scores),
-                coherence=optional_singleton(p, "NoCut", core.coherence),
-                hard_negative=optional_singleton(p, "NoHardNegativeCut", core.hard_negative),
+                threshold=beam.pvalue.AsSingleton(threshold),
                 rejects=beam.pvalue.AsList(reject_files),
                 written=beam.pvalue.AsList(written_rejects),
                 state=beam.pvalue.AsList(state_files),

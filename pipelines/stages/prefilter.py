@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import apache_beam as beam
-from paramine.pipelines.accounting import DROPPED, Dropper, KeepFirst, StageResult
-from paramine.pipelines.text import comparison_key, normalize, sentence_count, word_count
+from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.text import comparison_key, normalize, sentence_count, word_count
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

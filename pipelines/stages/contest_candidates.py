@@ -33,9 +33,9 @@ from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.group_by_pivot import pivot_key
-from paramine.pipelines.text import comparison_key
+from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -77,7 +77,7 @@ def _rivals_of(keyed: tuple[str, dict[str, Iterable[Any]]]) -> Iterator[AlignedP
 class RivalPairs(beam.PTransform):
     """The aligned pairs that pit a grouped candidate against another pivot.
 
-    Applied to the prefiltered pairs; ``grouped`` is what ``GroupCandidates``
+    Applied to the prefiltered pairs; ``grouped`` is what ``GroupByPivot``
     kept. Output: at most ``MAX_RIVALS`` pairs per grouped candidate whose
     pivot is not one of its grouped pivots. They are evidence for the
     contest, not records of the run: they are scored and never written.

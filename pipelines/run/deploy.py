@@ -287,7 +287,7 @@ class Deployment(NamedTuple):
 def apply(job: Any, beam_args: list[str]) -> Deployment:
     """Check the deployment flags for the chosen runner and return what to run with.
 
-    Called by ``paramine.pipelines.mine`` before the pipeline is built.
+    Called by ``paramine.pipelines.run.mine`` before the pipeline is built.
 
     Args:
         job: The run's ``MineConfig``; the returned copy has

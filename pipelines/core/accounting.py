@@ -23,7 +23,7 @@ KEPT = "kept"
 REPAIRS = "repairs"
 #: Figures of the encoder (texts encoded), beside the ledgers like repairs.
 ENCODING = "encoding"
-#: Figures of a refresh's rewrite of its table (pipelines/refresh_job.py):
+#: Figures of a refresh's rewrite of its table (pipelines/refresh/job.py):
 #: old pairs written again as they were, old pairs replaced, rows written.
 TABLE = "table"
 #: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the

@@ -26,8 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``paramine report``."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from paramine.pipelines.progress import silence_third_party
     from paramine.pipelines.report.build import REPORT_NAME, build_report
+    from paramine.pipelines.run.progress import silence_third_party
 
     silence_third_party()
     try:

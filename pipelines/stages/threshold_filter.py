@@ -1,9 +1,9 @@
 """ThresholdFilter: keep the pairs whose score reaches the cut.
 
-The score is the cross-lingual cosine (``ScoreByText``, pipelines/encode_texts.py)
+The score is the cross-lingual cosine (``ScoreByText``, pipelines/stages/encode_texts.py)
 or, with ``--score margin``, the ratio margin (``MarginScore``,
-pipelines/margin.py); the cut is a fixed number or the calibrated one
-(pipelines/calibrate.py).
+pipelines/core/margin.py); the cut is a fixed number or the calibrated one
+(pipelines/stages/calibrate_threshold.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import apache_beam as beam
-from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

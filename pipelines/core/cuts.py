@@ -1,42 +1,27 @@
-"""CalibrateThreshold: a cosine cut that means the same thing for every model.
+"""The maths of the cuts, shared by the stages that apply them.
 
-Cosine scales differ by model (multilingual-e5-small puts mismatched
-sentences at 0.78 on average, where the paper's 0.7 was set for
-paraphrase-xlm-r-multilingual-v1), so a fixed cut is wrong for some models.
-The data gives its own null distribution: pair a sample of candidates with
-the pivots of other pairs (a shifted alignment), score them with the same
-model, and cut at the quantile that lets through ``max_false_accept`` of
-these mismatched pairs.
+- Calibration (``CalibrateThreshold``, ``ThresholdFilter``): score the
+  calibration sample's true alignment against shifted alignments (a null
+  from the run's own data) and choose the cut that lets ``max_false_accept``
+  of the mismatched pairs through; group support's floor.
+- Group coherence (``CoherenceFilter``, ``HardNegativeCut``): the cosine
+  between candidates of one group that unrelated candidates rarely reach,
+  and the same cut calibrated on look-alike candidates of other pivots.
 
-The sample is encoded once and scored against many shifts (every shift is a
-different random pairing, since the sample is in hash order): 1000 sampled
-pairs give up to 100,000 mismatched scores for the price of encoding 2000
-texts, so the cut at a 1-2% tail rests on a thousand or more scores instead
-of a dozen.
-
-The score need not be the cosine: with ``--score margin`` the pairs carry
-ratio margins (``pipelines/margin.py``), and the sample's aligned and shifted
-pairs are scored by the same margin against the same background, so the cut
-is a quantile of the null on the scale it is applied to.
-
-With ``support`` the calibration also sets the cuts of group support
-(``support_record``): a looser *floor* on the same null, and the cosine that
-only a tenth of ``max_false_accept`` of unrelated candidates reach.
+The margin's maths is in ``margin.py`` beside this module. Nothing here
+builds a pipeline: plain functions over vectors and pairs, tested as such.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-import apache_beam as beam
 import numpy as np
-from paramine.pipelines.coherence import coherence_cut
-from paramine.pipelines.encode_texts import ScoreByText
-from paramine.pipelines.group_by_pivot import pivot_key
-from paramine.pipelines.report.calibration import borderline, score_histograms
-from paramine.pipelines.text import comparison_key
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.neighbours import nearest
+from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair
 
@@ -70,14 +55,6 @@ def small_sample_warning(n: int) -> str | None:
     )
 
 
-#: A function that embeds texts as unit vectors, (texts, dim).
-Embed = Callable[[list[str]], np.ndarray]
-#: A function that scores pairs from their unit vectors and their
-#: (pivot key, candidate comparison key): (pivots (n, dim), candidates
-#: (n, dim), keys) -> (n,).
-PairScorer = Callable[[np.ndarray, np.ndarray, Sequence[tuple[str, str]]], np.ndarray]
-
-
 def cosine_scores(
     pivots: np.ndarray, candidates: np.ndarray, keys: Sequence[tuple[str, str]]
 ) -> np.ndarray:
@@ -86,7 +63,7 @@ def cosine_scores(
 
 
 class Scoring:
-    """The score a run cuts on: the cosine here; ``paramine.pipelines.margin.MarginScoring`` too.
+    """The score a run cuts on: the cosine here; ``margin.MarginScoring`` too.
 
     CalibrateThreshold scores its sample's aligned and shifted pairs with
     ``scorer(sample)``, so the null distribution is on the same scale as the
@@ -275,75 +252,6 @@ def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
     return embed
 
 
-class CalibrationSample(beam.PTransform):
-    """The calibration sample: the pairs with the smallest stable hashes, in hash order.
-
-    Taken from all prefiltered pairs (it needs the true alignment of the
-    whole input, not only of the pivots that can make pairs). A combiner:
-    each worker keeps its best ``sample_size`` only.
-
-    Returns:
-        A singleton PCollection: the sample as a list of AlignedPair, in hash
-        order; an empty list when there are no pairs.
-    """
-
-    def __init__(self, sample_size: int = DEFAULT_SAMPLE) -> None:
-        super().__init__()
-        if sample_size < 1:
-            raise ValueError(f"calibration sample must be positive, got {sample_size}")
-        self.sample_size = sample_size
-
-    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
-        def in_hash_order(sample: list[AlignedPair]) -> list[AlignedPair]:
-            return sorted(sample, key=sample_rank)
-
-        return (
-            pairs
-            # Largest of the negated hash = the smallest hashes: deterministic.
-            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -sample_rank(p))
-            | "HashOrder" >> beam.Map(in_hash_order)
-        )
-
-
-def sample_texts(sample: list[AlignedPair]) -> Iterator[str]:
-    """Every text of the calibration sample, for the run's one encoding pass."""
-    for pair in sample:
-        yield pair.pivot
-        yield pair.candidate
-
-
-class EmbedSample(beam.PTransform):
-    """The calibration sample with its vectors, taken from the run's encoded texts.
-
-    The sample's texts are encoded with the run's other texts (each distinct
-    text once), and joined back here; the result is both the calibration's
-    data and the margin's background.
-
-    Args:
-        vectors: ``(text, vector)`` for at least every text of the sample.
-
-    Returns:
-        A singleton PCollection: the sample as ScoredPairs (cosines) carrying
-        their vectors, in hash order.
-    """
-
-    def __init__(self, vectors: beam.PCollection) -> None:
-        super().__init__()
-        self.vectors = vectors
-
-    def expand(self, sample: beam.PCollection) -> beam.PCollection:
-        def in_hash_order(scored: list[ScoredPair]) -> list[ScoredPair]:
-            return sorted(scored, key=lambda s: sample_rank(s.pair))
-
-        return (
-            sample
-            | "Pairs" >> beam.FlatMap(lambda pairs: pairs)
-            | "Embed" >> ScoreByText(self.vectors, keep_vectors=True)
-            | "Gather" >> beam.combiners.ToList()
-            | "HashOrder" >> beam.Map(in_hash_order)
-        )
-
-
 def support_record(
     mismatched: Sequence[float],
     sample: Sequence[ScoredPair],
@@ -385,111 +293,111 @@ def support_floor(info: dict[str, Any]) -> float:
     return float(info["value"])
 
 
-class CalibrateThreshold(beam.PTransform):
-    """Computes the cut from the embedded calibration sample (``EmbedSample``).
+#: A function that embeds texts as unit vectors, (texts, dim).
+Embed = Callable[[list[str]], np.ndarray]
+
+
+#: A function that scores pairs from their unit vectors and their
+#: (pivot key, candidate comparison key): (pivots (n, dim), candidates
+#: (n, dim), keys) -> (n,).
+PairScorer = Callable[[np.ndarray, np.ndarray, Sequence[tuple[str, str]]], np.ndarray]
+
+
+#: Shifted alignments of the sample's candidates that make the null.
+SHIFTS = 100
+#: Candidates (the lowest hashes of their comparison keys) that calibrate the
+#: hard-negative cut: the search is over them, on one worker.
+HARD_NEGATIVE_SAMPLE = 20_000
+#: Neighbours fetched per candidate to find its nearest one of another pivot.
+HARD_NEGATIVE_K = 16
+#: Fewer hard negatives than this: no cut, the check is skipped (and recorded so).
+MIN_HARD_NEGATIVES = 50
+
+
+def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:
+    """The cosine that only ``max_false_accept`` of unrelated candidate pairs reach.
 
     Args:
-        max_false_accept: Share of mismatched pairs allowed through.
-        max_shifts: Shifted alignments scored against the sample.
-        scoring: The score the cut applies to: cosine (default) or the
-            margin (``paramine.pipelines.margin.MarginScoring``).
-        support: Share of mismatched pairs above group support's floor
-            (``support_record``), or ``None``: no group support.
+        sample: The calibration sample with its vectors (``EmbedSample``).
+        max_false_accept: Share of unrelated pairs allowed at or above the cut.
 
     Returns:
-        A singleton PCollection of the threshold dict: ``value`` (the cut),
-        ``mode``, ``score``, summaries of the sample's aligned and mismatched
-        scores, ``sample`` and ``shifts``, ``support`` (``support_record``)
-        with ``support``, and ``fallback`` when there was too little data.
+        ``{"value": cut or None, "null_pairs": n}``; ``None`` when the sample
+        has fewer than two distinct candidates (the check is then skipped).
     """
-
-    def __init__(
-        self,
-        max_false_accept: float = 0.02,
-        max_shifts: int = MAX_SHIFTS,
-        scoring: Scoring | None = None,
-        support: float | None = None,
-    ) -> None:
-        super().__init__()
-        if not 0 < max_false_accept < 1:
-            raise ValueError(f"max_false_accept must be in (0, 1), got {max_false_accept}")
-        if max_shifts < 1:
-            raise ValueError(f"max_shifts must be positive, got {max_shifts}")
-        self.max_false_accept = max_false_accept
-        self.max_shifts = max_shifts
-        self.scoring = scoring or Scoring()
-        self.support = support
-
-    def expand(self, sample: beam.PCollection) -> beam.PCollection:
-        max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
-        scoring, support = self.scoring, self.support
-
-        def cut(sample: list[ScoredPair]) -> dict[str, Any]:
-            sample = sorted(sample, key=lambda s: sample_rank(s.pair))
-            scorer = scoring.scorer(sample) if sample else cosine_scores
-            scores = score_sample(
-                [s.pair for s in sample], sample_embedder(sample), max_shifts, scorer
-            )
-            info = choose_cut(
-                scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
-            )
-            if support is not None and "fallback" not in info:
-                info["support"] = support_record(
-                    scores["mismatched"], sample, support, max_false_accept
-                )
-            n = len(scores["aligned"])
-            warning = small_sample_warning(n)
-            if warning:
-                info["warning"] = warning
-            report = {
-                "histograms": score_histograms(
-                    aligned_sample=scores["aligned"], mismatched=scores["mismatched"]
-                ),
-                "borderline": borderline(
-                    [s.pair for s in sample], scores["aligned"], float(info["value"])
-                ),
-            }
-            return {
-                **info,
-                **scoring.record(),
-                **report,
-                "sample": n,
-                "shifts": shift_count(n, max_shifts),
-            }
-
-        return sample | "ChooseCut" >> beam.Map(cut)
+    vectors: dict[str, np.ndarray] = {}
+    for scored in sample:
+        key = comparison_key(scored.pair.candidate)
+        if scored.candidate_vector is not None and key not in vectors:
+            vectors[key] = np.asarray(scored.candidate_vector, dtype="float32")
+    if len(vectors) < 2:
+        return {"value": None, "null_pairs": 0}
+    matrix = np.stack(list(vectors.values()))  # (candidates, dim)
+    n = len(matrix)
+    null = np.concatenate(
+        [
+            np.einsum("ij,ij->i", matrix, np.roll(matrix, shift, axis=0))
+            for shift in range(1, min(SHIFTS, n - 1) + 1)
+        ]
+    )  # (candidates * shifts,)
+    return {
+        "value": round(float(np.quantile(null, 1.0 - max_false_accept)), 6),
+        "null_pairs": len(null),
+    }
 
 
-class SummarizeScores(beam.PTransform):
-    """Count, mean and percentiles of the true alignment's scores, for the manifest.
+def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float) -> dict[str, Any]:
+    """The cosine that only ``max_accept`` of the run's hard negatives reach.
 
-    Approximate quantiles: bounded memory however many pairs a run scores.
+    Args:
+        members: ``(candidate key, pivot key, vector)`` of kept candidates; a
+            candidate of several pivots comes once per pivot.
+        max_accept: Share of hard negatives allowed at or above the cut.
+
+    Returns:
+        ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
+        ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
     """
+    pivots: dict[str, set[str]] = {}
+    vectors: dict[str, Any] = {}
+    for candidate, pivot, vector in members:
+        pivots.setdefault(candidate, set()).add(pivot)
+        vectors.setdefault(candidate, vector)
+    keys = sorted(vectors)  # the same pool, in the same order, on any runner
+    record: dict[str, Any] = {"value": None, "hard_negatives": 0, "accept": max_accept}
+    if len(keys) < 2:
+        return record
+    pool = np.stack([np.asarray(vectors[k], dtype="float32") for k in keys])  # (n, dim)
+    scores, ids = nearest(pool, pool, min(HARD_NEGATIVE_K, len(keys)))
+    negatives = []
+    for row, key in enumerate(keys):
+        for score, other in zip(scores[row], ids[row], strict=True):
+            # The nearest candidate that shares no pivot with this one.
+            if other >= 0 and other != row and not pivots[keys[other]] & pivots[key]:
+                negatives.append(float(score))
+                break
+    record["hard_negatives"] = len(negatives)
+    if len(negatives) >= MIN_HARD_NEGATIVES:
+        cut = np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")
+        record["value"] = round(float(cut), 6)
+    return record
 
-    def expand(self, scored: beam.PCollection) -> beam.PCollection:
-        scores = scored | "Scores" >> beam.Map(lambda s: s.score)
-        percentiles = scores | "Percentiles" >> beam.ApproximateQuantiles.Globally(101)
-        mean = scores | "Mean" >> beam.combiners.Mean.Globally()
-        count = scores | "Count" >> beam.combiners.Count.Globally()
 
-        def summary(_: None, p: list[float], mean: float, n: int) -> dict[str, Any]:
-            if not n:
-                return {"n": 0}
-            picks = {"q02": 2, "q05": 5, "q25": 25, "q50": 50, "q75": 75, "q95": 95, "q98": 98}
-            return {
-                "n": n,
-                "mean": round(float(mean), 4),
-                **{name: round(float(p[i]), 4) for name, i in picks.items()},
-            }
+def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:
+    """Whether a candidate below the cut has a mate at least ``support`` close."""
+    if support is None or not mates:
+        return False
+    return bool(max(float(np.dot(vector, mate)) for mate in mates) >= support)
 
-        return (
-            scored.pipeline
-            | "Once" >> beam.Create([None])
-            | "Summarize"
-            >> beam.Map(
-                summary,
-                beam.pvalue.AsSingleton(percentiles),
-                beam.pvalue.AsSingleton(mean),
-                beam.pvalue.AsSingleton(count),
-            )
-        )
+
+def outliers(vectors: np.ndarray, cut: float) -> np.ndarray:
+    """Which rows are below ``cut`` in cosine to every other row (a boolean mask)."""
+    return closest_other(vectors) < cut
+
+
+def closest_other(vectors: np.ndarray) -> np.ndarray:
+    """Each row's largest cosine to another row (``-inf`` for a lone row)."""
+    similarities = vectors @ vectors.T  # (candidates, candidates)
+    np.fill_diagonal(similarities, -np.inf)
+    result: np.ndarray = similarities.max(axis=1)
+    return result

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from paramine.pipelines import dataflow
-from paramine.pipelines.config import DEFAULT_RUNNER, MineConfig, parse_command_line
+from paramine.pipelines.run import deploy as dataflow
+from paramine.pipelines.run.config import DEFAULT_RUNNER, MineConfig, parse_command_line
 from paramine.schemas.errors import InputError, UsageError
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
@@ -164,14 +164,14 @@ def run_config(
         print(dataflow.describe(deployment), file=sys.stderr)
         raise SystemExit(0)
 
-    from paramine.pipelines.preflight import check_run
+    from paramine.pipelines.run.preflight import check_run
 
     checked = check_run(config)
 
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
-    from paramine.pipelines.write_dataset import WriteDataset
+    from paramine.pipelines.stages.write_dataset import WriteDataset
 
     base = {
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -192,9 +192,9 @@ def run_config(
     }
     if mined.scored is not None:
         tables["scored"] = mined.scored
-    from paramine.pipelines.progress import RunProgress, input_bytes
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
+    from paramine.pipelines.run.progress import RunProgress, input_bytes
     from paramine.schemas.manifest import read_manifest
 
     # The run writes beside --output, report included; the dataset is swapped

@@ -9,7 +9,7 @@ from typing import Any
 import apache_beam as beam
 import fsspec
 import pyarrow.parquet as pq
-from paramine.pipelines.accounting import counts_from_rows
+from paramine.pipelines.core.accounting import counts_from_rows
 from paramine.schemas.dataset import (
     PAIRS_SCHEMA,
     REJECTS_SCHEMA,

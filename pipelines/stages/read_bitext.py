@@ -20,9 +20,9 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.combiners import TopCombineFn
-from paramine.pipelines.accounting import DROPPED, REPAIRS, Dropper
+from paramine.pipelines.core.accounting import DROPPED, REPAIRS, Dropper
+from paramine.pipelines.core.tap import worker_tap
 from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
-from paramine.pipelines.progress import worker_tap
 from paramine.schemas.records import AlignedPair, Rejected
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

@@ -21,13 +21,13 @@ unrelated candidates reach) to a group-mate that passed the cut; others are
 dropped (reason ``unsupported``). A loose but right translation ("Hladuju."
 for "I'm hungry.", beside "Mám hlad.") scores low against its pivot and high
 against its mates; a misaligned line scores low against both. Both cuts come
-from the calibration sample (``pipelines/calibrate.py``, ``support_record``).
+from the calibration sample (``pipelines/stages/calibrate_threshold.py``, ``support_record``).
 
 ``--hard-negative-accept`` adds a stricter check of the same kind to groups of
 two or more: a candidate with no group-mate as close as the run's *hard
 negatives* is dropped (reason ``hard_negative``). A hard negative is a kept
 candidate and its nearest kept candidate of another pivot (faiss,
-pipelines/neighbours.py): similar-looking sentences that translate different
+pipelines/core/neighbours.py): similar-looking sentences that translate different
 sentences, the plausible misalignment that unrelated pairs do not model.
 ``HardNegativeCut`` calibrates that cut on the run's own groups; the
 measured trade-off, and why it is off by default, are in docs/thresholds.md.
@@ -35,15 +35,20 @@ measured trade-off, and why it is off by default, are in docs/thresholds.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from paramine.pipelines.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.group_by_pivot import pivot_key
-from paramine.pipelines.neighbours import nearest
-from paramine.pipelines.text import comparison_key
+from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.cuts import (
+    HARD_NEGATIVE_SAMPLE,
+    closest_other,
+    hard_negative_cut,
+    supported,
+)
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -59,108 +64,6 @@ COHERENCE = Stage(
     "--hard-negative-accept, in a group of two or more, one no closer to any other than the "
     "run's hard negatives are",
 )
-
-#: Shifted alignments of the sample's candidates that make the null.
-SHIFTS = 100
-
-#: Candidates (the lowest hashes of their comparison keys) that calibrate the
-#: hard-negative cut: the search is over them, on one worker.
-HARD_NEGATIVE_SAMPLE = 20_000
-
-#: Neighbours fetched per candidate to find its nearest one of another pivot.
-HARD_NEGATIVE_K = 16
-
-#: Fewer hard negatives than this: no cut, the check is skipped (and recorded so).
-MIN_HARD_NEGATIVES = 50
-
-
-def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:
-    """The cosine that only ``max_false_accept`` of unrelated candidate pairs reach.
-
-    Args:
-        sample: The calibration sample with its vectors (``EmbedSample``).
-        max_false_accept: Share of unrelated pairs allowed at or above the cut.
-
-    Returns:
-        ``{"value": cut or None, "null_pairs": n}``; ``None`` when the sample
-        has fewer than two distinct candidates (the check is then skipped).
-    """
-    vectors: dict[str, np.ndarray] = {}
-    for scored in sample:
-        key = comparison_key(scored.pair.candidate)
-        if scored.candidate_vector is not None and key not in vectors:
-            vectors[key] = np.asarray(scored.candidate_vector, dtype="float32")
-    if len(vectors) < 2:
-        return {"value": None, "null_pairs": 0}
-    matrix = np.stack(list(vectors.values()))  # (candidates, dim)
-    n = len(matrix)
-    null = np.concatenate(
-        [
-            np.einsum("ij,ij->i", matrix, np.roll(matrix, shift, axis=0))
-            for shift in range(1, min(SHIFTS, n - 1) + 1)
-        ]
-    )  # (candidates * shifts,)
-    return {
-        "value": round(float(np.quantile(null, 1.0 - max_false_accept)), 6),
-        "null_pairs": len(null),
-    }
-
-
-def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float) -> dict[str, Any]:
-    """The cosine that only ``max_accept`` of the run's hard negatives reach.
-
-    Args:
-        members: ``(candidate key, pivot key, vector)`` of kept candidates; a
-            candidate of several pivots comes once per pivot.
-        max_accept: Share of hard negatives allowed at or above the cut.
-
-    Returns:
-        ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
-        ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
-    """
-    pivots: dict[str, set[str]] = {}
-    vectors: dict[str, Any] = {}
-    for candidate, pivot, vector in members:
-        pivots.setdefault(candidate, set()).add(pivot)
-        vectors.setdefault(candidate, vector)
-    keys = sorted(vectors)  # the same pool, in the same order, on any runner
-    record: dict[str, Any] = {"value": None, "hard_negatives": 0, "accept": max_accept}
-    if len(keys) < 2:
-        return record
-    pool = np.stack([np.asarray(vectors[k], dtype="float32") for k in keys])  # (n, dim)
-    scores, ids = nearest(pool, pool, min(HARD_NEGATIVE_K, len(keys)))
-    negatives = []
-    for row, key in enumerate(keys):
-        for score, other in zip(scores[row], ids[row], strict=True):
-            # The nearest candidate that shares no pivot with this one.
-            if other >= 0 and other != row and not pivots[keys[other]] & pivots[key]:
-                negatives.append(float(score))
-                break
-    record["hard_negatives"] = len(negatives)
-    if len(negatives) >= MIN_HARD_NEGATIVES:
-        cut = np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")
-        record["value"] = round(float(cut), 6)
-    return record
-
-
-def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:
-    """Whether a candidate below the cut has a mate at least ``support`` close."""
-    if support is None or not mates:
-        return False
-    return bool(max(float(np.dot(vector, mate)) for mate in mates) >= support)
-
-
-def outliers(vectors: np.ndarray, cut: float) -> np.ndarray:
-    """Which rows are below ``cut`` in cosine to every other row (a boolean mask)."""
-    return closest_other(vectors) < cut
-
-
-def closest_other(vectors: np.ndarray) -> np.ndarray:
-    """Each row's largest cosine to another row (``-inf`` for a lone row)."""
-    similarities = vectors @ vectors.T  # (candidates, candidates)
-    np.fill_diagonal(similarities, -np.inf)
-    result: np.ndarray = similarities.max(axis=1)
-    return result
 
 
 class _CoherenceFn(beam.DoFn):

@@ -22,7 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paramine.encoders.backends import BACKENDS, QUANTIZATIONS
-from paramine.pipelines.dataflow import GPU_TYPES
+from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
+from paramine.pipelines.formats.base import (
+    DEFAULT_MAX_REJECTS_PER_REASON,
+    DEFAULT_SPLIT_BYTES,
+    INVALID_UTF8_POLICIES,
+    LENGTH_MISMATCH_POLICIES,
+    MALFORMED_XML_POLICIES,
+    XCES_LINK_POLICIES,
+)
+from paramine.pipelines.run.deploy import GPU_TYPES
+from paramine.pipelines.stages.make_pairs import PAIR_MODES
 from paramine.schemas.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -36,20 +46,8 @@ DEFAULT_MODEL = "e5-small"
 DEFAULT_RUNNER = "FnApiRunner"
 
 INPUT_FORMATS = ("auto", "moses", "tsv", "tmx", "xces", "czeng")
-INVALID_UTF8_POLICIES = ("replace", "reject")
-LENGTH_MISMATCH_POLICIES = ("error", "reject_tail")
-XCES_LINK_POLICIES = ("one_to_one", "join")
-MALFORMED_XML_POLICIES = ("error", "reject")
-DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
-#: Reject rows written per (reason, shard); every reject is counted.
-DEFAULT_MAX_REJECTS_PER_REASON = 1000
 SCORES = ("cosine", "margin")
-PAIR_MODES = ("cover", "all")
 DEVICES = ("auto", "cpu", "cuda")
-#: Neighbours averaged per side in the ratio margin (pipelines/margin.py):
-#: k = 4, 8 and 16 gave the same recall on Tatoeba eng-pol and ces-eng (within
-#: one candidate); 8 passed the least noise on ces-eng.
-DEFAULT_MARGIN_K = 8
 GPU_MODES = ("one_sdk_process", "mps", "shared_model")
 
 
@@ -58,18 +56,18 @@ GPU_MODES = ("one_sdk_process", "mps", "shared_model")
 # raises ValueError with what is allowed; the flag's name is added by the caller.
 
 
-def parse_threshold(value: Any) -> str:
-    """``auto``, or a cosine in [-1, 1] (kept as its text, as the manifest records it)."""
+def parse_threshold(value: Any) -> float | str:
+    """``"auto"``, or a cosine in [-1, 1] as a float."""
     text = str(value).strip()
     if text == "auto":
-        return text
+        return "auto"
     try:
         number = float(text)
     except ValueError:
         raise ValueError(f"{text!r}: give 'auto' or a cosine such as 0.8") from None
     if not -1.0 <= number <= 1.0:
         raise ValueError(f"{number} is not a cosine in [-1, 1]")
-    return text
+    return number
 
 
 def parse_share(value: Any) -> float:
@@ -347,7 +345,7 @@ class MineConfig:
         "text put before every sentence (default: the model's own, 'query: ' for e5)",
         group=MODEL,
     )
-    threshold: str = _option(
+    threshold: float | str = _option(
         "auto",
         "keep pairs whose cosine reaches this; 'auto' calibrates the cut for the model on "
         "the data (default: %(default)s)",
@@ -527,7 +525,7 @@ class MineConfig:
         switch=True,
     )
 
-    # deployment: runner options paramine sets for the user (pipelines/dataflow.py)
+    # deployment: runner options paramine sets for the user (pipelines/run/deploy.py)
     gpu_type: str | None = _option(
         None,
         "Dataflow: attach this GPU to every worker; needs --worker-image (default: no GPU)",
@@ -636,6 +634,21 @@ class MineConfig:
                 "cosine for a fixed cosine cut"
             )
         return self.score
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the cut is calibrated on the data (``--threshold auto``)."""
+        return self.threshold == "auto"
+
+    @property
+    def margin(self) -> bool:
+        """Whether the cut applies to the margin (only ever calibrated); the one place it is decided."""
+        return self.calibrated and self.resolved_score() == "margin"
+
+    @property
+    def fixed_threshold(self) -> float | None:
+        """The fixed cut, or ``None`` where it is calibrated."""
+        return None if self.calibrated else float(self.threshold)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], source: str = "config") -> MineConfig:

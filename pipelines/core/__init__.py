@@ -1,0 +1,1 @@
+"""What the stages share: accounting, text keys and counts, vectors, the cuts' maths."""

@@ -1,0 +1,1 @@
+"""Running a job: config, preflight, output staging, deployment options, progress, launcher."""
