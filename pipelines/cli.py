@@ -46,7 +46,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "mine only new or changed shards into a new version",
     ),
     "report": (
-        "paramine.pipelines.report.command",
+        "paramine.pipelines.run.report_command",
         "rebuild a dataset's report.html, stats.json and dataset card",
     ),
 }

@@ -421,7 +421,7 @@ class MineParaphrases(beam.PTransform):
 
 
 class _ScoreAll(beam.PTransform):
-    """``--write-scored``: every prefiltered pair scored as the cut sees it, and whether it passed."""
+    """``--write-scored``: every prefiltered pair scored as the cut sees it; did it pass."""
 
     def __init__(self, config: MineConfig, core: MinedGroups) -> None:
         super().__init__()

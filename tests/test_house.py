@@ -127,3 +127,73 @@ def test_every_module_says_future_annotations(layer: str) -> None:
         if code and not future:
             missing.append(str(path.relative_to(ROOT)))
     assert missing == []
+
+
+#: The floors inside pipelines/, lowest first: a module imports only from
+#: floors below its own, or from its own folder (stages: not even that).
+PIPELINE_FLOORS = (
+    ("core",),
+    ("formats",),
+    ("stages",),
+    # A run's settings (and the deployment choices they are checked against):
+    # the graph takes a MineConfig, so they sit below it, though in run/.
+    ("run.config", "run.deploy"),
+    ("mine_paraphrases", "report"),
+    ("run",),
+    ("refresh",),
+    ("cli", "__init__", "demo"),
+)
+
+
+def pipeline_room(module: str) -> str:
+    """``paramine.pipelines.stages.prefilter`` -> ``stages``; other layers are one room each."""
+    parts = module.split(".")
+    if parts[1] != "pipelines":
+        return parts[1]
+    if ".".join(parts[2:4]) in ("run.config", "run.deploy"):
+        return ".".join(parts[2:4])
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def floor_of(room: str) -> int:
+    return next(i for i, rooms in enumerate(PIPELINE_FLOORS) if room in rooms)
+
+
+def room_graph() -> dict[tuple[str, str], int]:
+    """``(room, room it imports) -> imports``: pipelines/ folders and the other layers."""
+    edges: dict[tuple[str, str], int] = {}
+    for name, deps in module_imports().items():
+        for dep in deps:
+            edge = (pipeline_room(name), pipeline_room(dep))
+            if edge[0] != edge[1]:
+                edges[edge] = edges.get(edge, 0) + 1
+    return edges
+
+
+def test_print_the_house() -> None:
+    """The graph of the house, printed: `pytest tests/test_house.py -k house -s`."""
+    edges = room_graph()
+    for (room, dep), n in sorted(edges.items()):
+        print(f"{room:>16} -> {dep:<16} {n:3d} imports")
+    rooms = {room for edge in edges for room in edge}
+    assert {"core", "stages", "run", "refresh", "formats", "report"} <= rooms
+
+
+def test_pipeline_floors_import_only_downwards() -> None:
+    wrong = []
+    for name, deps in module_imports().items():
+        if not name.startswith("paramine.pipelines"):
+            continue
+        room = pipeline_room(name)
+        for dep in deps:
+            if not dep.startswith("paramine.pipelines"):
+                continue
+            other = pipeline_room(dep)
+            same_folder = other.split(".")[0] == room.split(".")[0]
+            if room == "stages" and other == "stages":
+                wrong.append(f"{name} imports {dep} (a stage imports no other stage)")
+            elif same_folder:
+                continue
+            elif floor_of(other) >= floor_of(room):
+                wrong.append(f"{name} imports {dep}")
+    assert wrong == []

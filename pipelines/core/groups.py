@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from paramine.schemas.records import ScoredPair
 
+#: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
+PAIR_MODES = ("cover", "all")
+
 
 def pivot_key(pivot: str) -> str:
     """The grouping key of a (normalized) pivot: "Thank you." == "thank you."."""

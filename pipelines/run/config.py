@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paramine.encoders.backends import BACKENDS, QUANTIZATIONS
+from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
@@ -32,7 +33,6 @@ from paramine.pipelines.formats.base import (
     XCES_LINK_POLICIES,
 )
 from paramine.pipelines.run.deploy import GPU_TYPES
-from paramine.pipelines.stages.make_pairs import PAIR_MODES
 from paramine.schemas.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -642,7 +642,7 @@ class MineConfig:
 
     @property
     def margin(self) -> bool:
-        """Whether the cut applies to the margin (only ever calibrated); the one place it is decided."""
+        """Whether the cut applies to the margin (only ever calibrated): decided here alone."""
         return self.calibrated and self.resolved_score() == "margin"
 
     @property

@@ -7,13 +7,10 @@ import random
 from collections.abc import Iterator
 
 import apache_beam as beam
-from paramine.pipelines.core.groups import Group
+from paramine.pipelines.core.groups import PAIR_MODES, Group
 from paramine.pipelines.core.text import trivial_reason
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ParaphrasePair, ScoredPair
-
-#: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
-PAIR_MODES = ("cover", "all")
 
 
 def pair_id(lang: str, a: str, b: str) -> str:
