@@ -8,7 +8,11 @@ from them. Beam's own options are not fields: they pass through to Beam
 untouched (``parse_command_line`` returns them beside the config).
 
 This module imports neither Beam nor torch, so ``paramine mine --help``
-answers at once.
+answers at once. The flag machinery is ``paramine.schemas.options``.
+
+Why it is longer than 500 lines: it is the one place a user or a reviewer
+reads every setting of a run, about 50 fields with their help texts and the
+checks between them; split, the checks would sit apart from the fields.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ import argparse
 import dataclasses
 import importlib.util
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from paramine.encoders.backends import BACKENDS, QUANTIZATIONS
+from paramine.encoders.backends import BACKENDS, DEVICES, QUANTIZATIONS
 from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
@@ -34,6 +38,17 @@ from paramine.pipelines.formats.base import (
 )
 from paramine.pipelines.run.deploy import GPU_TYPES
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import (
+    ConfigParser,
+    field_default,
+    flag_name,
+    one_of,
+    option,
+    optional,
+    parse_non_negative,
+    parse_positive,
+    parse_share,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +62,6 @@ DEFAULT_RUNNER = "FnApiRunner"
 
 INPUT_FORMATS = ("auto", "moses", "tsv", "tmx", "xces", "czeng")
 SCORES = ("cosine", "margin")
-DEVICES = ("auto", "cpu", "cuda")
 GPU_MODES = ("one_sdk_process", "mps", "shared_model")
 
 
@@ -70,14 +84,6 @@ def parse_threshold(value: Any) -> float | str:
     return number
 
 
-def parse_share(value: Any) -> float:
-    """A share strictly between 0 and 1."""
-    number = float(value)
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{number} is not a share in (0, 1)")
-    return number
-
-
 def parse_tsv_columns(value: Any) -> tuple[int, int] | None:
     """Two different 1-based column numbers, ``PIVOT,CANDIDATE``."""
     if value is None:
@@ -92,34 +98,6 @@ def parse_tsv_columns(value: Any) -> tuple[int, int] | None:
     if min(pivot, candidate) < 1 or pivot == candidate:
         raise ValueError(f"{value!r}: columns are numbered from 1 and must differ")
     return pivot, candidate
-
-
-def parse_non_negative(value: Any) -> int:
-    """An integer >= 0."""
-    number = int(value)
-    if number < 0:
-        raise ValueError(f"{number} is negative")
-    return number
-
-
-def parse_positive(value: Any) -> int:
-    """An integer >= 1."""
-    number = int(value)
-    if number < 1:
-        raise ValueError(f"{number} is not a positive integer")
-    return number
-
-
-def parse_bool(value: Any) -> bool:
-    """A switch given as text (YAML, Flex Template parameters) or a bool."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("", "true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(f"{value!r} is not true or false")
 
 
 def parse_rival_margin(value: Any) -> float | None:
@@ -152,46 +130,6 @@ def parse_min_group(value: Any) -> int | None:
     return number
 
 
-def _optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else parse(value)
-
-
-def _one_of(choices: Sequence[str]) -> Callable[[Any], str]:
-    def parse(value: Any) -> str:
-        text = str(value)
-        if text not in choices:
-            raise ValueError(f"{text!r}; allowed: {', '.join(choices)}")
-        return text
-
-    return parse
-
-
-def _option(
-    default: Any,
-    help: str,
-    *,
-    group: str,
-    parse: Callable[[Any], Any] | None = None,
-    choices: Sequence[str] | None = None,
-    switch: bool = False,
-    metavar: str | None = None,
-) -> Any:
-    """A config field that is also a ``paramine mine`` flag."""
-    if parse is None:
-        parse = _one_of(choices) if choices else (parse_bool if switch else str)
-    meta = {
-        "help": help,
-        "group": group,
-        "parse": parse,
-        "choices": choices,
-        "switch": switch,
-        "metavar": metavar,
-    }
-    if isinstance(default, (list, tuple)):
-        return field(default_factory=lambda: tuple(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
-
 IO, BAD, MODEL, FILTERS, DEPLOY = (
     "input and output",
     "bad input",
@@ -213,41 +151,41 @@ class MineConfig:
     """
 
     # input and output
-    inputs: tuple[str, ...] = _option(
+    inputs: tuple[str, ...] = option(
         (),
         "a shard: file, glob, directory or Moses prefix, any fsspec URL; repeat for more "
         "(INPUT positionals before the first flag are taken too)",
         group=IO,
         metavar="URL",
     )
-    input_list: str | None = _option(
+    input_list: str | None = option(
         None,
         "a file (any fsspec URL) naming more inputs, one per line; for shard lists too "
         "long for a command line",
         group=IO,
     )
-    src_lang: str = _option(
+    src_lang: str = option(
         "en", "language of the pivot (source) side, e.g. en (default: %(default)s)", group=IO
     )
-    tgt_lang: str = _option(
+    tgt_lang: str = option(
         "pl",
         "language of the candidates, whose paraphrases are mined (default: %(default)s)",
         group=IO,
     )
-    output: str | None = _option(
+    output: str | None = option(
         None,
         "dataset directory, any fsspec URL (default: ./paramine-demo for the demo; "
         "required otherwise)",
         group=IO,
     )
-    overwrite: bool = _option(
+    overwrite: bool = option(
         False,
         "replace a dataset that paramine wrote in --output; a folder paramine did not "
         "write is never replaced",
         group=IO,
         switch=True,
     )
-    input_format: str = _option(
+    input_format: str = option(
         "auto",
         "input format: auto (by file name and content), moses (also an OPUS moses .zip), "
         "tsv, tmx, xces (an OPUS cesAlign file), czeng (CzEng 2.0's six columns) "
@@ -255,43 +193,43 @@ class MineConfig:
         group=IO,
         choices=INPUT_FORMATS,
     )
-    tsv_columns: tuple[int, int] | None = _option(
+    tsv_columns: tuple[int, int] | None = option(
         None,
         "plain TSV: the 1-based pivot and candidate columns, e.g. 3,4 (default: 2 columns, "
         "or Tatoeba's 4 with languages)",
         group=IO,
         parse=parse_tsv_columns,
     )
-    xces_links: str = _option(
+    xces_links: str = option(
         "one_to_one",
         "XCES links with several sentences on a side: reject them (one_to_one), or join "
         "each side's sentences (join) (default: %(default)s)",
         group=IO,
         choices=XCES_LINK_POLICIES,
     )
-    split_bytes: int = _option(
+    split_bytes: int = option(
         DEFAULT_SPLIT_BYTES,
         "read uncompressed TSV, CzEng and Moses files in spans of about this many bytes on "
         "parallel workers; 0 never splits (default: %(default)s)",
         group=IO,
         parse=parse_non_negative,
     )
-    corpus: str | None = _option(
+    corpus: str | None = option(
         None, "corpus name stored in every row (default: the file's stem)", group=IO
     )
-    license: str | None = _option(
+    license: str | None = option(
         None,
         "licence of the inputs, for the dataset card (e.g. cc-by-2.0) (default: known for "
         "Tatoeba inputs, otherwise unknown)",
         group=IO,
     )
-    quiet: bool = _option(
+    quiet: bool = option(
         False,
         "no progress bar or progress lines (the summary at the end is still printed)",
         group=IO,
         switch=True,
     )
-    num_shards: int = _option(
+    num_shards: int = option(
         0,
         "Parquet files per table; 0 lets the runner choose (default: %(default)s)",
         group=IO,
@@ -299,24 +237,24 @@ class MineConfig:
     )
 
     # bad input
-    invalid_utf8: str = _option(
+    invalid_utf8: str = option(
         "replace",
         "replace undecodable bytes with U+FFFD and keep the record, or reject it "
         "(default: %(default)s)",
         group=BAD,
         choices=INVALID_UTF8_POLICIES,
     )
-    max_line_chars: int = _option(
+    max_line_chars: int = option(
         20_000, "reject longer lines (default: %(default)s)", group=BAD, parse=parse_positive
     )
-    on_length_mismatch: str = _option(
+    on_length_mismatch: str = option(
         "error",
         "Moses files of different length: stop with an error, or keep the common part and "
         "reject the tail (default: %(default)s)",
         group=BAD,
         choices=LENGTH_MISMATCH_POLICIES,
     )
-    on_malformed_xml: str = _option(
+    on_malformed_xml: str = option(
         "error",
         "TMX/XCES that is not well-formed (or declares entities): stop with an error naming "
         "file and line, or keep what came before and reject the rest of the file as one "
@@ -325,7 +263,7 @@ class MineConfig:
         choices=MALFORMED_XML_POLICIES,
     )
 
-    max_rejects_per_reason: int = _option(
+    max_rejects_per_reason: int = option(
         DEFAULT_MAX_REJECTS_PER_REASON,
         "rejects/ keeps the first this many rows (by line) of each reason in each shard; every "
         "reject is counted in the manifest all the same; 0 keeps them all (default: %(default)s)",
@@ -334,25 +272,25 @@ class MineConfig:
     )
 
     # model and scoring
-    model: str = _option(
+    model: str = option(
         DEFAULT_MODEL,
         "e5-small (offline default), a sentence-transformers folder, a folder URL, or a "
         "hub id (default: %(default)s)",
         group=MODEL,
     )
-    prefix: str | None = _option(
+    prefix: str | None = option(
         None,
         "text put before every sentence (default: the model's own, 'query: ' for e5)",
         group=MODEL,
     )
-    threshold: float | str = _option(
+    threshold: float | str = option(
         "auto",
         "keep pairs whose cosine reaches this; 'auto' calibrates the cut for the model on "
         "the data (default: %(default)s)",
         group=MODEL,
         parse=parse_threshold,
     )
-    score: str | None = _option(
+    score: str | None = option(
         None,
         "what the cut applies to: cosine, or margin (the cosine over the mean cosine of both "
         "sentences' k nearest neighbours in the calibration sample; needs --threshold auto) "
@@ -360,19 +298,19 @@ class MineConfig:
         group=MODEL,
         choices=SCORES,
     )
-    margin_k: int = _option(
+    margin_k: int = option(
         DEFAULT_MARGIN_K,
         "with --score margin: nearest neighbours averaged per side (default: %(default)s)",
         group=MODEL,
         parse=parse_positive,
     )
-    max_false_accept: float = _option(
+    max_false_accept: float = option(
         0.02,
         "with --threshold auto: share of mismatched pairs allowed through (default: %(default)s)",
         group=MODEL,
         parse=parse_share,
     )
-    calibration_sample: int = _option(
+    calibration_sample: int = option(
         1000,
         "with --threshold auto: pairs sampled (by a stable hash) to calibrate the cut on "
         "(default: %(default)s)",
@@ -383,14 +321,14 @@ class MineConfig:
     # pad little (on Tatoeba eng-pol, batches of 512 pairs took 17% longer
     # than of 8,192). The encoder still runs in sub-batches of 128 texts of
     # one length, so memory does not grow with the budget.
-    batch_tokens: int = _option(
+    batch_tokens: int = option(
         65_536,
         "estimated tokens per RunInference batch of distinct texts (packed from many groups); "
         "the encoder sorts them by length and encodes 128 at a time (default: %(default)s)",
         group=MODEL,
         parse=parse_positive,
     )
-    write_scored: bool = _option(
+    write_scored: bool = option(
         False,
         "also score every prefiltered pair and write them with their scores and pass/fail "
         "as a third table, scored/ (a cleaned parallel corpus); encodes every text, so it "
@@ -398,7 +336,7 @@ class MineConfig:
         group=IO,
         switch=True,
     )
-    backend: str = _option(
+    backend: str = option(
         "auto",
         "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (on CPU the "
         "fastest measured whose vectors do not depend on the batch, today openvino; torch "
@@ -407,21 +345,21 @@ class MineConfig:
         group=MODEL,
         choices=BACKENDS,
     )
-    quantize: str | None = _option(
+    quantize: str | None = option(
         None,
         "with --backend onnx or openvino: none, or int8 (dynamic int8 weights) "
         "(default: the backend's own, none)",
         group=MODEL,
         choices=QUANTIZATIONS,
-        parse=_optional(_one_of(QUANTIZATIONS)),
+        parse=optional(one_of(QUANTIZATIONS)),
     )
-    device: str = _option(
+    device: str = option(
         "auto",
         "where to encode (default: %(default)s: CUDA when present)",
         group=MODEL,
         choices=DEVICES,
     )
-    share_model_across_processes: bool = _option(
+    share_model_across_processes: bool = option(
         False,
         "one model per worker machine shared by its SDK processes (GPU workers)",
         group=MODEL,
@@ -429,50 +367,50 @@ class MineConfig:
     )
 
     # filters and pairing
-    min_words: int = _option(
+    min_words: int = option(
         1,
         "fewest words on either side (default: %(default)s)",
         group=FILTERS,
         parse=parse_non_negative,
     )
-    max_words: int = _option(
+    max_words: int = option(
         80,
         "most words on either side (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
     )
-    max_length_ratio: float = _option(
+    max_length_ratio: float = option(
         2.5,
         "largest (longer+1)/(shorter+1) word ratio (default: %(default)s)",
         group=FILTERS,
         parse=float,
     )
-    sentence_count_filter: bool = _option(
+    sentence_count_filter: bool = option(
         False,
         "drop pairs whose sides split into different numbers of sentences (punkt)",
         group=FILTERS,
         switch=True,
     )
-    pair_mode: str = _option(
+    pair_mode: str = option(
         "cover",
         "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
         "(default: %(default)s)",
         group=FILTERS,
         choices=PAIR_MODES,
     )
-    max_group_size: int = _option(
+    max_group_size: int = option(
         50,
         "most distinct candidates kept per pivot, chosen deterministically (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
     )
-    max_pairs_per_group: int = _option(
+    max_pairs_per_group: int = option(
         100,
         "cap on pairs per group in 'all' mode (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
     )
-    rival_margin: float | None = _option(
+    rival_margin: float | None = option(
         0.02,
         "drop a candidate from a pivot's group when the input also aligns it with another "
         "pivot that it matches better by more than this cosine, or that it leans to by more "
@@ -481,7 +419,7 @@ class MineConfig:
         group=FILTERS,
         parse=parse_rival_margin,
     )
-    coherence_min_group: int | None = _option(
+    coherence_min_group: int | None = option(
         3,
         "with --threshold auto: in groups of this many distinct candidates or more, drop a "
         "candidate no closer to any other than unrelated candidates are (cut calibrated "
@@ -489,7 +427,7 @@ class MineConfig:
         group=FILTERS,
         parse=parse_min_group,
     )
-    group_support: float | None = _option(
+    group_support: float | None = option(
         0.1,
         "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
         "this share of mismatched pairs through, stays when its candidate is as close to a "
@@ -499,7 +437,7 @@ class MineConfig:
         group=FILTERS,
         parse=parse_share_or_off,
     )
-    hard_negative_accept: float | None = _option(
+    hard_negative_accept: float | None = option(
         None,
         "in groups of two or more, drop a candidate no closer to any other than this share "
         "of the run's hard negatives (a candidate and its nearest candidate of another "
@@ -508,7 +446,7 @@ class MineConfig:
         group=FILTERS,
         parse=parse_share_or_off,
     )
-    near_equal: float = _option(
+    near_equal: float = option(
         0.95,
         "drop pairs whose normalized edit similarity is at least this, except pairs that "
         "differ only in word endings (--drop-inflection-pairs decides on those) "
@@ -517,7 +455,7 @@ class MineConfig:
         parse=float,
     )
 
-    drop_inflection_pairs: bool = _option(
+    drop_inflection_pairs: bool = option(
         False,
         "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
         "share is in the run's stats either way (default: keep them)",
@@ -526,17 +464,17 @@ class MineConfig:
     )
 
     # deployment: runner options paramine sets for the user (pipelines/run/deploy.py)
-    gpu_type: str | None = _option(
+    gpu_type: str | None = option(
         None,
         "Dataflow: attach this GPU to every worker; needs --worker-image (default: no GPU)",
         group=DEPLOY,
-        parse=_optional(_one_of(sorted(GPU_TYPES))),
+        parse=optional(one_of(sorted(GPU_TYPES))),
         choices=sorted(GPU_TYPES),
     )
-    gpu_count: int = _option(
+    gpu_count: int = option(
         1, "Dataflow: GPUs per worker (default: %(default)s)", group=DEPLOY, parse=parse_positive
     )
-    gpu_mode: str = _option(
+    gpu_mode: str = option(
         "one_sdk_process",
         "how a GPU worker runs the encoder: one_sdk_process (one Python process owns the "
         "GPU), mps (a process per vCPU sharing the GPU through NVIDIA MPS, a model each), "
@@ -544,19 +482,19 @@ class MineConfig:
         group=DEPLOY,
         choices=GPU_MODES,
     )
-    worker_image: str | None = _option(
+    worker_image: str | None = option(
         None,
         "worker container image (deploy/dataflow/Dockerfile): --sdk_container_image on "
         "Dataflow, a DOCKER environment on Flink/Spark (default: Beam's own image)",
         group=DEPLOY,
     )
-    disk_size_gb: int | None = _option(
+    disk_size_gb: int | None = option(
         None,
         "Dataflow: worker boot disk in GB (default: Dataflow's; 50 with a GPU)",
         group=DEPLOY,
-        parse=_optional(parse_positive),
+        parse=optional(parse_positive),
     )
-    deploy_dry_run: bool = _option(
+    deploy_dry_run: bool = option(
         False,
         "check the runner options paramine builds, print them and exit without running",
         group=DEPLOY,
@@ -683,25 +621,9 @@ class MineConfig:
         return dataclasses.replace(self, **changes)
 
 
-def flag_name(field_name: str) -> str:
-    """The command-line flag of a config field: ``src_lang`` -> ``--src-lang``."""
-    if field_name == "input_format":
-        return "--format"
-    if field_name == "inputs":
-        return "--input"
-    return "--" + field_name.replace("_", "-")
-
-
-class _ConfigParser(argparse.ArgumentParser):
-    """Reports a bad flag as a ``UsageError``, so the CLI prints it once, as all errors."""
-
-    def error(self, message: str) -> Any:  # argparse calls this and expects no return
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
-
-
 def build_parser(prog: str = "paramine mine") -> argparse.ArgumentParser:
     """The ``paramine mine`` parser, generated from ``MineConfig``'s fields."""
-    parser = _ConfigParser(
+    parser = ConfigParser(
         prog=prog,
         usage=f"{prog} [INPUT ...] [--input URL ...] [options] [Beam options]",
         allow_abbrev=False,
@@ -765,12 +687,5 @@ def parse_command_line(
     # so a config from the command line and one from Python agree on defaults.
     if values["inputs"] is None:  # --input appends to a list it creates on first use
         values["inputs"] = ()
-    given = {k: v for k, v in values.items() if v != _field_default(k)}
+    given = {k: v for k, v in values.items() if v != field_default(MineConfig, k)}
     return given, rest
-
-
-def _field_default(name: str) -> Any:
-    f = next(f for f in dataclasses.fields(MineConfig) if f.name == name)
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    return f.default_factory()  # type: ignore[operator]

@@ -88,7 +88,8 @@ def test_config_is_frozen() -> None:
     config = MineConfig()
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.threshold = "0.5"  # type: ignore[misc]
-    assert config.replace(threshold="0.5").threshold == "0.5"
+    # Numbers are numbers once parsed (issue 27): a fixed threshold is a float.
+    assert config.replace(threshold="0.5").threshold == 0.5
     with pytest.raises(UsageError):
         config.replace(threshold="5")
 
