@@ -10,9 +10,10 @@ Target for the best CPU backend: >= 2x torch fp32, >= 98% identical pairs.
 
 GPU (``--device cuda``): a base-size model with random weights (XLM-R base
 shape, no download; the e5-small tokenizer) encoded by sentence-transformers'
-default ``encode`` and by the optimized path (length buckets by token
-budget, fp16/bf16, SDPA attention, tokenization overlapped with the GPU).
-Target: >= 3x the default ``encode``.
+default ``encode`` and by the mining handler as a GPU worker runs it
+(``EncoderHandler``: length buckets by token budget, fp16/bf16, SDPA
+attention, tokenization overlapped with the GPU). Target: >= 3x the default
+``encode``.
 
     python benchmarks/bench_encode.py [--sentences 2000] [--rounds 2] [--no-mine]
     python benchmarks/bench_encode.py --device cuda
@@ -190,10 +191,10 @@ def build_base_model(folder: Path, tokenizer_from: str) -> Path:
 
 
 def run_gpu(args: argparse.Namespace) -> None:
-    """Default ``encode`` against the optimized path on one device, rounds alternated."""
+    """Default ``encode`` against the handler's GPU path on one device, rounds alternated."""
     import numpy as np
     import torch
-    from paramine.encoders.backends import encode_bucketed, load_for_gpu
+    from paramine.encoders.handler import EncoderHandler
     from paramine.encoders.models import resolve_model
     from sentence_transformers import SentenceTransformer
 
@@ -206,21 +207,32 @@ def run_gpu(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = str(build_base_model(Path(tmp), e5.path))
         default = SentenceTransformer(path, device=device)
-        fast = load_for_gpu(path, device=device, dtype=args.dtype)
+        handler = EncoderHandler(
+            path,
+            device=device,
+            prefix="",
+            backend="torch",
+            token_budget=args.token_budget,
+            gpu_dtype=args.dtype,
+        )
+        fast = handler.load_model()
         print(
             f"model: XLM-R base shape, random weights; device {device}; "
-            f"dtype {next(fast.parameters()).dtype}; sentences {len(texts):,}"
+            f"dtype {next(fast.model.parameters()).dtype}; "
+            f"handler path {'bucketed' if fast.bucketed else 'unpadded'}; "
+            f"sentences {len(texts):,}"
         )
         default.encode(texts[:256], batch_size=32)
-        encode_bucketed(fast, texts[:256])
+        list(handler.run_inference(texts[:256], fast))
         slow_s, fast_s = [], []
         for _ in range(args.rounds):
             start = time.perf_counter()
             ref = default.encode(texts, batch_size=32, normalize_embeddings=True)
             slow_s.append(time.perf_counter() - start)
             start = time.perf_counter()
-            got = encode_bucketed(fast, texts, token_budget=args.token_budget)
+            out = list(handler.run_inference(texts, fast))
             fast_s.append(time.perf_counter() - start)
+            got = np.stack([vector for _, vector in out])
     slow, quick = len(texts) / statistics.median(slow_s), len(texts) / statistics.median(fast_s)
     drift = float((1.0 - (np.asarray(ref) * got).sum(axis=1)).max())
     print(
@@ -228,7 +240,7 @@ def run_gpu(args: argparse.Namespace) -> None:
         + ", ".join(f"{s:.2f}" for s in slow_s)
     )
     print(
-        f"bucketed, {args.dtype}, SDPA:     {quick:9.1f} sentences/s  runs "
+        f"handler, {args.dtype}, SDPA:      {quick:9.1f} sentences/s  runs "
         + ", ".join(f"{s:.2f}" for s in fast_s)
     )
     print(f"ratio: {quick / slow:.2f}x (target >= 3x); max 1-cos to default: {drift:.5f}")
@@ -236,6 +248,9 @@ def run_gpu(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
+    from paramine.encoders.backends import GPU_DTYPES
+    from paramine.encoders.handler import DEFAULT_TOKEN_BUDGET
+
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--device",
@@ -265,15 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-mine", action="store_true", help="skip the mining comparison")
     parser.add_argument(
         "--dtype",
-        choices=("auto", "float16", "bfloat16", "float32"),
-        default="auto",
-        help="GPU path precision (default: %(default)s)",
+        choices=GPU_DTYPES,
+        default="float16",
+        help="GPU path precision, as the handler's gpu_dtype (default: %(default)s)",
     )
     parser.add_argument(
         "--token-budget",
         type=int,
-        default=65536,
-        help="GPU path: most tokens per forward pass (default: %(default)s)",
+        default=DEFAULT_TOKEN_BUDGET,
+        help="GPU path: the handler's token budget, most tokens per forward pass "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--repeat-texts",

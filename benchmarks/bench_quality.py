@@ -462,18 +462,18 @@ class _LookupModel:
 
 
 def cached_handler(cache: Path) -> type:
-    """A ``PairEncoderHandler`` whose model looks embeddings up in ``cache``.
+    """An ``EncoderHandler`` whose model looks embeddings up in ``cache``.
 
     Everything else is the pipeline's own: batching, the cosine, the
     calibration sample and shifts, the cut, grouping, pairing, post-filter.
     Only the encoder's forward pass is memoized, so the scores are the same
     model's (up to float noise from batch padding).
     """
-    from paramine.encoders.handler import PairEncoderHandler
+    from paramine.encoders.handler import EncoderHandler, LoadedEncoder
 
-    class CachedEncoderHandler(PairEncoderHandler):
+    class CachedEncoderHandler(EncoderHandler):
         def load_model(self) -> Any:
-            return _LookupModel(cache, self.prefix)
+            return LoadedEncoder(_LookupModel(cache, self.prefix))
 
     return CachedEncoderHandler
 
@@ -493,13 +493,13 @@ def mine(
     embeddings that ``encode_all`` stored (see ``cached_handler``).
     """
     import paramine.pipelines.mine_paraphrases
-    from paramine.encoders.handler import PairEncoderHandler
+    from paramine.encoders.handler import EncoderHandler
     from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs
 
     # mine_paraphrases.encoder_handler builds the handler from this name.
-    paramine.pipelines.mine_paraphrases.PairEncoderHandler = (  # type: ignore[misc]
-        cached_handler(cache) if cache else PairEncoderHandler
+    paramine.pipelines.mine_paraphrases.EncoderHandler = (  # type: ignore[misc]
+        cached_handler(cache) if cache else EncoderHandler
     )
     manifest = run(
         [

@@ -15,10 +15,11 @@ and it exports from the hub by default. Here the export is ``torch.onnx``,
 the runtimes are the plain ``onnxruntime`` and ``openvino`` wheels, and
 nothing is downloaded.
 
-The GPU path (:func:`encode_bucketed`) is here too: texts grouped by token
-length so that no batch carries padding, batches filled up to a token budget,
-fp16/bf16 weights, SDPA attention, and the next chunk tokenized on a thread
-while the device runs the current one.
+The GPU encoding (:func:`encode_bucketed`, which the RunInference handler
+runs on a CUDA device) is here too: texts grouped by token length so that no
+batch carries padding, batches filled up to a token budget, fp16/bf16
+weights, SDPA attention, and the next chunk tokenized on a thread while the
+device runs the current one.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ from paramine.schemas.errors import ModelError, UsageError
 
 log = logging.getLogger(__name__)
 
+#: What ``--device`` accepts. ``auto``: CUDA when the worker has it, else CPU.
+DEVICES = ("auto", "cpu", "cuda")
+#: The torch backend's weight precisions on a GPU (on CPU it runs fp32).
+GPU_DTYPES = ("float16", "bfloat16", "float32")
 #: What ``--backend`` accepts. ``auto``: :data:`BEST_CPU` on CPU, torch on GPU.
 BACKENDS = ("auto", "torch", "onnx", "openvino")
 #: What ``--quantize`` accepts; unset means the backend's own default.
@@ -408,23 +413,36 @@ def load_encoder(
     choice: BackendChoice,
     fingerprint: str | None = None,
     cache_dir: str | None = None,
+    dtype: str = "float16",
 ) -> Any:
     """A ``SentenceTransformer`` whose Transformer runs on the chosen backend.
 
-    torch: the folder as it is, fp16 on CUDA. onnx / openvino: the model on
-    CPU with its Hugging Face model replaced by the cached export
-    (:func:`export_model`); everything else in the model is unchanged, so
-    ``encode`` and the handler's unpadded encoding work as before.
+    torch: the folder as it is; on CUDA with SDPA attention and its weights in
+    ``dtype`` (one of :data:`GPU_DTYPES`), for :func:`encode_bucketed`.
+    onnx / openvino: the model on CPU with its Hugging Face model replaced by
+    the cached export (:func:`export_model`); everything else in the model is
+    unchanged, so ``encode`` and the handler's unpadded encoding work as before.
     """
     from paramine.encoders.lstm_pooling import load_encoder
 
     # load_encoder also reads model folders saved before paramine's modules
     # moved under `paramine.`.
+    if choice.backend == "torch" and choice.device == "cuda":
+        if dtype not in GPU_DTYPES:
+            raise UsageError(f"dtype={dtype!r}; allowed: {', '.join(GPU_DTYPES)}")
+        import torch
+
+        model = load_encoder(
+            model_path, device=choice.device, model_kwargs={"attn_implementation": "sdpa"}
+        )
+        # Half precision doubles throughput on GPU; cosines move by ~1e-3. The
+        # whole model, not only the Transformer: a pooling module with weights
+        # (LSTM pooling) must take the Transformer's dtype.
+        model.to(getattr(torch, dtype))
+        model.eval()
+        return model
     if choice.backend == "torch":
         model = load_encoder(model_path, device=choice.device)
-        if choice.device == "cuda":
-            # Half precision doubles throughput on GPU; cosines move by ~1e-3.
-            model.half()
         model.eval()
         return model
     require_runtime(choice.backend)
@@ -506,8 +524,9 @@ def encode_bucketed(
     ``token_budget // length``, so short texts come in large batches and long
     ones in small; the next chunk is tokenized on a thread while the device
     runs the current one, and host tensors are pinned for asynchronous
-    copies. Precision and attention are the model's: load it in fp16/bf16
-    with SDPA attention (:func:`load_for_gpu`). It runs on CPU too (tests).
+    copies. Precision and attention are the model's: :func:`load_encoder`
+    loads it on CUDA in fp16/bf16 with SDPA attention. It runs on CPU too
+    (tests).
 
     Args:
         model: A loaded SentenceTransformer (any device).
@@ -563,30 +582,3 @@ def encode_bucketed(
     for rows, vectors in pending:
         out[rows] = vectors.numpy()
     return out
-
-
-def load_for_gpu(model_path: str, device: str = "cuda", dtype: str = "auto") -> Any:
-    """A SentenceTransformer for :func:`encode_bucketed`: half precision, SDPA attention.
-
-    Args:
-        model_path: A local sentence-transformers folder.
-        device: ``cuda`` (or ``cpu`` for tests).
-        dtype: ``float16``, ``bfloat16``, ``float32`` or ``auto`` (bf16 where the
-            GPU supports it, else fp16; fp32 on CPU).
-    """
-    import torch
-    from paramine.encoders.lstm_pooling import load_encoder
-
-    if dtype == "auto":
-        if device == "cuda":
-            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-        else:
-            dtype = "float32"
-    if dtype not in ("float16", "bfloat16", "float32"):
-        raise UsageError(f"dtype={dtype!r}; allowed: auto, float16, bfloat16, float32")
-    model = load_encoder(model_path, device=device, model_kwargs={"attn_implementation": "sdpa"})
-    # The whole model, not only the Transformer: a pooling module with
-    # weights (LSTM pooling) must take the Transformer's dtype.
-    model.to(getattr(torch, dtype))
-    model.eval()
-    return model

@@ -1,56 +1,58 @@
-"""The RunInference model handler that scores aligned pairs with a sentence encoder.
+"""The RunInference model handler that encodes texts with the run's sentence encoder.
 
-Building the pipeline graph imports nothing heavy: torch and
-sentence-transformers are imported in ``load_model`` on the worker.
+One handler and one path, on CPU and GPU: text in, ``(text, unit vector)``
+out. ``load_model`` loads the encoder where it will run and wraps it in a
+:class:`LoadedEncoder`, which picks the encoding for its device once
+(:func:`on_cuda`): on a CUDA device the length-bucketed encoder
+(:func:`~paramine.encoders.backends.encode_bucketed`: batches filled to the
+handler's token budget, tokenization on a thread ahead of the device, fp16 or
+bf16 weights), elsewhere :func:`encode_unpadded`. The encoding runs as a
+method of the loaded object, so it runs where the model is, also when Beam
+serves one model to several SDK processes (``share_model_across_processes``:
+the handler then holds a proxy that forwards method calls only).
+
+torch and sentence-transformers are imported in ``load_model``, on the
+worker. Importing this module imports Beam's ``apache_beam.ml.inference.base``,
+and Beam 2.77's ``base`` imports its model manager, which imports torch where
+torch is installed (2-5 s on a 2-core VM); where it is not, ``base`` goes on
+without it. paramine's commands import this module only where they build a
+graph or encode, never for ``--help`` or config checks.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from apache_beam.metrics import Metrics
-from apache_beam.utils import shared
-from paramine.encoders.backends import BackendChoice, check_backend, choose_backend
+from apache_beam.ml.inference.base import ModelHandler
+from paramine.encoders.backends import (
+    DEVICES,
+    GPU_DTYPES,
+    check_backend,
+    choose_backend,
+    encode_bucketed,
+    load_encoder,
+)
 from paramine.encoders.models import ResolvedModel, resolve_model
-from paramine.encoders.run_inference import ModelHandler
 from paramine.schemas.errors import UsageError
-from paramine.schemas.records import AlignedPair, ScoredPair
 
 log = logging.getLogger(__name__)
 
-DEVICES = ("auto", "cpu", "cuda")
-
-# One loaded encoder per model and device in a worker process, whichever
-# RunInference step asks for it (pair scoring and the calibration sample).
-_LOADED: dict[str, shared.Shared] = {}
+#: Estimated tokens per RunInference batch of texts; on a GPU also the most
+#: tokens (rows x length) in one forward pass of ``encode_bucketed``.
+DEFAULT_TOKEN_BUDGET = 65_536
 
 
-class _Progress:
-    """Logs pairs scored and the rate, at most every ``every_s`` seconds (worker logs)."""
+def estimated_tokens(text: str) -> int:
+    """A cheap token estimate for packing batches: about 4 characters a token, plus specials."""
+    return len(text) // 4 + 2
 
-    def __init__(self, every_s: float) -> None:
-        self.every_s = every_s
-        self.start = time.monotonic()
-        self.last = self.start
-        self.pairs = 0
-        self.texts = 0
 
-    def add(self, pairs: int, texts: int) -> None:
-        self.pairs += pairs
-        self.texts += texts
-        now = time.monotonic()
-        if self.every_s > 0 and now - self.last >= self.every_s:
-            self.last = now
-            rate = self.texts / max(now - self.start, 1e-9)
-            log.info(
-                "scored %s pairs (%s texts encoded, %.0f texts/s)",
-                f"{self.pairs:,}",
-                f"{self.texts:,}",
-                rate,
-            )
+def on_cuda(model: Any) -> bool:
+    """Whether a loaded model runs on a CUDA device: where the encoding path is chosen."""
+    return getattr(getattr(model, "device", None), "type", None) == "cuda"
 
 
 def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
@@ -103,157 +105,148 @@ def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
     return out
 
 
-class PairEncoderHandler(ModelHandler[AlignedPair, ScoredPair, Any]):
-    """Scores batches of aligned pairs by the cosine of their embeddings.
+class LoadedEncoder:
+    """A loaded sentence encoder and the encoding its device takes: what ``load_model`` gives.
 
-    Each distinct text of a batch is encoded once: subtitles and Tatoeba
-    repeat pivots ("Yes.") many times, and a pivot shared by a group is most
-    often in the same batch after the shuffle before scoring.
+    The encoding is a method here, not in the handler, so that it runs in the
+    process that holds the model: a model shared across processes reaches
+    ``run_inference`` as a proxy that forwards method calls only.
+
+    Args:
+        model: A loaded SentenceTransformer (or anything ``encode_unpadded`` accepts).
+        token_budget: Most tokens in one forward pass on a GPU.
+    """
+
+    def __init__(self, model: Any, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
+        self.model = model
+        self.token_budget = token_budget
+        self.bucketed = on_cuda(model)
+
+    def encode(self, texts: list[str]) -> Any:
+        """``(len(texts), dim)`` float32 unit vectors of texts (prefixes applied)."""
+        if self.bucketed:
+            return encode_bucketed(self.model, texts, token_budget=self.token_budget)
+        return encode_unpadded(self.model, texts)
+
+
+class EncoderHandler(ModelHandler[str, tuple[str, Any], LoadedEncoder]):
+    """Encodes batches of distinct texts with the run's encoder: ``(text, unit vector)`` out.
 
     Args:
         model: What ``--model`` named; resolved on the worker.
-        batch_size: Pairs per RunInference batch (the encoder's own batch is
-            the number of distinct texts in it).
-        device: ``auto`` (CUDA when present), ``cpu`` or ``cuda``.
+        device: One of :data:`~paramine.encoders.backends.DEVICES`; ``auto``
+            is CUDA when the worker has it.
         prefix: Text put before every sentence; ``None`` takes the model's
             own (``query: `` for e5).
         share_across_processes: Load one model per worker machine and share it
             between SDK processes (Beam's multi-process shared model), instead
             of one per process: on a GPU worker one copy fits where several
             would run out of memory.
-        progress_every_s: Seconds between progress lines on stderr; 0 for none.
-        keep_vectors: Attach each pair's two embeddings to its ScoredPair, for
-            the threshold calibration to reuse instead of encoding again.
         backend: ``torch``, ``onnx``, ``openvino``, or ``auto`` (the best
             measured CPU backend on CPU, torch on GPU); see
             :mod:`paramine.encoders.backends`.
         quantize: ``none`` or ``int8`` (onnx and openvino); None for the
             backend's default (``none``; for ``auto`` on CPU, its measured best).
+        token_budget: Estimated tokens per RunInference batch; on a GPU also
+            the most tokens in one forward pass.
+        gpu_dtype: The weights' precision on a GPU, one of
+            :data:`~paramine.encoders.backends.GPU_DTYPES` (CPU runs fp32).
+
+    Raises:
+        UsageError: a setting that is not allowed, named with the allowed values.
     """
 
     def __init__(
         self,
         model: str,
-        batch_size: int = 4096,
         device: str = "auto",
         prefix: str | None = None,
         share_across_processes: bool = False,
-        progress_every_s: float = 10.0,
-        keep_vectors: bool = False,
         backend: str = "auto",
         quantize: str | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        gpu_dtype: str = "float16",
     ) -> None:
         if device not in DEVICES:
             raise UsageError(f"--device {device!r} is not a device; allowed: {', '.join(DEVICES)}")
-        if batch_size < 1:
-            raise UsageError(f"--batch-size must be positive, got {batch_size}")
+        if token_budget < 1:
+            raise UsageError(f"--batch-tokens must be positive, got {token_budget}")
+        if gpu_dtype not in GPU_DTYPES:
+            raise UsageError(f"gpu_dtype={gpu_dtype!r}; allowed: {', '.join(GPU_DTYPES)}")
         check_backend(backend, quantize)
         if device != "auto":
             choose_backend(backend, quantize, device)  # refuses e.g. onnx on cuda, here
-        self._backend = backend
-        self._quantize = quantize
-        self._choice: BackendChoice | None = None
-        self._model_spec = model
-        self._batch_size = batch_size
-        self._device = device
+        super().__init__()
+        self.model_name = model
+        self.device = device
+        self.backend = backend
+        self.quantize = quantize
+        self.token_budget = token_budget
+        self.gpu_dtype = gpu_dtype
         self._prefix = prefix
         self._share = share_across_processes
-        self._progress_every_s = progress_every_s
-        self._keep_vectors = keep_vectors
-        self._progress: _Progress | None = None
         self._resolved: ResolvedModel | None = None
         self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
-        self._pairs_scored = Metrics.counter("paramine", "pairs_scored")
-        super().__init__()
 
-    def load_model(self) -> Any:
-        """The worker process's copy of the encoder, loaded on first use."""
-        key = f"{self._model_spec}|{self._device}|{self._backend}|{self._quantize}"
-        handle = _LOADED.setdefault(key, shared.Shared())
-        return handle.acquire(self._load)
-
-    def _load(self) -> Any:
-        """Resolve and load the encoder on its backend; fp16 and SDPA on GPU."""
-        try:
-            import torch
-        except ImportError as error:  # pragma: no cover - depends on the install
-            raise ImportError(
-                "scoring needs torch and sentence-transformers: pip install paramine "
-                "(on GPU workers install torch with CUDA first)"
-            ) from error
-        from paramine.encoders.backends import load_encoder, load_for_gpu
-
-        self._resolved = resolve_model(self._model_spec)
-        device = self._device
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._choice = choose_backend(self._backend, self._quantize, device)
-        if device == "cuda":
-            # Half precision doubles throughput on GPU; cosines move by ~1e-3.
-            model = load_for_gpu(self._resolved.path, device, dtype="float16")
-        else:
-            model = load_encoder(self._resolved.path, self._choice, self._resolved.revision)
-        log.info(
-            "loaded %s on %s (backend %s, quantize %s)",
-            self._resolved.model_id,
-            device,
-            self._choice.backend,
-            self._choice.quantize,
-        )
-        return model
+    def _resolve(self) -> ResolvedModel:
+        if self._resolved is None:
+            self._resolved = resolve_model(self.model_name)
+        return self._resolved
 
     @property
     def prefix(self) -> str:
         """The text prefix applied to every sentence."""
-        if self._prefix is not None:
-            return self._prefix
-        if self._resolved is None:
-            self._resolved = resolve_model(self._model_spec)
-        return self._resolved.prefix
+        return self._prefix if self._prefix is not None else self._resolve().prefix
+
+    def load_model(self) -> LoadedEncoder:
+        """Resolve the model and load it on its device and backend (fp16/bf16 and SDPA on GPU)."""
+        try:
+            import torch
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise ImportError(
+                "encoding needs torch and sentence-transformers: pip install paramine "
+                "(on GPU workers install torch with CUDA first)"
+            ) from error
+
+        resolved = self._resolve()
+        device = self.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        choice = choose_backend(self.backend, self.quantize, device)
+        model = load_encoder(resolved.path, choice, resolved.revision, dtype=self.gpu_dtype)
+        loaded = LoadedEncoder(model, self.token_budget)
+        log.info(
+            "loaded %s on %s (backend %s, quantize %s); encoding: %s",
+            resolved.model_id,
+            device,
+            choice.backend,
+            choice.quantize,
+            f"bucketed, {self.gpu_dtype}, {self.token_budget:,} tokens a batch"
+            if loaded.bucketed
+            else "unpadded",
+        )
+        return loaded
 
     def run_inference(
         self,
-        batch: Sequence[AlignedPair],
-        model: Any,
+        batch: Sequence[str],
+        model: LoadedEncoder,
         inference_args: dict[str, Any] | None = None,
-    ) -> Iterable[ScoredPair]:
-        """Encode each distinct text of the batch once; return pairs with cosines."""
+    ) -> Iterable[tuple[str, Any]]:
+        """Encode a batch of texts with the run's prefix; ``(text, unit vector)`` per text."""
         prefix = self.prefix
-        index: dict[str, int] = {}
-        for pair in batch:
-            index.setdefault(pair.pivot, len(index))
-            index.setdefault(pair.candidate, len(index))
-        texts = [prefix + text for text in index]
-        # Unit vectors: the dot product is the cosine.
-        if model.device.type == "cuda":
-            from paramine.encoders.backends import encode_bucketed
-
-            embeddings = encode_bucketed(model, texts)  # (distinct texts, dim)
-        else:
-            embeddings = encode_unpadded(model, texts)  # (distinct texts, dim)
-        if self._progress is None:
-            self._progress = _Progress(self._progress_every_s)
-        self._progress.add(len(batch), len(texts))
-        self._texts_encoded.inc(len(texts))
-        self._pairs_scored.inc(len(batch))
-        pivots = embeddings[[index[p.pivot] for p in batch]]  # (batch, dim)
-        candidates = embeddings[[index[p.candidate] for p in batch]]  # (batch, dim)
-        scores = (pivots.astype("float32") * candidates.astype("float32")).sum(axis=1)
-        # Rounding puts identical texts at 1.0000001; a cosine stays in [-1, 1].
-        scores = scores.clip(-1.0, 1.0)
-        if not self._keep_vectors:
-            return [
-                ScoredPair(pair, float(score)) for pair, score in zip(batch, scores, strict=True)
-            ]
+        vectors = model.encode([prefix + text for text in batch])  # (texts, dim)
+        self._texts_encoded.inc(len(batch))
         # Copies: a row view would keep the whole batch's matrix alive.
-        return [
-            ScoredPair(pair, float(score), pivots[i].copy(), candidates[i].copy())
-            for i, (pair, score) in enumerate(zip(batch, scores, strict=True))
-        ]
+        return [(text, vectors[i].copy()) for i, text in enumerate(batch)]
 
     def batch_elements_kwargs(self) -> dict[str, Any]:
-        """Fixed-size batches of pairs: the encoder sorts texts by length inside."""
-        return {"min_batch_size": self._batch_size, "max_batch_size": self._batch_size}
+        """Batches of about ``token_budget`` estimated tokens, packed from many groups' texts."""
+        return {
+            "min_batch_size": self.token_budget,
+            "max_batch_size": self.token_budget,
+            "element_size_fn": estimated_tokens,
+        }
 
     def share_model_across_processes(self) -> bool:
         """One model per machine when asked (GPU workers with several processes)."""

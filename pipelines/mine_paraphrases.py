@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-from paramine.encoders.handler import PairEncoderHandler
+from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
 from paramine.pipelines.core.cuts import coherence_cut, support_floor
 from paramine.pipelines.core.groups import group_weight
@@ -110,15 +110,16 @@ def prefilter_options(config: MineConfig) -> PrefilterOptions:
     )
 
 
-def encoder_handler(config: MineConfig) -> PairEncoderHandler:
-    """The run's encoder: its model, device and prefix (``EncodeTexts`` batches the texts)."""
-    return PairEncoderHandler(
+def encoder_handler(config: MineConfig) -> EncoderHandler:
+    """The run's encoder: its model, device, prefix and the token budget of its batches."""
+    return EncoderHandler(
         config.model,
         device=config.device,
         prefix=config.prefix,
         share_across_processes=config.share_model_across_processes,
         backend=config.backend,
         quantize=config.quantize,
+        token_budget=config.batch_tokens,
     )
 
 
@@ -208,7 +209,7 @@ class ScoreGroups(beam.PTransform):
         vectors = (
             texts
             | "AllTextsToEncode" >> beam.Flatten()
-            | "EncodeTexts" >> EncodeTexts(encoder_handler(config), config.batch_tokens)
+            | "EncodeTexts" >> EncodeTexts(encoder_handler(config))
         )
 
         # The contest compares candidates by their vectors too; margin rescores with them.
@@ -216,7 +217,7 @@ class ScoreGroups(beam.PTransform):
         fresh = [scored]
         if prescored is not None:
             scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
-        if rivals is not None:
+        if rivals is not None and config.rival_margin is not None:
             rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors, keep_vectors=True)
             fresh.append(rival_scores)
             if rivals_prescored is not None:

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from paramine.encoders import backends
 from paramine.encoders.backends import BackendChoice, choose_backend, export_dir, export_model
-from paramine.encoders.handler import PairEncoderHandler, encode_unpadded
+from paramine.encoders.handler import EncoderHandler, encode_unpadded
 from paramine.schemas.errors import ModelError, UsageError
-from paramine.schemas.records import AlignedPair
 
 TEXTS = [
     "query: the cat sat on the mat",
@@ -73,12 +72,12 @@ def test_bad_backend_or_quantize_names_the_allowed_values(
     backend: str, quantize: str | None, named: str
 ) -> None:
     with pytest.raises(UsageError, match=named):
-        PairEncoderHandler("any-model", backend=backend, quantize=quantize)
+        EncoderHandler("any-model", backend=backend, quantize=quantize)
 
 
 def test_exported_backends_refuse_an_explicit_gpu() -> None:
     with pytest.raises(UsageError, match="CPU only"):
-        PairEncoderHandler("any-model", device="cuda", backend="onnx")
+        EncoderHandler("any-model", device="cuda", backend="onnx")
 
 
 def test_auto_is_the_best_cpu_backend_on_cpu_and_torch_on_gpu() -> None:
@@ -232,32 +231,31 @@ def test_int8_export_holds_integer_matmuls(tiny_model_dir: Path, cache: str) -> 
 
 
 @needs_onnx
-def test_handler_scores_with_the_onnx_backend(
+def test_handler_encodes_with_the_onnx_backend(
     tiny_model_dir: Path, cache: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PARAMINE_CACHE", cache)
-    pairs = [
-        AlignedPair("the cat sat", "kot siedział", "en", "pl", "c", "s", 1),
-        AlignedPair("a dog", "pies", "en", "pl", "c", "s", 2),
-    ]
-    scored = {}
+    texts = ["the cat sat", "kot siedział", "a dog", "pies"]
+    vectors = {}
     for backend in ("torch", "onnx"):
-        handler = PairEncoderHandler(
-            str(tiny_model_dir), device="cpu", backend=backend, progress_every_s=0
-        )
-        model = handler.load_model()
-        scored[backend] = [s.score for s in handler.run_inference(pairs, model)]
-    np.testing.assert_allclose(scored["onnx"], scored["torch"], atol=1e-4)
-    assert type(model[0].model).__name__ == "ExportedTransformer"
+        handler = EncoderHandler(str(tiny_model_dir), device="cpu", backend=backend)
+        loaded = handler.load_model()
+        vectors[backend] = np.stack([v for _, v in handler.run_inference(texts, loaded)])
+    np.testing.assert_allclose(vectors["onnx"], vectors["torch"], atol=1e-4)
+    assert type(loaded.model[0].model).__name__ == "ExportedTransformer"
 
 
 # ------------------------------------------------------------ the GPU path
 
 
+def _torch_on_cpu(model_dir: Path) -> object:
+    return backends.load_encoder(str(model_dir), BackendChoice("torch", "none", "cpu"))
+
+
 def test_gpu_path_runs_on_cpu_and_matches_the_unpadded_encoding(
     tiny_model_dir: Path, torch_vectors: np.ndarray
 ) -> None:
-    model = backends.load_for_gpu(str(tiny_model_dir), device="cpu")
+    model = _torch_on_cpu(tiny_model_dir)
     # A budget this small splits each length's texts over several batches
     # and chunks, and leaves one text alone in a batch.
     got = backends.encode_bucketed(model, TEXTS, token_budget=24, chunk_size=3)
@@ -270,17 +268,25 @@ def test_gpu_path_half_precision_on_cpu_stays_close(
 ) -> None:
     import torch
 
-    model = backends.load_for_gpu(str(tiny_model_dir), device="cpu", dtype="bfloat16")
+    model = _torch_on_cpu(tiny_model_dir)
+    model.to(torch.bfloat16)  # what load_encoder does on CUDA with dtype="bfloat16"
     assert next(model.parameters()).dtype == torch.bfloat16
     got = backends.encode_bucketed(model, TEXTS)
     assert got.dtype == np.float32
     assert (got * torch_vectors).sum(axis=1).min() > 0.99
 
 
+def test_gpu_dtype_is_checked_where_it_is_given() -> None:
+    with pytest.raises(UsageError, match="float16, bfloat16, float32"):
+        backends.load_encoder("any-model", BackendChoice("torch", "none", "cuda"), dtype="int8")
+    with pytest.raises(UsageError, match="float16, bfloat16, float32"):
+        EncoderHandler("any-model", gpu_dtype="half")
+
+
 def test_gpu_path_tokenizer_errors_reach_the_caller(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = backends.load_for_gpu(str(tiny_model_dir), device="cpu")
+    model = _torch_on_cpu(tiny_model_dir)
 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("tokenizer exploded")
@@ -292,6 +298,8 @@ def test_gpu_path_tokenizer_errors_reach_the_caller(
 
 @pytest.mark.gpu
 def test_gpu_path_on_cuda(tiny_model_dir: Path, torch_vectors: np.ndarray) -> None:
-    model = backends.load_for_gpu(str(tiny_model_dir), device="cuda", dtype="float16")
+    model = backends.load_encoder(
+        str(tiny_model_dir), BackendChoice("torch", "none", "cuda"), dtype="float16"
+    )
     got = backends.encode_bucketed(model, TEXTS)
     assert (got * torch_vectors).sum(axis=1).min() > 0.99

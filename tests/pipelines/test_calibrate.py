@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.encoders.handler import PairEncoderHandler
+from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines.core.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
@@ -131,7 +131,7 @@ def corpus_pairs(n: int) -> list[AlignedPair]:
 class EmbeddedSample(beam.PTransform):
     """The calibration sample as the mine pipeline makes it: sampled, encoded, joined back."""
 
-    def __init__(self, handler: PairEncoderHandler, sample_size: int) -> None:
+    def __init__(self, handler: EncoderHandler, sample_size: int) -> None:
         super().__init__()
         self.handler = handler
         self.sample_size = sample_size
@@ -146,7 +146,7 @@ class EmbeddedSample(beam.PTransform):
 
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
     pairs = corpus_pairs(40)
-    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
+    handler = EncoderHandler(str(tiny_model_dir))
 
     # Directly: the 30 smallest hashes in hash order, every shift, the tiny model.
     from sentence_transformers import SentenceTransformer
@@ -182,7 +182,7 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
 
 
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
-    handler = PairEncoderHandler(str(tiny_model_dir), batch_size=16, progress_every_s=0)
+    handler = EncoderHandler(str(tiny_model_dir))
     with TestPipeline(runner="FnApiRunner") as p:
         sample = p | beam.Create(corpus_pairs(5)) | EmbeddedSample(handler, sample_size=100)
         out = sample | CalibrateThreshold()

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
-from paramine.encoders.handler import PairEncoderHandler
+from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines import mine_paraphrases
 from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.mine_paraphrases import MineParaphrases, prefilter_options
@@ -32,7 +32,7 @@ ENCODED_LOG_ENV = "PARAMINE_TEST_ENCODED_LOG"
 
 
 class _RecordingModel:
-    """The loaded model, logging each text of each ``encode`` call (copies in a call once)."""
+    """The loaded encoder, logging each text of each ``encode`` call."""
 
     def __init__(self, model: Any, log: str) -> None:
         self._model = model
@@ -40,15 +40,14 @@ class _RecordingModel:
 
     def encode(self, texts: list[str], **kwargs: Any) -> Any:
         with open(self._log, "a", encoding="utf-8") as f:
-            # encode_unpadded pairs a lone text with a copy of itself: one call, one text.
-            f.writelines(text + "\n" for text in dict.fromkeys(texts))
+            f.writelines(text + "\n" for text in texts)
         return self._model.encode(texts, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
 
 
-class RecordingHandler(PairEncoderHandler):
+class RecordingHandler(EncoderHandler):
     """The real handler; its model records every text encoded (module level: pickled)."""
 
     def load_model(self) -> Any:
@@ -79,7 +78,7 @@ def encoded_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     log = tmp_path / "encoded.txt"
     log.touch()
     monkeypatch.setenv(ENCODED_LOG_ENV, str(log))
-    monkeypatch.setattr(mine_paraphrases, "PairEncoderHandler", RecordingHandler)
+    monkeypatch.setattr(mine_paraphrases, "EncoderHandler", RecordingHandler)
     return log
 
 
@@ -138,7 +137,7 @@ class _ScoreFirst(beam.PTransform):
 
     def expand(self, bitext: beam.PCollection) -> beam.PCollection:
         config = self.config
-        handler = PairEncoderHandler(config.model)
+        handler = EncoderHandler(config.model)
         prefiltered = bitext | Prefilter(prefilter_options(config))
         vectors = prefiltered.kept | beam.FlatMap(pair_texts) | EncodeTexts(handler)
         kept = prefiltered.kept | ScoreByText(vectors) | ThresholdFilter(float(config.threshold))

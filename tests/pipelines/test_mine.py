@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.encoders.handler import PairEncoderHandler
+from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
@@ -54,60 +54,13 @@ def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Pa
 
 
 class TestScorePairs:
-    def test_identical_texts_score_one_and_each_text_is_encoded_once(
-        self, tiny_model_dir: Path
-    ) -> None:
-        handler = PairEncoderHandler(str(tiny_model_dir), batch_size=8, progress_every_s=0)
-        model = handler.load_model()
-        calls: list[list[str]] = []
-        encode = model.encode
-
-        def counting_encode(texts, **kwargs):
-            calls.append(list(texts))
-            return encode(texts, **kwargs)
-
-        model.encode = counting_encode
-        batch = [
-            AlignedPair("Yes.", "Tak.", "en", "pl", "c", "s", 1),
-            AlignedPair("Yes.", "Jasne.", "en", "pl", "c", "s", 2),
-            AlignedPair("same", "same", "en", "pl", "c", "s", 3),
-        ]
-        scored = list(handler.run_inference(batch, model))
-        # "Yes." and "same" are encoded once each: 4 distinct texts, in groups
-        # of equal token length (a lone text rides with a copy of itself).
-        encoded = sorted(t for call in calls for t in set(call))
-        assert encoded == sorted(f"{handler.prefix}{t}" for t in ("Yes.", "Tak.", "Jasne.", "same"))
-        assert [s.pair for s in scored] == batch
-        assert scored[2].score == pytest.approx(1.0, abs=1e-5)
-        assert all(-1.0 <= s.score <= 1.0 for s in scored)
-
-    def test_a_score_does_not_depend_on_the_batch(self, tiny_model_dir: Path) -> None:
-        handler = PairEncoderHandler(str(tiny_model_dir), progress_every_s=0)
-        model = handler.load_model()
-        pair = AlignedPair("the quick brown fox", "ala ma kota", "en", "pl", "c", "s", 1)
-        others = [
-            AlignedPair(
-                f"how are you today {'my friend ' * i}",
-                f"to jest zdanie {i}",
-                "en",
-                "pl",
-                "c",
-                "s",
-                i + 2,
-            )
-            for i in range(12)
-        ]
-        alone = next(iter(handler.run_inference([pair], model))).score
-        mixed = list(handler.run_inference([*others[:5], pair, *others[5:]], model))[5].score
-        assert alone == mixed  # bit for bit: no padding, no rounding drift
-
     def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
-        handler = PairEncoderHandler(str(tiny_model_dir), progress_every_s=0)
+        # A budget of 4 tokens: many small batches.
+        handler = EncoderHandler(str(tiny_model_dir), token_budget=4)
         pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
         with TestPipeline(runner="FnApiRunner") as p:
             aligned = p | beam.Create(pairs)
-            # A budget of 4 tokens: many small batches.
-            vectors = aligned | beam.FlatMap(pair_texts) | EncodeTexts(handler, token_budget=4)
+            vectors = aligned | beam.FlatMap(pair_texts) | EncodeTexts(handler)
             scores = (
                 aligned
                 | ScoreByText(vectors)

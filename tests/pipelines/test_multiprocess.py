@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paramine.encoders.handler import PairEncoderHandler
+from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines import mine_paraphrases
 from paramine.pipelines.run import mine
 from paramine.schemas.reader import read_pairs
@@ -20,7 +20,7 @@ PIVOTS = ["Good morning.", "Where is the station?", "I like cats.", "It is raini
 VARIANTS = ["kot śpi na dachu", "pada deszcz od rana", "lubię pić gorącą herbatę"]
 
 
-class CountingHandler(PairEncoderHandler):
+class CountingHandler(EncoderHandler):
     """The real handler, recording the process id of every model load.
 
     Defined at module level so that the pickled pipeline can import it in the
@@ -46,7 +46,7 @@ def test_multi_processing_loads_the_model_once_per_worker(
     load_log = tmp_path / "loads.txt"
     load_log.touch()
     monkeypatch.setenv(LOAD_LOG_ENV, str(load_log))
-    monkeypatch.setattr(mine_paraphrases, "PairEncoderHandler", CountingHandler)
+    monkeypatch.setattr(mine_paraphrases, "EncoderHandler", CountingHandler)
     source = write_input(tmp_path / "bitext.tsv")
     manifest = mine.run(
         [
