@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 from paramine.schemas.digest import hash_fraction
-from paramine.schemas.errors import UsageError
+from paramine.schemas.errors import DatasetError, ParamineError, UsageError
 from paramine.schemas.text_keys import comparison_key
 
 if TYPE_CHECKING:
@@ -49,11 +49,63 @@ def sample_rows(df: pd.DataFrame, max_rows: int) -> pd.DataFrame:
 
 
 def read_dataset(dataset_url: str) -> tuple[pd.DataFrame, Manifest]:
-    """Read a finished dataset's pairs (manifest and schema checked) as a DataFrame."""
+    """Read a finished dataset's pairs (manifest and schema checked) as a DataFrame.
+
+    Raises:
+        IncompleteDatasetError: The folder has no manifest.
+        DatasetError: A pairs file is missing, of an unknown schema, or not
+            readable Parquet (truncated, corrupt); the message names it.
+    """
+    import pyarrow as pa
     from paramine.schemas.reader import read_pairs
 
-    table, manifest = read_pairs(dataset_url)
+    try:
+        table, manifest = read_pairs(dataset_url)
+    except ParamineError:
+        raise
+    except (pa.ArrowException, OSError) as error:
+        found = _unreadable_file(dataset_url)
+        where, reason = found if found else (dataset_url, error)
+        raise DatasetError(
+            f"{where} cannot be read as Parquet ({_first_line(reason)}): the dataset is "
+            "damaged (a copy cut short?); copy it again or mine it again"
+        ) from error
+    except ValueError as error:  # read_pairs says which file is missing or of which schema
+        raise DatasetError(str(error)) from error
     return table.to_pandas(), manifest
+
+
+def _unreadable_file(dataset_url: str) -> tuple[str, BaseException] | None:
+    """The first pairs file of a mined dataset that does not read, and why."""
+    import fsspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from paramine.schemas.manifest import read_manifest
+    from paramine.schemas.reader import _join
+
+    try:
+        names = read_manifest(dataset_url).files.get("pairs", [])
+    except (ParamineError, ValueError, OSError):
+        return None  # a refreshed table, or a manifest read_pairs already judged
+    for name in names:
+        url = _join(dataset_url, name)
+        fs, path = fsspec.core.url_to_fs(url)
+        try:
+            pq.read_table(path, filesystem=fs)
+        except (pa.ArrowException, OSError) as error:
+            return url, error
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    if not text:
+        return type(error).__name__
+    line = text.splitlines()[0]
+    # pyarrow names the file again: "Could not open Parquet input source '<path>': why"
+    if line.startswith("Could not open Parquet input source") and "': " in line:
+        line = line.split("': ", 1)[1]
+    return line
 
 
 def load_split(

@@ -141,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
 def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool = False) -> int:
     """Run ``job(argv)``, printing a ``ParamineError`` once instead of a traceback.
 
+    A job that stopped on a signal and cleaned up after itself raises
+    ``RunInterrupted``: printed as ``paramine: <message>`` (it is not an
+    error), and its exit status kept under ``--debug`` too, for schedulers.
+
     Returns:
         The job's exit status, the error's ``exit_code``, or 130 on Ctrl-C.
     """
@@ -151,6 +155,13 @@ def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool
         return 130
     except Exception as error:
         found = find_paramine_error(error)
+        if isinstance(found, errors.RunInterrupted):
+            if debug:
+                import traceback
+
+                traceback.print_exc()
+            print(f"paramine: {found}", file=sys.stderr)
+            return found.exit_code
         if found is None or debug:
             raise
         print(f"paramine: error: {found}", file=sys.stderr)

@@ -49,3 +49,17 @@ class AccountingError(ParamineError, RuntimeError):
     """
 
     exit_code = 1
+
+
+class RunInterrupted(ParamineError):
+    """A run stopped by SIGTERM or SIGINT, after removing what it had made.
+
+    Not a mistake: the CLI prints it as ``paramine: <message>`` (no
+    ``error:``) and exits as a shell reports a process the signal killed,
+    128 + the signal's number (143 for SIGTERM, 130 for SIGINT).
+    """
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.exit_code = 128 + signum

@@ -6,22 +6,32 @@ Everything that can be checked is checked before the pipeline is built and
 before anything is written: the options (``MineConfig``), Beam's flags and the
 deployment, the inputs (they exist and resolve to shards), the model, and the
 output.
+
+What a run makes it removes again when it does not finish: a failure, a full
+disk (one line naming where) or SIGTERM / SIGINT (exit 143 / 130, one line)
+leaves no staging folder beside ``--output``, no Beam temp folder, progress
+file or run log in TMPDIR, and the old dataset as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.metadata
 import os
+import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from importlib import resources
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.run.config import DEFAULT_RUNNER, MineConfig, parse_command_line
-from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.errors import InputError, RunInterrupted, UsageError
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
     from paramine.schemas.manifest import Manifest
@@ -44,10 +54,15 @@ def code_version() -> str:
 
 
 class MineRun(NamedTuple):
-    """A finished run: the manifest it wrote and its ``paramine`` Beam counters."""
+    """A finished run: the manifest it wrote and its ``paramine`` Beam counters.
 
-    manifest: Manifest
+    A ``--deploy-dry-run`` writes nothing: ``manifest`` is None, ``counters``
+    empty, and ``dry_run`` holds what it printed.
+    """
+
+    manifest: Manifest | None
     counters: dict[str, int]
+    dry_run: str = ""
 
 
 def config_from_command_line(argv: Sequence[str]) -> tuple[MineConfig, list[str]]:
@@ -117,8 +132,10 @@ def _read_input_list(url: str) -> list[str]:
         raise InputError(f"--input-list {url}: cannot be read ({error})") from None
 
 
-def run(argv: Sequence[str] | None = None, test_pipeline: Any = None) -> Manifest:
+def run(argv: Sequence[str] | None = None, test_pipeline: Any = None) -> Manifest | None:
     """Run the mining job from a command line and return the manifest it wrote.
+
+    A ``--deploy-dry-run`` writes nothing and returns None.
 
     Args:
         argv: Command-line arguments (INPUT... and flags); ``sys.argv`` by default.
@@ -130,7 +147,7 @@ def run(argv: Sequence[str] | None = None, test_pipeline: Any = None) -> Manifes
 
 def run_with_metrics(
     argv: Sequence[str] | None = None, test_pipeline: Any = None
-) -> tuple[Manifest, dict[str, int]]:
+) -> tuple[Manifest | None, dict[str, int]]:
     """Like ``run``, and also return the run's ``paramine`` Beam counters."""
     config, beam_args = config_from_command_line(sys.argv[1:] if argv is None else argv)
     result = run_config(config, beam_args, test_pipeline)
@@ -149,10 +166,17 @@ def run_config(
         beam_args: Beam's pipeline options, passed through unchanged.
         test_pipeline: A pipeline to build into instead of a new one (tests).
 
+    Returns:
+        The manifest and counters; with ``--deploy-dry-run``, which prints the
+        deployment and launches nothing, no manifest (``MineRun.dry_run``).
+
     Raises:
         ParamineError: A setting, input, model or output that cannot work,
             found before anything is written; or a bad record under an
             ``error`` policy, found while reading.
+        OutputError: The disk filled up during the run (the message says where).
+        RunInterrupted: SIGTERM or SIGINT stopped the run (in the main thread,
+            where the handlers are installed for the length of the run).
     """
     if not config.inputs:
         raise UsageError("give at least one INPUT (or --input URL)")
@@ -161,8 +185,9 @@ def run_config(
     deployment = dataflow.apply(config, list(beam_args))
     config = deployment.config
     if config.deploy_dry_run:
-        print(dataflow.describe(deployment), file=sys.stderr)
-        raise SystemExit(0)
+        plan = dataflow.describe(deployment)
+        print(plan, file=sys.stderr)
+        return MineRun(None, {}, plan)
 
     from paramine.pipelines.run.preflight import check_run
 
@@ -181,43 +206,121 @@ def run_config(
         "inputs": checked.input_records,
         "stages": [stage.to_record() for stage in MINE_STAGES],
     }
-    start = time.monotonic()
-    pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-    mined = pipeline | "MineParaphrases" >> MineParaphrases(config, checked.shards)
-    tables = {
-        "pairs": mined.pairs,
-        "rejects": mined.rejects,
-        "counts": mined.counts,
-        "threshold": mined.threshold,
-    }
-    if mined.scored is not None:
-        tables["scored"] = mined.scored
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
+    from paramine.pipelines.run.output import disk_full_error
     from paramine.pipelines.run.progress import RunProgress, input_bytes
     from paramine.schemas.manifest import read_manifest
 
-    # The run writes beside --output, report included; the dataset is swapped
-    # in only when complete, and a failed run leaves the old one as it was.
+    start = time.monotonic()
     staging = checked.output
-    _ = tables | "WriteDataset" >> WriteDataset(staging.staging, base, config.num_shards)
-    with staging.writing():
-        with RunProgress(input_bytes(checked.input_records), quiet=config.quiet):
-            result = pipeline.run()
-            result.wait_until_finish()
-        seconds = time.monotonic() - start
-        build_report(
-            staging.staging,
-            read_manifest(staging.staging),
-            timing=run_timing(seconds, result),
-            published_as=staging.target,
-        )
+    pipeline = test_pipeline
+    with _StopOnSignals() as stop:
+        try:
+            if pipeline is None:
+                pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
+            mined = pipeline | "MineParaphrases" >> MineParaphrases(config, checked.shards)
+            tables = {
+                "pairs": mined.pairs,
+                "rejects": mined.rejects,
+                "counts": mined.counts,
+                "threshold": mined.threshold,
+            }
+            if mined.scored is not None:
+                tables["scored"] = mined.scored
+            # The run writes beside --output, report included; the dataset is
+            # swapped in only when complete, and a failed run leaves the old
+            # one as it was.
+            _ = tables | "WriteDataset" >> WriteDataset(staging.staging, base, config.num_shards)
+            with staging.writing():
+                with RunProgress(input_bytes(checked.input_records), quiet=config.quiet):
+                    result = pipeline.run()
+                    result.wait_until_finish()
+                seconds = time.monotonic() - start
+                build_report(
+                    staging.staging,
+                    read_manifest(staging.staging),
+                    timing=run_timing(seconds, result),
+                    published_as=staging.target,
+                )
+                # The dataset is complete: a signal now waits for the swap
+                # (two renames) and the run ends as finished.
+                stop.hold()
+        except BaseException as error:
+            if stop.stopped_by is not None:
+                # Again, with signals now ignored: the first cleanup may
+                # itself have been cut short by the signal.
+                with contextlib.suppress(OSError):
+                    staging.abandon()
+                name = signal.Signals(stop.stopped_by).name
+                raise RunInterrupted(
+                    f"stopped by {name}; the unfinished dataset was removed and --output "
+                    f"{staging.target} is as it was",
+                    stop.stopped_by,
+                ) from error
+            full = disk_full_error(error)
+            if full is not None:
+                raise staging.disk_full(full) from error
+            raise
+        finally:
+            # Beam removes the folder it made for the pipeline only if the
+            # pipeline ran to its end or failed inside run().
+            if test_pipeline is None and pipeline is not None:
+                shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     counters = _counters(result)
     manifest = read_manifest(staging.target)
     print(_summary(manifest, staging.target, seconds), file=sys.stderr)
     if manifest.threshold.get("warning"):
         print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
     return MineRun(manifest, counters)
+
+
+class _Stopped(BaseException):
+    """Raised by the signal handler; not an ``Exception``, so no ``except Exception`` holds it."""
+
+
+class _StopOnSignals:
+    """SIGTERM and SIGINT stop the run, for the length of a ``with`` block.
+
+    The handler raises ``_Stopped`` in the main thread, wherever it is (inside
+    Beam's in-process runner, most likely); the ``with`` blocks it unwinds
+    through remove what the run made, and the launcher turns it into a
+    ``RunInterrupted``. Further signals are ignored while that cleanup runs,
+    and so is one that arrives after ``hold()``. The handlers that were there
+    before are restored on exit. Outside the main thread (where Python cannot
+    install handlers) nothing changes.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.stopped_by: int | None = None
+        self._holding = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                # A signal this process was started ignoring (SIGINT in a
+                # background job, under nohup) stays ignored, as Python does.
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            # None: a handler not set from Python; the default is what it did.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def hold(self) -> None:
+        """From now on a signal is ignored: the run is past the point of undoing."""
+        self._holding = True
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self._holding or self.stopped_by is not None:
+            return
+        self.stopped_by = signum
+        raise _Stopped(signal.Signals(signum).name)
 
 
 def _counters(result: Any) -> dict[str, int]:

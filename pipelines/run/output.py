@@ -7,7 +7,8 @@ beside the target, ``.<name>.paramine-staging-<run id>``, marked as
 paramine's by a small marker file; the pipeline writes there; ``publish``
 swaps the finished dataset in, and ``abandon`` removes the staging folder of
 a failed run. So a failed or killed run leaves the old dataset as it was,
-and nothing in ``--output`` that stops the next run.
+and nothing in ``--output`` that stops the next run. A run that fills the
+disk says so in one line (``disk_full_error``, ``DatasetOutput.disk_full``).
 
 ``--overwrite`` replaces only an empty folder or a dataset paramine wrote: a
 folder with a paramine ``manifest.json`` and nothing else but the tables
@@ -28,6 +29,7 @@ Swapping in:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -197,6 +199,33 @@ def _check_beam_sink(url: str) -> None:
             f"--output {url}: Beam has no file system for {scheme}://; use a local path, "
             "gs:// (pip install 'apache-beam[gcp]') or s3:// (pip install 'apache-beam[aws]')"
         ) from error
+
+
+#: How a runner that passes a worker's error on as text writes a full disk.
+_DISK_FULL_TEXT = (f"[Errno {errno.ENOSPC}]", os.strerror(errno.ENOSPC))
+
+
+def disk_full_error(error: BaseException) -> OSError | None:
+    """The "no space left on device" error behind ``error``, if a full disk caused it.
+
+    Looks through the chain of causes for an ``OSError`` with ``errno`` ENOSPC.
+    Beam's in-process runner cannot rebuild an ``OSError`` with the step name
+    added, so it raises a ``RuntimeError`` whose text holds the original;
+    runners with worker processes pass only text. Hence the text, as a
+    fallback, rebuilt into an ``OSError``.
+    """
+    seen: set[int] = set()
+    texts: list[str] = []
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return current
+        texts.append(str(current))
+        current = current.__cause__ or current.__context__
+    if any(marker in text for text in texts for marker in _DISK_FULL_TEXT):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -397,6 +426,24 @@ class DatasetOutput:
         """Remove the staging folder of a failed run; the target stays as it was."""
         if self._fs.exists(self._staging_path):
             self._fs.rm(self._staging_path, recursive=True)
+
+    def disk_full(self, error: OSError) -> OutputError:
+        """The one-line error for a run that filled a disk; its staging folder already removed.
+
+        Args:
+            error: The ``OSError`` (ENOSPC) that stopped the run; its file
+                name, when it has one, says which disk filled up.
+        """
+        where = str(error.filename) if error.filename else ""
+        if where and not where.startswith(self._staging_path):
+            place = f"writing {where}"
+        else:
+            place = f"writing the dataset into {self.staging}, beside --output"
+        return OutputError(
+            f"the disk is full (no space left on device) {place}; the unfinished dataset "
+            f"was removed and --output {self.target} is as it was: free space there, or "
+            "choose an --output on another disk, and run again"
+        )
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[str]:

@@ -3,13 +3,16 @@
 A job that will fail should fail in the first second, with one line that
 says why, not after an hour on a cluster or with half a dataset written.
 ``check_run`` resolves the inputs into shards and fingerprints them, resolves
-the model, and checks the output (``DatasetOutput``); what it learns is
-recorded in the manifest.
+the model and reads its folder (every JSON file, then its config and
+tokenizer, not its weights), and checks the output (``DatasetOutput``); what
+it learns is recorded in the manifest.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from paramine.pipelines.formats import Shard, resolve_inputs
@@ -58,7 +61,8 @@ def check_model(config: MineConfig) -> dict[str, Any]:
     """Resolve ``--model`` into a loadable folder (building the offline default if needed).
 
     Raises:
-        ModelError: The value names nothing loadable here.
+        ModelError: The value names nothing loadable here, or a folder whose
+            files are damaged (``check_model_folder``).
     """
     from paramine.encoders.models import resolve_model
 
@@ -68,12 +72,98 @@ def check_model(config: MineConfig) -> dict[str, Any]:
         raise
     except (ValueError, OSError) as error:
         raise ModelError(str(error)) from None
+    if Path(model.path).is_dir():  # a hub model not yet downloaded is read by the workers
+        check_model_folder(model.path, config.model)
     return {
         "spec": config.model,
         "id": model.model_id,
         "revision": model.revision,
         "prefix": config.prefix if config.prefix is not None else model.prefix,
     }
+
+
+#: Module types whose folder holds a Hugging Face model and its tokenizer.
+_TRANSFORMER_TYPES = ("Transformer",)
+_DAMAGED = (
+    "the model folder is damaged: save or download the model again, or choose another --model"
+)
+
+
+def check_model_folder(path: str, spec: str) -> None:
+    """Read a local sentence-transformers (or transformers) folder the way a worker will.
+
+    Every JSON file of the folder and of its modules' folders must parse, and
+    each Transformer module's config and tokenizer must load with
+    transformers' Auto classes (seconds; the weights are not read). A folder
+    of damaged files would otherwise pass the checks and fail inside a Beam
+    worker, after the run had started.
+
+    Args:
+        path: The resolved local folder.
+        spec: ``--model`` as given, for the message.
+
+    Raises:
+        ModelError: Naming the file that cannot be read, and what to do.
+    """
+    folder = Path(path)
+    if not (folder / "modules.json").is_file():
+        module_dirs, transformer_dirs = [folder], [folder]  # a plain transformers folder
+    else:
+        modules = _read_json(folder / "modules.json", spec)
+        if not isinstance(modules, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("path"), str) for m in modules
+        ):
+            raise ModelError(
+                f"--model {spec}: {folder / 'modules.json'} is not a sentence-transformers "
+                f"module list (a JSON list of objects with a path); {_DAMAGED}"
+            )
+        module_dirs = [folder / m["path"] for m in modules]
+        transformer_dirs = [
+            folder / m["path"]
+            for m in modules
+            if str(m.get("type", "")).rsplit(".", 1)[-1] in _TRANSFORMER_TYPES
+        ]
+    for module_dir in dict.fromkeys([folder, *module_dirs]):
+        if not module_dir.is_dir():
+            raise ModelError(f"--model {spec}: module folder {module_dir} is missing; {_DAMAGED}")
+        for name in sorted(module_dir.glob("*.json")):
+            _read_json(name, spec)
+    for transformer_dir in transformer_dirs:
+        _load_config_and_tokenizer(transformer_dir, spec)
+
+
+def _read_json(path: Path, spec: str) -> Any:
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        reason = f"not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start})"
+    except json.JSONDecodeError as error:
+        reason = f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+    except OSError as error:
+        reason = f"cannot be read ({error.strerror or type(error).__name__})"
+    raise ModelError(f"--model {spec}: {path} is {reason}; {_DAMAGED}")
+
+
+def _load_config_and_tokenizer(folder: Path, spec: str) -> None:
+    settings_file = folder / "sentence_bert_config.json"
+    settings = _read_json(settings_file, spec) if settings_file.is_file() else {}
+    if isinstance(settings, dict) and any(
+        isinstance(args, dict) and args.get("trust_remote_code") for args in settings.values()
+    ):
+        return  # its own code decides what it reads; the workers run it, not the launcher
+    from transformers import AutoConfig, AutoTokenizer
+
+    for what, loader in (("config", AutoConfig), ("tokenizer", AutoTokenizer)):
+        try:
+            loader.from_pretrained(str(folder), local_files_only=True)
+        except Exception as error:  # the loaders raise OSError, ValueError, tokenizers' own
+            text = str(error).strip()
+            reason = text.splitlines()[0] if text else type(error).__name__
+            if isinstance(error, KeyError):  # its text is the bare key
+                reason = f"no {reason} in its files"
+            raise ModelError(
+                f"--model {spec}: the {what} in {folder} does not load ({reason}); {_DAMAGED}"
+            ) from error
 
 
 def check_run(config: MineConfig) -> CheckedRun:

@@ -162,8 +162,8 @@ class RunProgress:
     bundle there at INFO level before any option can reach them, so with
     ``capture_output`` the process's file descriptor 2 goes to a log file for
     the length of the run (the workers inherit that instead) and the progress
-    is drawn on the real stderr. The log is removed after a good run and
-    kept, its path printed, after a failed one.
+    is drawn on the real stderr. The log is removed after a good run or an
+    interrupted one, and kept, its path printed, after a failed one.
 
     Args:
         total_bytes: Size of every input file together (0 when unknown).
@@ -260,7 +260,10 @@ class RunProgress:
         elif not self.quiet and exc_info[0] is None:
             self._log()
         if self._saved_fd >= 0:
-            self._release(failed=exc_info[0] is not None)
+            # A run stopped from outside (Ctrl-C, SIGTERM: not an Exception)
+            # has no worker output worth keeping; a failed one may.
+            failed = isinstance(exc_info[0], type) and issubclass(exc_info[0], Exception)
+            self._release(failed=failed)
         if self._previous_env is None:
             os.environ.pop(PROGRESS_ENV, None)
         else:

@@ -160,18 +160,17 @@ def test_local_and_portable_runners() -> None:
 
 
 def test_dry_run_prints_and_launches_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        mine.run(
-            [
-                *INPUTS,
-                "--output=gs://bucket/out",
-                *DATAFLOW,
-                "--gpu-type=nvidia-l4",
-                f"--worker-image={IMAGE}",
-                "--deploy-dry-run",
-            ]
-        )
-    assert exit_.value.code == 0
+    manifest = mine.run(
+        [
+            *INPUTS,
+            "--output=gs://bucket/out",
+            *DATAFLOW,
+            "--gpu-type=nvidia-l4",
+            f"--worker-image={IMAGE}",
+            "--deploy-dry-run",
+        ]
+    )
+    assert manifest is None  # nothing written; no SystemExit from the library
     err = capsys.readouterr().err
     assert "DataflowRunner options checked" in err
     assert "worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver" in err
