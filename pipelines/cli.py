@@ -42,7 +42,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "score an encoder on paraphrase retrieval and STS",
     ),
     "refresh": (
-        "paramine.pipelines.refresh.launch",
+        "paramine.pipelines.refresh.cli",
         "mine only new or changed shards into a new version",
     ),
     "report": (

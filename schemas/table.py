@@ -1,6 +1,6 @@
 """A refreshed dataset: the pairs as a Delta Lake table, the refresh's state beside it.
 
-``paramine refresh`` (pipelines/refresh/launch.py) keeps its output as Delta tables,
+``paramine refresh`` (pipelines/refresh/update.py) keeps its output as Delta tables,
 which Spark, DuckDB, polars, pandas and Trino read, with atomic commits and
 time travel from the ``deltalake`` package::
 
@@ -21,7 +21,7 @@ Each paramine commit of the pairs table carries the run's manifest in the
 commit's own metadata (``paramine.commit``): counts, inputs, the cut. That
 makes the commit the unit of everything: what readers see, what the books
 describe, what ``--history`` lists. This module reads tables; only
-``pipelines/refresh/launch.py`` writes them.
+``pipelines/refresh/update.py`` writes them.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ input would write. A row that was scored once keeps its cosine in the state
 and is not encoded again, unless the run needs vectors (margin scoring and
 group coherence, with ``--threshold auto``). Workers write the bucket files
 into the tables' folders, where nothing reads them until the launcher
-commits them (pipelines/refresh/launch.py).
+commits them (pipelines/refresh/update.py).
 """
 
 from __future__ import annotations

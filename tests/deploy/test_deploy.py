@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.refresh import launch as refresh
+from paramine.pipelines.refresh import cli as refresh
 from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.run import mine
 from paramine.pipelines.run.config import MineConfig

@@ -1,0 +1,339 @@
+"""One ``paramine refresh``: bring the Delta table up to date with the inputs, as one new version.
+
+The output is a Delta Lake table of pairs (schemas/table.py), with the state
+that makes it independent of how the input arrived beside it: every aligned
+pair seen so far, per pivot, with its shard and, once scored, its cosine.
+One run:
+
+1. **Recover** (table.py). A run stopped between its two commits (pairs,
+   then state) left the state one commit behind; the pairs commit recorded
+   the state's actions, and they are committed now.
+2. **Plan** (plan.py). The inputs resolve to shards, compared with the
+   shards the last commit recorded. Nothing new, changed or removed:
+   nothing is committed.
+3. **Mine** (job.py): the new shards are read, the rows of changed and
+   removed shards leave the state, and every pivot whose pairs can change is
+   mined again from the union of the old and the new rows; workers write the
+   buckets of those pivots as new files.
+4. **Commit** the pairs table once: the new files added, the replaced files
+   removed, the run's manifest in the commit's metadata; the commit fails if
+   another run committed since this one read the table. Then the state
+   table, the same way.
+5. **Vacuum** files that commits removed more than ``retention_hours`` ago.
+
+docs/refresh.md has the design and its exact semantics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+import fsspec
+from apache_beam.options.pipeline_options import PipelineOptions
+from deltalake.exceptions import CommitFailedError
+from paramine.pipelines.core.accounting import counts_from_rows
+from paramine.pipelines.refresh.config import RefreshConfig
+from paramine.pipelines.refresh.job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
+from paramine.pipelines.refresh.plan import Plan, plan_refresh, shard_key
+from paramine.pipelines.refresh.table import (
+    RefreshConflict,
+    commit_files,
+    ensure_tables,
+    file_actions,
+    recover,
+    relative_path,
+    table_files,
+    table_rows,
+    vacuum,
+)
+from paramine.pipelines.run import deploy, mine
+from paramine.pipelines.run.preflight import check_inputs, check_model
+from paramine.pipelines.stages.write_dataset import encoding_figures
+from paramine.schemas.errors import AccountingError
+from paramine.schemas.manifest import Manifest
+from paramine.schemas.stages import accounting_errors as stage_accounting_errors
+from paramine.schemas.table import (
+    PAIRS_TABLE_SCHEMA,
+    REJECTS_DIR,
+    RUNS_DIR,
+    STATE_SCHEMA,
+    is_table,
+    latest_record,
+    open_table,
+    state_url,
+)
+
+
+@dataclass
+class RefreshResult:
+    """What a refresh did."""
+
+    version: int | None
+    plan: Plan
+    manifest: Manifest | None
+
+    @property
+    def noop(self) -> bool:
+        """Nothing was new: nothing was committed."""
+        return self.version is None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run that mines: its id, its Beam job, and the table versions it read."""
+
+    run_id: str
+    job: RefreshJob
+    pairs_table: Any
+    state_table: Any
+    started: float
+
+    @property
+    def folder(self) -> str:
+        """Where its workers leave the run's summary (``_paramine/runs/<run>``)."""
+        return f"{self.job.root}/{RUNS_DIR}/{self.run_id}"
+
+
+@dataclass(frozen=True)
+class _Commits:
+    """What a run commits: the actions on both tables, and its manifest."""
+
+    pair_actions: dict[str, list[dict[str, Any]]]
+    state_actions: dict[str, list[dict[str, Any]]]
+    manifest: Manifest
+    #: The pairs commit's paramine record: the manifest, the shards, and the
+    #: state's actions with the version they apply to (for ``recover``).
+    record: dict[str, Any]
+
+
+def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> RefreshResult:
+    """Run one refresh: recover, plan, mine, commit the pairs then the state, vacuum.
+
+    Args:
+        config: The refresh config.
+        dry_run: Print the plan and stop.
+        log: Where progress lines go; stderr by default.
+
+    Raises:
+        RefreshConflict: Another refresh committed while this one ran; this
+            run's files are deleted and nothing of it is committed.
+    """
+    out = log or sys.stderr
+    root = config.output
+    recover(root, out)
+    plan, buckets = _plan(config)
+    for line in plan.describe():
+        print(line, file=out)
+    if plan.nothing_to_do:
+        print(
+            f"paramine refresh: nothing new since version {plan.previous}; nothing committed",
+            file=out,
+        )
+        return RefreshResult(None, plan, None)
+    if dry_run:
+        print("paramine refresh: dry run, nothing mined or committed", file=out)
+        return RefreshResult(None, plan, None)
+    model_record = check_model(config.mine)
+    deployment = deploy.apply(config.mine.replace(output=root), list(config.beam_args))
+
+    run = _start(root, plan, buckets)
+    print(f"paramine refresh: run {run.run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
+    written: list[str] = []
+    try:
+        summary = _mine(run.job, deployment)
+        written = [*summary["files"]["pairs"], *summary["files"]["state"]]
+        commits = _prepare_commits(config, plan, run, summary, model_record, deployment.runner)
+        version = commit_files(
+            run.pairs_table, PAIRS_TABLE_SCHEMA, commits.pair_actions, commits.record
+        )
+    except CommitFailedError:
+        _delete([*written, run.folder, run.job.rejects_dir])
+        raise RefreshConflict(
+            f"{root}: another refresh committed while this one (run {run.run_id}) ran, so its "
+            "result is out of date; nothing of it was committed and its files were deleted. "
+            "Run paramine refresh again"
+        ) from None
+    except BaseException:
+        # Uncommitted files are invisible to readers; vacuum removes them
+        # if this process cannot.
+        _delete([*written, run.folder])
+        raise
+    # The run is committed. If it stops before the state commit, the next
+    # run's recover() makes that commit from the record just written.
+    commit_files(run.state_table, STATE_SCHEMA, commits.state_actions, {"run_id": run.run_id})
+    _delete([run.folder])
+    vacuumed = vacuum(root, config.retention_hours)
+    print(_committed_line(version, commits, vacuumed), file=out)
+    return RefreshResult(version, plan, commits.manifest)
+
+
+def _plan(config: RefreshConfig) -> tuple[Plan, int]:
+    """The plan against the table's last commit, and the table's buckets."""
+    shards, _ = check_inputs(config.mine)
+    root = config.output
+    found = latest_record(open_table(root)) if is_table(root) else None
+    # A table keeps the buckets it was created with.
+    buckets = found[1]["buckets"] if found is not None else config.buckets
+    return plan_refresh(config, shards, found), buckets
+
+
+def _start(root: str, plan: Plan, buckets: int) -> _Run:
+    """Create the tables if needed, read their current versions, and describe the Beam job."""
+    ensure_tables(root, buckets)
+    pairs_table = open_table(root)
+    state_table = open_table(state_url(root))
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
+    job = RefreshJob(
+        root=root,
+        run_id=run_id,
+        buckets=buckets,
+        shards=tuple(plan.to_mine),
+        retracted=plan.retracted_urls,
+        state_files=tuple(table_files(state_table, state_url(root))),
+        pair_files=tuple(table_files(pairs_table, root)),
+        state_dir=state_url(root),
+        rejects_dir=f"{root}/{REJECTS_DIR}/{run_id}",
+        summary_url=f"{root}/{RUNS_DIR}/{run_id}/summary.json",
+    )
+    return _Run(run_id, job, pairs_table, state_table, time.monotonic())
+
+
+def _mine(job: RefreshJob, deployment: deploy.Deployment) -> dict[str, Any]:
+    """Run the Beam job; return the summary its workers wrote (files, counts, threshold)."""
+    pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
+    _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(deployment.config, job)
+    pipeline.run().wait_until_finish()
+    with fsspec.open(job.summary_url, "r", encoding="utf-8") as handle:
+        summary: dict[str, Any] = json.load(handle)
+    return summary
+
+
+def _checked_counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The run's counts, once their accounting identities hold.
+
+    Raises:
+        AccountingError: Rows were lost or counted twice; nothing is committed.
+    """
+    counts = counts_from_rows([tuple(row) for row in summary["counts"]])
+    errors = stage_accounting_errors(counts, REFRESH_STAGES)
+    taken = counts["affected"]["in"]
+    came = counts["prefilter"]["kept"] + counts["state"]["kept"]
+    if taken != came:
+        errors.append(f"affected took in {taken} rows but prefilter and state kept {came} together")
+    if errors:
+        raise AccountingError(
+            "the counts of this refresh do not add up; nothing was "
+            "committed:\n  " + "\n  ".join(errors)
+        )
+    return counts
+
+
+def _prepare_commits(
+    config: RefreshConfig,
+    plan: Plan,
+    run: _Run,
+    summary: dict[str, Any],
+    model_record: dict[str, Any],
+    runner: str,
+) -> _Commits:
+    """The actions of both commits and the manifest of the new version."""
+    counts = _checked_counts(summary)
+    root = config.output
+    pair_actions = file_actions(run.pairs_table, root, summary["files"]["pairs"])
+    state_actions = file_actions(run.state_table, state_url(root), summary["files"]["state"])
+    manifest = _manifest(config, plan, run, summary, counts, pair_actions, model_record, runner)
+    record = {
+        "run_id": run.run_id,
+        "manifest": dataclasses.asdict(manifest),
+        "shards": plan.shards,
+        "config_fingerprint": config.fingerprint(),
+        "buckets": run.job.buckets,
+        "state": {"base_version": run.state_table.version(), "actions": state_actions},
+    }
+    return _Commits(pair_actions, state_actions, manifest, record)
+
+
+def _manifest(
+    config: RefreshConfig,
+    plan: Plan,
+    run: _Run,
+    summary: dict[str, Any],
+    counts: dict[str, dict[str, Any]],
+    pair_actions: dict[str, list[dict[str, Any]]],
+    model_record: dict[str, Any],
+    runner: str,
+) -> Manifest:
+    """The manifest of the version this run commits: its counts, rows and what it mined."""
+    added = sum(a["rows"] for a in pair_actions["add"])
+    removed = sum(r["rows"] for r in pair_actions["remove"])
+    return Manifest(
+        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        code_version=mine.code_version(),
+        options={
+            **config.mine.to_record(),
+            "refresh": {
+                "beam_args": config.beam_args,
+                "buckets": run.job.buckets,
+                "retention_hours": config.retention_hours,
+            },
+            "runner": runner,
+        },
+        model=model_record,
+        threshold=summary["threshold"],
+        inputs=[plan.shards[k] for k in sorted(plan.shards)],
+        counts=counts,
+        files={"rejects": [relative_path(config.output, f) for f in summary["rejects"]["files"]]},
+        rows={
+            "pairs": table_rows(run.pairs_table) - removed + added,
+            "pair_rows_removed": removed,
+            "pair_rows_added": added,
+            "rejects": sum(summary["rejects"]["written"].values()),
+        },
+        rejects={
+            "counted": dict(counts["read"]["dropped"]),
+            "written": summary["rejects"]["written"],
+        },
+        stages=[stage.to_record() for stage in REFRESH_STAGES],
+        extra={
+            "encoding": encoding_figures(counts),
+            "refresh": {
+                "run_id": run.run_id,
+                "previous": plan.previous,
+                "mined": sorted(shard_key(s.files) for s in plan.to_mine),
+                "reasons": plan.reasons,
+                "retracted": plan.retracted,
+                "removed": plan.removed,
+                "seconds": round(time.monotonic() - run.started, 1),
+            },
+        },
+    )
+
+
+def _committed_line(version: int, commits: _Commits, vacuumed: int) -> str:
+    """The line a refresh ends with: the new version and what it changed."""
+    rows = commits.manifest.rows
+    return (
+        f"paramine refresh: committed version {version}: {rows['pairs']:,} pairs "
+        f"({rows['pair_rows_added']:,} rows written in {len(commits.pair_actions['add'])} "
+        f"bucket file(s), {rows['pair_rows_removed']:,} replaced); cut "
+        f"{commits.manifest.threshold.get('value')}"
+        + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else "")
+    )
+
+
+def _delete(urls: Iterable[str]) -> None:
+    """Remove files and folders of a run that will not be committed."""
+    for url in urls:
+        fs, path = fsspec.core.url_to_fs(url)
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
