@@ -20,16 +20,16 @@ same evaluators before and after training.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from paramine.encoders.models import prompt_applied
 from paramine.schemas.errors import InputError, ParamineError, UsageError
 
 if TYPE_CHECKING:
@@ -225,26 +225,6 @@ def sts_task(sts: StsData, name: str = "sts", batch_size: int = 64) -> Task:
     return Task(f"STS {name}", evaluator, STS_METRICS, len(sts.scores))
 
 
-@contextlib.contextmanager
-def prompt_applied(model: SentenceTransformer, prefix: str) -> Iterator[None]:
-    """Make ``model.encode`` prepend ``prefix`` while inside, unless it has a default prompt.
-
-    The evaluators call ``encode`` themselves. A model that stores a default
-    prompt (paramine-trained e5 models do) already adds it: adding it again
-    would give ``query: query: ...``.
-    """
-    if not prefix or getattr(model, "default_prompt_name", None):
-        yield
-        return
-    model.prompts = {**model.prompts, "paramine-prefix": prefix}
-    model.default_prompt_name = "paramine-prefix"
-    try:
-        yield
-    finally:
-        model.prompts.pop("paramine-prefix", None)
-        model.default_prompt_name = None
-
-
 def evaluate_model(
     model: SentenceTransformer,
     tasks: Sequence[Task],
@@ -377,6 +357,9 @@ def _parser() -> argparse.ArgumentParser:
         help="score at most this many pairs, a deterministic sample (default 5000; 0 = all)",
     )
     add_eval_arguments(parser)
+    from paramine.encoders.suite_eval import add_suite_arguments
+
+    add_suite_arguments(parser)
     parser.add_argument("--base", help="a base model to score first, for comparison")
     parser.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: automatic)")
@@ -400,12 +383,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from paramine.encoders.holdout import load_split
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models import resolve_model
-    from paramine.encoders.holdout import load_split
 
+    if args.suite:
+        from paramine.encoders.suite_eval import suite_command
+
+        return suite_command(args)
     if not (args.dataset or args.eval_bitext or args.eval_sts):
-        raise UsageError("give --dataset DIR, --eval-bitext FILES, --eval-sts FILE.tsv or several")
+        raise UsageError(
+            "give --dataset DIR, --eval-bitext FILES, --eval-sts FILE.tsv or several; "
+            "or --suite NAME|FILE"
+        )
     if not 0.0 <= args.eval_share < 1.0:
         raise UsageError(f"--eval-share must be in [0, 1), got {args.eval_share}")
     pairs = None

@@ -15,10 +15,12 @@ A ``--model`` value is one of:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paramine.encoders.cache import atomic_build, cache_root
 from paramine.encoders.fingerprint import folder_fingerprint, local_fingerprint
@@ -26,6 +28,9 @@ from paramine.encoders.hub import resolve_hub
 from paramine.encoders.registry import REGISTRY, ResolvedModel, detect_prefix
 from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import ModelError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 __all__ = ["ResolvedModel", "resolve_model"]
 
@@ -128,3 +133,23 @@ def _resolve_url(url: str, cache_dir: str | None) -> ResolvedModel:
     return ResolvedModel(
         path=str(target), model_id=url, revision=fingerprint, prefix=detect_prefix(base, target)
     )
+
+
+@contextlib.contextmanager
+def prompt_applied(model: SentenceTransformer, prefix: str) -> Iterator[None]:
+    """Make ``model.encode`` prepend ``prefix`` while inside, unless it has a default prompt.
+
+    The evaluators call ``encode`` themselves. A model that stores a default
+    prompt (paramine-trained e5 models do) already adds it: adding it again
+    would give ``query: query: ...``.
+    """
+    if not prefix or getattr(model, "default_prompt_name", None):
+        yield
+        return
+    model.prompts = {**model.prompts, "paramine-prefix": prefix}
+    model.default_prompt_name = "paramine-prefix"
+    try:
+        yield
+    finally:
+        model.prompts.pop("paramine-prefix", None)
+        model.default_prompt_name = None

@@ -14,13 +14,13 @@ from paramine.encoders.evaluate import (
     bitext_task,
     evaluate_model,
     main,
-    prompt_applied,
     read_bitext,
     read_sts_tsv,
     results_table,
     retrieval_task,
     sts_task,
 )
+from paramine.encoders.models import prompt_applied
 from sentence_transformers import SentenceTransformer
 
 from tests.encoders.datasets import make_rows, write_dataset
