@@ -19,7 +19,6 @@ same evaluators before and after training.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -34,6 +33,7 @@ from paramine.schemas.errors import InputError, ParamineError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from paramine.encoders.configs import EvalOptions, EvaluateConfig
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
@@ -295,130 +295,66 @@ def build_tasks(
     return tasks
 
 
-def add_eval_arguments(parser: argparse.ArgumentParser | Any) -> None:
-    """``--eval-bitext`` and ``--eval-sts``, shared by ``paramine train`` and ``evaluate``."""
-    parser.add_argument(
-        "--eval-bitext",
-        nargs="+",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="bitext retrieval accuracy (both directions) on two line-aligned files, or one "
-        "two-column TSV, e.g. laser_tatoeba_v1/tatoeba.pol-eng.pol tatoeba.pol-eng.eng; "
-        "repeatable",
-    )
-    parser.add_argument(
-        "--eval-sts",
-        action="append",
-        default=[],
-        metavar="FILE.tsv",
-        help="STS Spearman on sentence1<TAB>sentence2<TAB>score lines; repeatable",
-    )
-
-
-def read_eval_files(args: argparse.Namespace) -> tuple[list[Bitext], list[tuple[str, StsData]]]:
+def read_eval_files(config: EvalOptions) -> tuple[list[Bitext], list[tuple[str, StsData]]]:
     """Read the files that ``--eval-bitext`` and ``--eval-sts`` name."""
-    bitexts = [read_bitext(paths) for paths in args.eval_bitext]
-    sts = [(PurePosixPath(path).stem, read_sts_tsv(path)) for path in args.eval_sts]
+    bitexts = [read_bitext(paths) for paths in config.eval_bitext]
+    sts = [(PurePosixPath(path).stem, read_sts_tsv(path)) for path in config.eval_sts]
     return bitexts, sts
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="paramine evaluate",
-        description="Score encoders on paraphrase retrieval (held-out split of a mined "
-        "dataset), bitext retrieval and STS; prints a Markdown table.",
-    )
-    parser.add_argument(
-        "models",
-        nargs="+",
-        metavar="MODEL",
-        help="model folders (paramine-trained or any sentence-transformers folder) or names "
-        "that `paramine models` resolves",
-    )
-    parser.add_argument("--dataset", help="mined dataset directory (fsspec URL) to retrieve in")
-    parser.add_argument(
-        "--split",
-        choices=("eval", "train", "all"),
-        default="eval",
-        help="which rows of --dataset: the held-out pivots (default), the training ones, or all",
-    )
-    parser.add_argument(
-        "--eval-share",
-        type=float,
-        default=0.05,
-        help="share of pivots held out; must match the value given to `paramine train` "
-        "(default 0.05)",
-    )
-    parser.add_argument(
-        "--max-pairs",
-        type=int,
-        default=5000,
-        help="score at most this many pairs, a deterministic sample (default 5000; 0 = all)",
-    )
-    add_eval_arguments(parser)
-    from paramine.encoders.suite_eval import add_suite_arguments
-
-    add_suite_arguments(parser)
-    parser.add_argument("--base", help="a base model to score first, for comparison")
-    parser.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
-    parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: automatic)")
-    parser.add_argument("--json", dest="json_path", help="also write the results here as JSON")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``paramine evaluate``; return the exit status."""
-    args = _parser().parse_args(argv)
+    from paramine.encoders.configs import EvaluateConfig, parse_config
+
+    description = (
+        "Score encoders on paraphrase retrieval (held-out split of a mined dataset), bitext "
+        "retrieval and STS, or on an evaluation suite; prints a Markdown table."
+    )
     if not logging.getLogger().handlers:
         # Progress goes to stderr through logging; the table is the output.
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     from paramine.schemas.manifest import IncompleteDatasetError
 
     try:
-        return _evaluate(args)
+        config = parse_config(
+            EvaluateConfig, "paramine evaluate", description, sys.argv[1:] if argv is None else argv
+        )
+        return _evaluate(config)
     except (IncompleteDatasetError, ParamineError) as error:
         print(f"paramine: error: {error}", file=sys.stderr)
         return 2
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+def _evaluate(config: EvaluateConfig) -> int:
     from paramine.encoders.holdout import load_split
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models import resolve_model
 
-    if args.suite:
+    if config.suite:
         from paramine.encoders.suite_eval import suite_command
 
-        return suite_command(args)
-    if not (args.dataset or args.eval_bitext or args.eval_sts):
-        raise UsageError(
-            "give --dataset DIR, --eval-bitext FILES, --eval-sts FILE.tsv or several; "
-            "or --suite NAME|FILE"
-        )
-    if not 0.0 <= args.eval_share < 1.0:
-        raise UsageError(f"--eval-share must be in [0, 1), got {args.eval_share}")
+        return suite_command(config)
     pairs = None
-    if args.dataset:
-        pairs = load_split(args.dataset, args.eval_share, args.split, args.max_pairs)
-        log.info("%s: %d pairs in split %r", args.dataset, len(pairs), args.split)
-    bitexts, sts = read_eval_files(args)
-    tasks = build_tasks(pairs, bitexts, sts, args.batch_size)
+    if config.dataset:
+        pairs = load_split(config.dataset, config.eval_share, config.split, config.max_pairs)
+        log.info("%s: %d pairs in split %r", config.dataset, len(pairs), config.split)
+    bitexts, sts = read_eval_files(config)
+    tasks = build_tasks(pairs, bitexts, sts, config.batch_size)
 
     columns: list[tuple[str, dict[str, float]]] = []
-    for spec in ([args.base] if args.base else []) + list(args.models):
+    for spec in config.scored:
         resolved = resolve_model(spec)
-        model = load_encoder(resolved.path, device=args.device)
+        model = load_encoder(resolved.path, device=config.device)
         metrics = evaluate_model(model, tasks, resolved.prefix)
-        name = f"{spec} (base)" if args.base and spec == args.base and not columns else spec
+        name = f"{spec} (base)" if config.base and spec == config.base and not columns else spec
         columns.append((name, metrics))
 
     print(results_table(columns, tasks))
-    if args.json_path:
+    if config.json_path:
         from paramine.schemas.storage import atomic_write
 
         atomic_write(
-            args.json_path,
+            config.json_path,
             json.dumps([{"model": name, **m} for name, m in columns], indent=2) + "\n",
         )
     return 0

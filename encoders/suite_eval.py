@@ -18,7 +18,6 @@ encoded once per run, and dropped once no later task needs them.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -27,13 +26,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from paramine.encoders import probes
-from paramine.encoders.backends import BACKENDS
 from paramine.encoders.suite import (
-    DATA_ENV,
     Split,
     Suite,
     SuiteTask,
-    builtin_suites,
     check_files,
     load_suite,
     read_task,
@@ -43,6 +39,7 @@ from paramine.schemas.errors import UsageError
 
 if TYPE_CHECKING:
     import numpy as np
+    from paramine.encoders.configs import EvaluateConfig
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
@@ -214,67 +211,39 @@ def suite_table(rows: Sequence[tuple[str, dict[str, Any]]], suite: Suite) -> str
     return "\n".join(lines)
 
 
-def add_suite_arguments(parser: argparse.ArgumentParser | Any) -> None:
-    """``--suite`` and ``--suite-data`` for ``paramine evaluate``."""
-    parser.add_argument(
-        "--suite",
-        metavar="NAME|FILE",
-        help="score on an evaluation suite with frozen vectors and logistic-regression probes, "
-        f"and print its table: a built-in name ({', '.join(builtin_suites())}: the eight Polish "
-        "tasks of Dadas 2022) or a suite file (YAML/JSON like encoders/suites/pl.yaml)",
-    )
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="auto",
-        help="how --suite encodes: auto (default: OpenVINO fp32 on CPU, torch on GPU, as "
-        "`paramine mine`), torch, onnx or openvino",
-    )
-    parser.add_argument(
-        "--suite-data",
-        metavar="DIR",
-        help=f"the folder the suite's files are under (default: ${DATA_ENV}, then the suite "
-        "file's data_root); for pl, the resources/downstream folder of "
-        "sdadas/polish-sentence-evaluation",
-    )
-
-
 def _default_device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def suite_command(args: argparse.Namespace) -> int:
+def suite_command(config: EvaluateConfig) -> int:
     """``paramine evaluate MODEL... --suite S``: print the suite's table, maybe write JSON."""
     from paramine.encoders.backends import choose_backend, load_encoder
     from paramine.encoders.models import resolve_model
 
-    if args.dataset or args.eval_bitext or args.eval_sts:
-        raise UsageError(
-            "--suite prints its own table: run it apart from --dataset, --eval-bitext and "
-            "--eval-sts (two commands)"
-        )
-    suite = load_suite(args.suite)
-    root = resolve_data_root(suite, args.suite_data)
+    if config.suite is None:
+        raise UsageError("no --suite given")
+    suite = load_suite(config.suite)
+    root = resolve_data_root(suite, config.suite_data)
     check_files(suite, root)  # before minutes of model loading
-    device = args.device or _default_device()
-    choice = choose_backend(args.backend, None, "cuda" if device.startswith("cuda") else "cpu")
+    device = config.device or _default_device()
+    choice = choose_backend(config.backend, None, "cuda" if device.startswith("cuda") else "cpu")
     rows: list[tuple[str, dict[str, Any]]] = []
-    for spec in ([args.base] if args.base else []) + list(args.models):
+    for spec in config.scored:
         started = time.perf_counter()
         resolved = resolve_model(spec)
         model = load_encoder(resolved.path, choice, resolved.revision)
         log.info("%s on %s, backend %s", resolved.model_id, device, choice.backend)
-        result = evaluate_on_suite(model, suite, root, resolved.prefix, args.batch_size)
+        result = evaluate_on_suite(model, suite, root, resolved.prefix, config.batch_size)
         log.info("%s: suite %s in %.0f s", spec, suite.name, time.perf_counter() - started)
-        name = f"{spec} (base)" if args.base and spec == args.base and not rows else spec
+        name = f"{spec} (base)" if config.base and spec == config.base and not rows else spec
         rows.append((name, result))
 
     print(suite_table(rows, suite))
-    if args.json_path:
+    if config.json_path:
         from paramine.schemas.storage import atomic_write
 
         data: Any = rows[0][1] if len(rows) == 1 else [{"model": n, **r} for n, r in rows]
-        atomic_write(args.json_path, json.dumps(data, indent=2) + "\n")
+        atomic_write(config.json_path, json.dumps(data, indent=2) + "\n")
     return 0

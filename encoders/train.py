@@ -18,7 +18,7 @@ folder holds the model only; checkpoints live in their own folder.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from paramine.encoders.configs import POOLINGS, PRECISIONS, TrainConfig
 from paramine.encoders.evaluate import (
     MIN_RETRIEVAL_PAIRS,
-    add_eval_arguments,
     build_tasks,
     evaluate_model,
     read_eval_files,
@@ -48,12 +48,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-POOLINGS = ("lstm", "mean")
 #: What ``paramine train`` writes into the model folder besides the model.
 SUMMARY_FILE = "paramine_training.json"
-#: ``--drop-near-identical`` with no value: pairs this similar teach nothing.
-DEFAULT_NEAR_IDENTICAL = 0.9
 
 
 def near_identical(a: pd.Series, b: pd.Series, threshold: float) -> pd.Series:
@@ -108,13 +104,13 @@ class TrainData:
     counts: dict[str, Any] = field(default_factory=dict)
 
 
-def prepare_data(args: argparse.Namespace) -> TrainData:
+def prepare_data(config: TrainConfig) -> TrainData:
     """Read the dataset, split it by pivot, filter the training side."""
-    df, manifest = read_dataset(args.dataset)
-    held_out = eval_mask(df["pivot_sentence"], args.eval_share)
-    eval_df = sample_rows(df[held_out], args.eval_max_pairs)
+    df, manifest = read_dataset(config.dataset)
+    held_out = eval_mask(df["pivot_sentence"], config.eval_share)
+    eval_df = sample_rows(df[held_out], config.eval_max_pairs)
     train_df, dropped = filter_pairs(
-        df[~held_out], args.min_score, args.max_score, args.drop_near_identical
+        df[~held_out], config.min_score, config.max_score, config.drop_near_identical
     )
     counts = {
         "rows_read": len(df),
@@ -187,118 +183,6 @@ def default_prefix(base: SentenceTransformer, resolved_prefix: str) -> str:
     return str(base.prompts.get(name, "")) if name else ""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="paramine train",
-        description="Fine-tune a sentence encoder (Transformer + LSTM pooling) on a mined "
-        "paraphrase dataset with the multiple-negatives ranking loss (Dadas 2022).",
-    )
-    parser.add_argument("dataset", metavar="DATASET", help="mined dataset directory (fsspec URL)")
-    parser.add_argument(
-        "--base",
-        required=True,
-        help="base model: a sentence-transformers folder or a name `paramine models` resolves "
-        "(e.g. e5-small)",
-    )
-    parser.add_argument(
-        "--output",
-        required=True,
-        help="folder for the trained model (the model only; replaced when it holds an "
-        "earlier paramine model)",
-    )
-    parser.add_argument(
-        "--checkpoint-dir",
-        default=None,
-        help="folder for checkpoints (default: OUTPUT-checkpoints, beside the model)",
-    )
-    data = parser.add_argument_group("data")
-    data.add_argument("--min-score", type=float, help="drop pairs with min(score_a, score_b) below")
-    data.add_argument("--max-score", type=float, help="drop pairs with min(score_a, score_b) above")
-    data.add_argument(
-        "--drop-near-identical",
-        type=float,
-        nargs="?",
-        const=DEFAULT_NEAR_IDENTICAL,
-        metavar="SIMILARITY",
-        help="drop pairs whose normalized edit similarity is >= SIMILARITY "
-        f"({DEFAULT_NEAR_IDENTICAL} when given without a value)",
-    )
-    evaluation = parser.add_argument_group("evaluation (before and after training)")
-    evaluation.add_argument(
-        "--eval-share",
-        type=float,
-        default=0.05,
-        help="share of pivots held out for paraphrase retrieval, by pivot hash "
-        "(default 0.05; 0 = none)",
-    )
-    evaluation.add_argument(
-        "--eval-max-pairs",
-        type=int,
-        default=2000,
-        help="score retrieval on at most this many held-out pairs (default 2000; 0 = all)",
-    )
-    add_eval_arguments(evaluation)
-    evaluation.add_argument(
-        "--eval-batch-size", type=int, default=64, help="encoding batch size (default 64)"
-    )
-    model = parser.add_argument_group("model")
-    model.add_argument("--pooling", choices=POOLINGS, default="lstm", help="default lstm")
-    model.add_argument(
-        "--lstm-hidden", type=int, default=1024, help="LSTM hidden size (paper: 1024/2048/4096)"
-    )
-    model.add_argument("--bidirectional", action="store_true", help="bidirectional LSTM")
-    model.add_argument("--normalize", action="store_true", help="L2-normalize the output")
-    model.add_argument(
-        "--max-seq-length", type=int, default=128, help="tokens per text (default 128)"
-    )
-    train = parser.add_argument_group("training")
-    train.add_argument("--epochs", type=float, default=3.0, help="default 3 (the paper's)")
-    train.add_argument(
-        "--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)"
-    )
-    train.add_argument("--batch-size", type=int, default=64, help="default 64 (the paper's)")
-    train.add_argument("--lr", type=float, default=2e-6, help="AdamW learning rate (default 2e-6)")
-    train.add_argument(
-        "--warmup", type=float, default=0.1, help="warmup share of the steps (default 0.1)"
-    )
-    train.add_argument("--precision", choices=PRECISIONS, default="auto", help="default auto")
-    train.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
-    train.add_argument(
-        "--save-total-limit",
-        type=int,
-        default=2,
-        help="checkpoints kept in --checkpoint-dir, older ones deleted (default 2)",
-    )
-    train.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue from the latest checkpoint in --checkpoint-dir (step count continues)",
-    )
-    train.add_argument("--logging-steps", type=int, default=10, help="log the loss every N steps")
-    train.add_argument("--seed", type=int, default=42, help="data order and initialization seed")
-    train.add_argument("--device", default=None, help="cpu, cuda, ... (default: automatic)")
-    return parser
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    for name in ("lstm_hidden", "batch_size", "save_steps", "logging_steps", "save_total_limit"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.batch_size < 2:
-        raise UsageError("--batch-size must be >= 2: the loss uses the batch's other pairs")
-    if args.drop_near_identical is not None and not 0.0 < args.drop_near_identical <= 1.0:
-        raise UsageError(f"--drop-near-identical must be in (0, 1], got {args.drop_near_identical}")
-    if args.max_steps == 0 or args.epochs <= 0:
-        raise UsageError("--max-steps must be > 0 (or -1 for --epochs), and --epochs > 0")
-    if not 0.0 <= args.warmup < 1.0:
-        raise UsageError(f"--warmup must be in [0, 1), got {args.warmup}")
-
-
-def checkpoint_dir(args: argparse.Namespace) -> str:
-    """Where checkpoints go: ``--checkpoint-dir``, else ``OUTPUT-checkpoints``."""
-    return args.checkpoint_dir or args.output.rstrip("/") + "-checkpoints"
-
-
 def _check_output(output: str) -> None:
     """Refuse an output folder that holds anything but an earlier paramine model."""
     if not os.path.exists(output):
@@ -314,29 +198,36 @@ def _check_output(output: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``paramine train``; return the exit status."""
-    args = _parser().parse_args(argv)
+    from paramine.encoders.configs import parse_config
+
+    description = (
+        "Fine-tune a sentence encoder (Transformer + LSTM pooling) on a mined paraphrase "
+        "dataset with the multiple-negatives ranking loss (Dadas 2022)."
+    )
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     from paramine.schemas.manifest import IncompleteDatasetError
 
     try:
-        return _run(args)
+        config = parse_config(
+            TrainConfig, "paramine train", description, sys.argv[1:] if argv is None else argv
+        )
+        return _run(config)
     except (IncompleteDatasetError, ParamineError) as error:
         print(f"paramine: error: {error}", file=sys.stderr)
         return 2
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(config: TrainConfig) -> int:
     from transformers.trainer_utils import get_last_checkpoint
 
-    _check_args(args)
-    _check_output(args.output)
-    precision = choose_precision(args.precision)
-    data = prepare_data(args)
-    if len(data.train) < args.batch_size:
+    _check_output(config.output)
+    precision = choose_precision(config.precision)
+    data = prepare_data(config)
+    if len(data.train) < config.batch_size:
         raise UsageError(
             f"{len(data.train)} training pairs after filters ({data.counts}), fewer than one "
-            f"batch of {args.batch_size}; lower --batch-size or --eval-share, or relax filters"
+            f"batch of {config.batch_size}; lower --batch-size or --eval-share, or relax filters"
         )
     if 0 < len(data.eval) < MIN_RETRIEVAL_PAIRS:
         log.warning(
@@ -346,22 +237,22 @@ def _run(args: argparse.Namespace) -> int:
             len(data.eval),
             MIN_RETRIEVAL_PAIRS,
         )
-    bitexts, sts = read_eval_files(args)
+    bitexts, sts = read_eval_files(config)
 
-    checkpoints = checkpoint_dir(args)
+    checkpoints = config.checkpoints
     checkpoint = get_last_checkpoint(checkpoints) if os.path.isdir(checkpoints) else None
-    if checkpoint and not args.resume:
+    if checkpoint and not config.resume:
         raise OutputError(
             f"{checkpoints} already has checkpoints ({checkpoint}); pass --resume to "
             "continue from it, or choose another --output / --checkpoint-dir"
         )
-    if args.resume and not checkpoint:
+    if config.resume and not checkpoint:
         log.warning("%s: no checkpoint to resume from; starting at step 0", checkpoints)
-    return _train(args, precision, data, checkpoint if args.resume else None, bitexts, sts)
+    return _train(config, precision, data, checkpoint if config.resume else None, bitexts, sts)
 
 
 def _train(
-    args: argparse.Namespace,
+    config: TrainConfig,
     precision: str,
     data: TrainData,
     checkpoint: str | None,
@@ -379,11 +270,11 @@ def _train(
     from sentence_transformers.base.sampler import BatchSamplers
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    torch.manual_seed(args.seed)  # the LSTM's initial weights
-    resolved = resolve_model(args.base)
-    base = load_encoder(resolved.path, device=args.device)
+    torch.manual_seed(config.seed)  # the LSTM's initial weights
+    resolved = resolve_model(config.base)
+    base = load_encoder(resolved.path, device=config.device)
     prefix = default_prefix(base, resolved.prefix)
-    tasks = build_tasks(data.eval, bitexts, sts, args.eval_batch_size)
+    tasks = build_tasks(data.eval, bitexts, sts, config.eval_batch_size)
 
     results: dict[str, dict[str, float]] = {}
     if tasks:
@@ -392,12 +283,12 @@ def _train(
 
     model = build_model(
         base,
-        args.pooling,
-        args.lstm_hidden,
-        args.bidirectional,
-        args.normalize,
-        args.max_seq_length,
-        args.device,
+        config.pooling,
+        config.lstm_hidden,
+        config.bidirectional,
+        config.normalize,
+        config.max_seq_length,
+        config.device,
     )
     if prefix:
         # Stored as the default prompt, so model.encode(texts) adds it for users.
@@ -405,41 +296,41 @@ def _train(
         model.default_prompt_name = "query"
     card = model.model_card_data
     card.local_files_only = True  # the card must not reach the hub for dataset facts
-    card.model_name = f"{args.base} with {args.pooling} pooling, trained by paramine"
-    card.train_datasets = [{"name": f"paramine pairs: {args.dataset}"}]
+    card.model_name = f"{config.base} with {config.pooling} pooling, trained by paramine"
+    card.train_datasets = [{"name": f"paramine pairs: {config.dataset}"}]
     card.tags = [*card.tags, "paramine", "paraphrase"]
 
     train_dataset = Dataset.from_dict(
         {"anchor": data.train["sentence_a"].tolist(), "positive": data.train["sentence_b"].tolist()}
     )
-    steps_per_epoch = math.ceil(len(data.train) / args.batch_size)
+    steps_per_epoch = math.ceil(len(data.train) / config.batch_size)
     # With --max-steps the trainer ignores num_train_epochs, but the model card
     # lists it: give it the epochs those steps really make.
-    epochs = args.max_steps / steps_per_epoch if args.max_steps > 0 else args.epochs
-    checkpoints = checkpoint_dir(args)
+    epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
+    checkpoints = config.checkpoints
     training_args = SentenceTransformerTrainingArguments(
         output_dir=checkpoints,
         num_train_epochs=epochs,
-        max_steps=args.max_steps,
-        per_device_train_batch_size=args.batch_size,
-        learning_rate=args.lr,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.lr,
         lr_scheduler_type="linear",
-        warmup_steps=args.warmup,  # a float below 1 is a share of the steps
+        warmup_steps=config.warmup,  # a float below 1 is a share of the steps
         optim="adamw_torch",
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         bf16=precision == "bf16",
         fp16=precision == "fp16",
         save_strategy="steps",
-        save_steps=args.save_steps,
-        save_total_limit=args.save_total_limit,
-        logging_steps=args.logging_steps,
-        seed=args.seed,
-        data_seed=args.seed,
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        logging_steps=config.logging_steps,
+        seed=config.seed,
+        data_seed=config.seed,
         prompts=prefix or None,
         report_to="none",
         dataloader_pin_memory=torch.cuda.is_available(),
         disable_tqdm=False,
-        use_cpu=args.device == "cpu",
+        use_cpu=config.device == "cpu",
     )
     trainer = SentenceTransformerTrainer(
         model=model,
@@ -460,9 +351,9 @@ def _train(
 
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     summary = {
-        "dataset": args.dataset,
+        "dataset": config.dataset,
         "base": {
-            "spec": args.base,
+            "spec": config.base,
             "path": resolved.path,
             "model_id": resolved.model_id,
             "revision": resolved.revision,
@@ -477,7 +368,9 @@ def _train(
         },
         "counts": data.counts,
         "settings": {
-            key: value for key, value in vars(args).items() if key not in ("dataset", "output")
+            key: value
+            for key, value in dataclasses.asdict(config).items()
+            if key not in ("dataset", "output")
         }
         | {"precision": precision, "resumed_from": checkpoint, "checkpoint_dir": checkpoints},
         "training": {
@@ -496,14 +389,17 @@ def _train(
         "results": results,
     }
     table = results_table(
-        [(f"{args.base} (base)", results.get("base", {})), ("trained", results.get("trained", {}))],
+        [
+            (f"{config.base} (base)", results.get("base", {})),
+            ("trained", results.get("trained", {})),
+        ],
         tasks,
     )
-    save_model(model, args.output, summary, table if tasks else "")
+    save_model(model, config.output, summary, table if tasks else "")
     print(table if tasks else "no evaluation: --eval-share 0 and no --eval-bitext / --eval-sts")
     log.info(
         "saved %s (step %d, epoch %.2f); checkpoints in %s",
-        args.output,
+        config.output,
         trainer.state.global_step,
         trainer.state.epoch or 0.0,
         checkpoints,

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
-from typing import Any
+from typing import Any, TypeVar
 
 from paramine.schemas.errors import UsageError
+
+T = TypeVar("T")
 
 
 def parse_share(value: Any) -> float:
@@ -76,13 +78,33 @@ def option(
     default: Any,
     help: str,
     *,
-    group: str,
+    group: str | None,
     parse: Callable[[Any], Any] | None = None,
     choices: Sequence[str] | None = None,
     switch: bool = False,
     metavar: str | None = None,
+    many: bool = False,
+    positional: bool = False,
+    flag: str | None = None,
+    const: Any = None,
+    nargs: str | None = None,
 ) -> Any:
-    """A config field that is also a flag: its default, help text, group and parser."""
+    """A config field that is also a flag: its default, help text, group and parser.
+
+    Args:
+        default: The value when the flag is not given; ``dataclasses.MISSING``
+            makes it required (a required flag, or a positional argument).
+        group: The ``--help`` section; ``None`` for the command's own arguments.
+        parse: Turns the flag's text (or a YAML or Python value) into the
+            value, raising ``ValueError`` with what is allowed. ``choices`` and
+            ``switch`` imply one.
+        many: The value is a tuple, each item parsed by ``parse``; the flag
+            may be repeated (or the positional argument takes several).
+        positional: An argument without a flag (``paramine train DATASET``).
+        flag: The flag when it is not the field's name with dashes.
+        const: The value of the flag given with no value after it.
+        nargs: How many words one use of the flag takes (argparse's ``nargs``).
+    """
     if parse is None:
         parse = one_of(choices) if choices else (parse_bool if switch else str)
     meta = {
@@ -92,19 +114,135 @@ def option(
         "choices": choices,
         "switch": switch,
         "metavar": metavar,
+        "many": many,
+        "positional": positional,
+        "flag": flag,
+        "const": const,
+        "nargs": nargs,
     }
     if isinstance(default, (list, tuple)):
         return field(default_factory=lambda: tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
-def flag_name(field_name: str) -> str:
+def flag_name(field_name: str, config: type | None = None) -> str:
     """The command-line flag of a config field: ``src_lang`` -> ``--src-lang``."""
-    if field_name == "input_format":
-        return "--format"
-    if field_name == "inputs":
-        return "--input"
+    if config is not None:
+        meta = _field(config, field_name).metadata
+        if meta.get("flag"):
+            return str(meta["flag"])
+        if meta.get("positional"):
+            return field_name.upper()
     return "--" + field_name.replace("_", "-")
+
+
+def _field(config: type, name: str) -> dataclasses.Field[Any]:
+    return next(f for f in dataclasses.fields(config) if f.name == name)
+
+
+def parse_fields(config: Any) -> None:
+    """Parse every field of a frozen config dataclass in place (its ``__post_init__``).
+
+    Every value goes through its field's parser here, so a config built from
+    Python or YAML is held to the same rules as the command line.
+
+    Raises:
+        UsageError: A bad value, naming its flag.
+    """
+    cls = type(config)
+    for f in dataclasses.fields(config):
+        if not f.metadata:
+            continue
+        value = getattr(config, f.name)
+        parse = f.metadata["parse"]
+        name = flag_name(f.name, cls)
+        try:
+            if f.metadata["many"]:
+                if isinstance(value, str):
+                    raise UsageError(f"{name}: give a list, not one string")
+                parsed = tuple(parse(item) for item in value)
+            elif value is None and f.default is None:
+                continue
+            else:
+                parsed = parse(value)
+        except UsageError:
+            raise
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"{name} {error}") from None
+        object.__setattr__(config, f.name, parsed)
+
+
+def add_fields(parser: argparse.ArgumentParser, config: type) -> argparse.ArgumentParser:
+    """Add one argument per field of ``config`` to ``parser``, in sections by group."""
+    groups: dict[str | None, Any] = {None: parser}
+    for f in dataclasses.fields(config):
+        meta = f.metadata
+        if not meta:
+            continue
+        group = groups.get(meta["group"])
+        if group is None:
+            group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        kwargs: dict[str, Any] = {"help": meta["help"]}
+        if meta["positional"]:
+            nargs = ("+" if required else "*") if meta["many"] else None
+            group.add_argument(f.name, nargs=nargs, metavar=meta["metavar"], **kwargs)
+            continue
+        kwargs["dest"] = f.name
+        if meta["switch"]:
+            group.add_argument(flag_name(f.name, config), action="store_true", **kwargs)
+            continue
+        kwargs.update(metavar=meta["metavar"], choices=meta["choices"])
+        if meta["many"]:
+            kwargs.update(action="append", default=None, nargs=meta["nargs"])
+        elif required:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = f.default
+        if meta["const"] is not None:
+            kwargs.update(nargs="?", const=meta["const"])
+        group.add_argument(flag_name(f.name, config), **kwargs)
+    return parser
+
+
+def given_values(namespace: argparse.Namespace, config: type) -> dict[str, Any]:
+    """The fields a parsed command line set, as ``{field: value}``.
+
+    argparse fills every field with its default; only what was given is kept,
+    so a config from the command line and one from Python agree on defaults.
+    """
+    given: dict[str, Any] = {}
+    for name, value in vars(namespace).items():
+        f = _field(config, name)
+        if f.metadata["many"]:
+            if value:
+                given[name] = tuple(value)
+        elif f.default is dataclasses.MISSING or value != f.default:
+            given[name] = value
+    return given
+
+
+def from_mapping(
+    config: type[T], values: Mapping[str, Any], source: str, command: str, hint: str = ""
+) -> T:
+    """Build ``config`` from ``{name: value}``; names as fields or flags (``src-lang``).
+
+    Raises:
+        UsageError: An unknown name (naming ``source`` and ``command``) or a bad value.
+    """
+    by_name: dict[str, str] = {}
+    for f in dataclasses.fields(config):  # type: ignore[arg-type]
+        by_name[f.name] = by_name[flag_name(f.name, config).lstrip("-")] = f.name
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        text = str(key).lstrip("-")
+        name = by_name.get(text) or by_name.get(text.replace("-", "_"))
+        if name is None:
+            raise UsageError(
+                f"{source}: {key!r} is not a {command} option; see `{command} --help`{hint}"
+            )
+        kwargs[name] = value
+    return config(**kwargs)
 
 
 class ConfigParser(argparse.ArgumentParser):
@@ -116,7 +254,7 @@ class ConfigParser(argparse.ArgumentParser):
 
 def field_default(config: type, name: str) -> Any:
     """The default of a config dataclass's field ``name``."""
-    f = next(f for f in dataclasses.fields(config) if f.name == name)
+    f = _field(config, name)
     if f.default is not dataclasses.MISSING:
         return f.default
     return f.default_factory()  # type: ignore[operator]

@@ -138,15 +138,23 @@ def test_building_the_mine_graph_imports_torch_only_through_beam() -> None:
         assert importer["torch"].endswith("apache_beam/ml/inference/model_manager.py"), importer
 
 
-def test_mine_help_imports_no_torch_nor_beam() -> None:
+@pytest.mark.parametrize(
+    ("command", "flag", "unloaded"),
+    [
+        ("mine", "--src-lang", ("torch", "apache_beam", "pyarrow")),
+        ("train", "--lstm-hidden", ("torch", "apache_beam", "sentence_transformers")),
+        ("evaluate", "--suite-data", ("torch", "apache_beam", "sentence_transformers")),
+    ],
+)
+def test_help_imports_no_torch_nor_beam(command: str, flag: str, unloaded: tuple) -> None:
     done = run_python(
         "import sys\n"
         "from paramine.pipelines.cli import main\n"
-        "try:\n    main(['mine', '--help'])\nexcept SystemExit:\n    pass\n"
-        "print('loaded:', [m for m in ('torch', 'apache_beam', 'pyarrow') if m in sys.modules])"
+        f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+        f"print('loaded:', [m for m in {unloaded!r} if m in sys.modules])"
     )
     assert done.returncode == 0, done.stderr
-    assert "--src-lang" in done.stdout
+    assert flag in done.stdout
     assert "loaded: []" in done.stdout
 
 

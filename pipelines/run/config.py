@@ -40,11 +40,13 @@ from paramine.pipelines.run.deploy import GPU_TYPES
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     ConfigParser,
-    field_default,
-    flag_name,
+    add_fields,
+    from_mapping,
+    given_values,
     one_of,
     option,
     optional,
+    parse_fields,
     parse_non_negative,
     parse_positive,
     parse_share,
@@ -157,6 +159,8 @@ class MineConfig:
         "(INPUT positionals before the first flag are taken too)",
         group=IO,
         metavar="URL",
+        many=True,
+        flag="--input",
     )
     input_list: str | None = option(
         None,
@@ -192,6 +196,7 @@ class MineConfig:
         "(default: %(default)s)",
         group=IO,
         choices=INPUT_FORMATS,
+        flag="--format",
     )
     tsv_columns: tuple[int, int] | None = option(
         None,
@@ -502,22 +507,7 @@ class MineConfig:
     )
 
     def __post_init__(self) -> None:
-        # Every value is parsed again here, so a config built from Python or
-        # YAML is held to the same rules as the command line.
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name == "inputs":
-                if isinstance(value, str):
-                    raise UsageError("inputs: give a list of shards, not one string")
-                object.__setattr__(self, "inputs", tuple(str(v) for v in value))
-                continue
-            if value is None and f.default is None:
-                continue
-            try:
-                parsed = f.metadata["parse"](value)
-            except (TypeError, ValueError) as error:
-                raise UsageError(f"{flag_name(f.name)} {error}") from None
-            object.__setattr__(self, f.name, parsed)
+        parse_fields(self)
         self._check_combinations()
 
     def _check_combinations(self) -> None:
@@ -595,18 +585,8 @@ class MineConfig:
         Raises:
             UsageError: An unknown name (naming ``source``) or a bad value.
         """
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            name = str(key).lstrip("-").replace("-", "_")
-            name = "input_format" if name == "format" else name
-            if name not in names:
-                raise UsageError(
-                    f"{source}: {key!r} is not a paramine mine option; see `paramine mine "
-                    "--help` (Beam's options go with the runner's, not here)"
-                )
-            kwargs[name] = value
-        return cls(**kwargs)
+        beam = " (Beam's options go with the runner's, not here)"
+        return from_mapping(cls, values, source, "paramine mine", hint=beam)
 
     def to_record(self) -> dict[str, Any]:
         """The options as the manifest records them (JSON types)."""
@@ -642,28 +622,7 @@ def build_parser(prog: str = "paramine mine") -> argparse.ArgumentParser:
             "`paramine --debug mine ...` shows the traceback of an error."
         ),
     )
-    groups: dict[str, Any] = {}
-    for f in dataclasses.fields(MineConfig):
-        meta = f.metadata
-        group = groups.get(meta["group"])
-        if group is None:
-            group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
-        flag = flag_name(f.name)
-        if meta["switch"]:
-            group.add_argument(flag, dest=f.name, action="store_true", help=meta["help"])
-        elif f.name == "inputs":
-            group.add_argument(
-                flag, dest=f.name, action="append", default=None, metavar="URL", help=meta["help"]
-            )
-        else:
-            group.add_argument(
-                flag,
-                dest=f.name,
-                default=f.default,
-                choices=meta["choices"],
-                metavar=meta["metavar"],
-                help=meta["help"],
-            )
+    add_fields(parser, MineConfig)
     return parser
 
 
@@ -682,10 +641,5 @@ def parse_command_line(
         UsageError: A paramine flag without its value, or a bad choice.
     """
     namespace, rest = build_parser(prog).parse_known_args(list(argv))
-    values = vars(namespace)
-    # argparse fills every field with its default; keep only what was given,
-    # so a config from the command line and one from Python agree on defaults.
-    if values["inputs"] is None:  # --input appends to a list it creates on first use
-        values["inputs"] = ()
-    given = {k: v for k, v in values.items() if v != field_default(MineConfig, k)}
+    given = given_values(namespace, MineConfig)
     return given, rest

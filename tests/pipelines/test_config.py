@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from paramine.pipelines.run.config import MineConfig, build_parser, flag_name, parse_command_line
+from paramine.pipelines.run.config import MineConfig, build_parser, parse_command_line
 from paramine.pipelines.run.mine import config_from_command_line
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import flag_name
 
 
 def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
@@ -15,7 +16,7 @@ def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
     actions = {a.dest: a for a in parser._actions if a.dest != "help"}
     for field in dataclasses.fields(MineConfig):
         action = actions[field.name]
-        assert flag_name(field.name) in action.option_strings
+        assert flag_name(field.name, MineConfig) in action.option_strings
         assert action.help and len(action.help) > 20, field.name
     # A config from an empty command line is the config of the defaults.
     given, beam_args = parse_command_line([])
