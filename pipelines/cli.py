@@ -8,7 +8,9 @@ Errors: a ``ParamineError`` (bad options, input, model or output) is printed
 once as ``paramine: error: <message>`` and exits with its code (2 for the
 user's mistakes). An error raised inside a Beam worker reaches the launcher
 wrapped by the runner, its message repeated in every layer of the wrapping;
-``find_paramine_error`` digs the original out, so it too is printed once.
+``find_paramine_error`` finds the original (in the exception's chain, or, from
+a worker in another process, as ``errors.relayed_error`` reads it from the
+traceback text that is all such a worker can send), so it too is printed once.
 ``--debug`` (anywhere on the command line, or ``PARAMINE_DEBUG=1``) shows the
 traceback instead.
 """
@@ -18,7 +20,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import re
 import sys
 from collections.abc import Callable
 
@@ -51,21 +52,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
-# How a runner writes an exception it caught in a worker into the text of the
-# one it raises: "paramine.schemas.errors.InputError: message" (a traceback
-# printed into the message) or "InputError: message [while running 'Step']".
-_ERROR_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+Error): (.+?)(?: \[while running '.*)?$", re.MULTILINE)
-
-
-def _error_classes() -> dict[str, type[errors.ParamineError]]:
-    classes: dict[str, type[errors.ParamineError]] = {}
-    pending: list[type[errors.ParamineError]] = [errors.ParamineError]
-    while pending:
-        cls = pending.pop()
-        classes.setdefault(cls.__name__, cls)
-        pending.extend(cls.__subclasses__())
-    return classes
-
 
 class _BeamImportNoise(logging.Filter):
     """Hides Beam's import-time warning about BigQuery clients paramine never uses."""
@@ -90,9 +76,9 @@ def find_paramine_error(error: BaseException) -> errors.ParamineError | None:
     """The ``ParamineError`` behind ``error``: itself, a cause, or one a runner wrapped as text.
 
     Beam's in-process runner re-raises a worker's exception with the step
-    name added (its type kept); multi-process and remote runners raise a
-    ``RuntimeError`` whose text holds the worker's traceback. Either way the
-    user should read the original message once.
+    name added, its type and cause kept; multi-process and remote runners
+    raise a ``RuntimeError`` whose text holds the worker's traceback. Either
+    way the user should read the original message once.
     """
     seen: set[int] = set()
     current: BaseException | None = error
@@ -101,15 +87,7 @@ def find_paramine_error(error: BaseException) -> errors.ParamineError | None:
         if isinstance(current, errors.ParamineError):
             return current
         current = current.__cause__ or current.__context__
-    classes = _error_classes()
-    for name, message in reversed(_ERROR_LINE.findall(str(error))):
-        cls = classes.get(name)
-        if cls is not None:
-            try:
-                return cls(message.strip())
-            except TypeError:  # a class with arguments of its own
-                return errors.InputError(message.strip())
-    return None
+    return errors.relayed_error(str(error))
 
 
 def main(argv: list[str] | None = None) -> int:

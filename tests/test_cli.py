@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
 from paramine.pipelines.cli import find_paramine_error
+from paramine.pipelines.formats.moses import MisalignedShardError, misaligned
 from paramine.pipelines.run.mine import run
 from paramine.schemas.errors import InputError, ParamineError
 from paramine.schemas.reader import read_pairs
@@ -142,12 +144,37 @@ def test_find_paramine_error_reads_a_wrapped_worker_error() -> None:
             raise RuntimeError("runner failed") from error
     except RuntimeError as wrapped:
         assert find_paramine_error(wrapped) is original
-    text = RuntimeError(
-        "Traceback (most recent call last):\n  File ...\n"
-        "paramine.schemas.errors.InputError: shard x.tsv line 3: bad "
-        "[while running 'MineParaphrases/ReadBitext/Read']\n"
+    # From a worker in another process only the traceback's text arrives.
+    relayed = RuntimeError(
+        "Pipeline failed:\n"
+        + "".join(traceback.format_exception(misaligned("a.en", 3, "a.pl", 2)))
+        + " [while running 'MineParaphrases/ReadBitext/Split']\n"
     )
-    found = find_paramine_error(text)
-    assert isinstance(found, InputError) and str(found) == "shard x.tsv line 3: bad"
+    found = find_paramine_error(relayed)
+    assert isinstance(found, MisalignedShardError)
+    assert str(found).startswith("Moses files differ in length: a.en has 3 lines")
+    # Only paramine's own classes are rebuilt, named in full.
+    assert find_paramine_error(RuntimeError("ValueError: x\nInputError: y")) is None
     assert find_paramine_error(ValueError("a bug")) is None
     assert issubclass(InputError, ParamineError)
+
+
+def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "c.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
+    (tmp_path / "c.pl").write_text("Jeden.\nDwa.\n", encoding="utf-8")
+    done = paramine(
+        "mine",
+        str(tmp_path / "c.en"),
+        str(tmp_path / "c.pl"),
+        "--output",
+        str(tmp_path / "o"),
+        "--direct_running_mode",
+        "multi_processing",
+        "--direct_num_workers",
+        "2",
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in error_lines(done) if line.startswith("paramine: error:")]
+    assert len(errors) == 1 and "c.en has 3 lines but" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "o").exists()
