@@ -412,7 +412,7 @@ class MineParaphrases(beam.PTransform):
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
-            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
+            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded", "text"),
         ) | "AllCounts" >> beam.Flatten()
         threshold = source.pipeline | "ThresholdRecord" >> ThresholdRecord(core)
         scored_all = None

@@ -15,6 +15,9 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.windowed_value import WindowedValue
+from paramine.pipelines.core.tap import worker_tap
 from paramine.schemas.stages import Stage
 
 DROPPED = "dropped"
@@ -139,6 +142,56 @@ class KeepFirst(beam.PTransform):
         return StageResult(results["kept"], results[DROPPED])
 
 
+class _CountOut(beam.DoFn):
+    """Counts a bundle's elements (one number out per bundle, to be summed).
+
+    It also tells a local run's progress what the stage let out, every
+    ``REPORT_EVERY`` elements and at the end of each bundle, when the count
+    is flushed: a worker process may stop right after its last bundle.
+    """
+
+    REPORT_EVERY = 256
+
+    def __init__(self, stage: str, unit: str) -> None:
+        self.stage = stage
+        self.unit = unit
+        self._n = self._unreported = 0
+
+    def start_bundle(self) -> None:
+        self._n = self._unreported = 0
+
+    def process(self, element: Any) -> Iterator[int]:
+        self._n += 1
+        self._unreported += 1
+        if self._unreported >= self.REPORT_EVERY:
+            worker_tap().add_out(self.stage, self.unit, self._unreported)
+            self._unreported = 0
+        return iter(())
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        tap = worker_tap()
+        if self._unreported:
+            tap.add_out(self.stage, self.unit, self._unreported)
+        tap.flush()
+        yield WindowedValue(self._n, GlobalWindow().max_timestamp(), [GlobalWindow()])
+
+
+class CountElements(beam.PTransform):
+    """``Count.Globally`` that also reports a local run's progress (``_CountOut``)."""
+
+    def __init__(self, stage: str, unit: str) -> None:
+        super().__init__()
+        self.stage = stage
+        self.unit = unit
+
+    def expand(self, elements: beam.PCollection) -> beam.PCollection:
+        return (
+            elements
+            | "CountBundles" >> beam.ParDo(_CountOut(self.stage, self.unit))
+            | "Sum" >> beam.CombineGlobally(sum)
+        )
+
+
 class CountStage(beam.PTransform):
     """Turns a stage's input, kept and dropped collections into count rows.
 
@@ -164,7 +217,7 @@ class CountStage(beam.PTransform):
     def expand(self, result: StageResult) -> beam.PCollection:
         stage = self.stage.name
         if self.weight is None:
-            kept_n = result.kept | "CountKept" >> beam.combiners.Count.Globally()
+            kept_n = result.kept | "CountKept" >> CountElements(stage, self.stage.unit)
         else:
             kept_n = (
                 result.kept
@@ -193,20 +246,22 @@ class CountNote(beam.PTransform):
     Args:
         note: The pseudo-stage (``ENCODING``).
         key: The figure's name.
+        unit: What one element is, for a local run's progress (``text``).
     """
 
-    def __init__(self, note: str, key: str) -> None:
+    def __init__(self, note: str, key: str, unit: str = "record") -> None:
         super().__init__()
         if note not in NOTES:
             raise ValueError(f"{note!r} is not one of {NOTES}")
         self.note = note
         self.key = key
+        self.unit = unit
 
     def expand(self, elements: beam.PCollection) -> beam.PCollection:
         note, key = self.note, self.key
         return (
             elements
-            | "Count" >> beam.combiners.Count.Globally()
+            | "Count" >> CountElements(note, self.unit)
             | "Tag" >> beam.Map(lambda n: (note, key, n))
         )
 

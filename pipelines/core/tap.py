@@ -8,7 +8,9 @@ before the pipeline starts; worker processes inherit the variable. Readers
 count what they read (``worker_tap()``, ``count_reads``) and append
 ``"<bytes> <pairs>\\n"`` deltas to the file, at most a few times a second;
 appends this short are atomic, so many processes can share the file without
-a lock.
+a lock. Each stage's books (``CountStage``) also count what the stage lets
+out, as ``"@<stage> <n> <unit>\\n"`` lines, so the launcher can say which
+stage is running after reading is done, and how far it is.
 
 Where the variable is not set (Dataflow, Spark, Flink workers, or a run
 without progress) every tap is a no-op that costs one dict lookup.
@@ -41,6 +43,7 @@ class Tap:
         self.path = path
         self._bytes = 0
         self._pairs = 0
+        self._stages: dict[tuple[str, str], int] = {}
         self._last = time.monotonic()
         self._lock = threading.Lock()
 
@@ -57,21 +60,34 @@ class Tap:
         if time.monotonic() - self._last >= FLUSH_SECONDS:
             self.flush()
 
+    def add_out(self, stage: str, unit: str, n: int = 1) -> None:
+        """Count ``n`` records (of ``unit``) that ``stage`` let out."""
+        if not self.path:
+            return
+        key = (stage, unit)
+        with self._lock:
+            self._stages[key] = self._stages.get(key, 0) + n
+        if time.monotonic() - self._last >= FLUSH_SECONDS:
+            self.flush()
+
     def flush(self) -> None:
         """Append what was counted since the last flush."""
         if not self.path:
             return
         with self._lock:
-            nbytes, pairs = self._bytes, self._pairs
+            nbytes, pairs, stages = self._bytes, self._pairs, self._stages
             self._bytes = self._pairs = 0
+            self._stages = {}
             self._last = time.monotonic()
-        if not nbytes and not pairs:
+        lines = [f"{nbytes} {pairs}\n"] if nbytes or pairs else []
+        lines += [f"@{stage} {n} {unit}\n" for (stage, unit), n in stages.items()]
+        if not lines:
             return
         try:
             # One short O_APPEND write: atomic between processes on local disks.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
-                os.write(fd, f"{nbytes} {pairs}\n".encode())
+                os.write(fd, "".join(lines).encode())
             finally:
                 os.close(fd)
         except OSError:

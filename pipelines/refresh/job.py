@@ -43,7 +43,7 @@ from paramine.pipelines.core.accounting import (
     Dropper,
     StageResult,
 )
-from paramine.pipelines.core.groups import Group, pivot_key
+from paramine.pipelines.core.groups import Group, GroupKey, group_key, pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.mine_paraphrases import (
@@ -278,20 +278,29 @@ class _RetractFn(beam.DoFn):
             yield row
 
 
-def _candidate_keys_of_direct(joined: tuple[str, dict[str, list]]) -> Iterator[str]:
+def _candidate_keys_of_direct(
+    joined: tuple[GroupKey, dict[str, list]],
+) -> Iterator[tuple[str, str]]:
     _, sides = joined
     if sides["direct"]:
         yield from set(sides["candidates"])
 
 
-def _pivots_of_changed_candidates(joined: tuple[str, dict[str, list]]) -> Iterator[str]:
+def _candidate_key(pair: AlignedPair) -> tuple[str, str]:
+    """A candidate among the pivots of one language: where the contest looks for rivals."""
+    return pivot_language(pair.pivot_lang), comparison_key(pair.candidate)
+
+
+def _pivots_of_changed_candidates(
+    joined: tuple[tuple[str, str], dict[str, list]],
+) -> Iterator[GroupKey]:
     _, sides = joined
     if sides["changed"]:
         yield from set(sides["pivots"])
 
 
 class AffectedPivots(beam.PTransform):
-    """The pivot keys whose pairs a change of rows can change.
+    """The group keys (pivot language, pivot key) whose pairs a change of rows can change.
 
     A pivot is affected when it has a new or retracted row (its group
     changed), or when one of its candidates is also the candidate of such a
@@ -312,7 +321,7 @@ class AffectedPivots(beam.PTransform):
         direct = (
             (new, self.retracted)
             | "Changed" >> beam.Flatten()
-            | "ChangedPivots" >> beam.Map(lambda p: pivot_key(p.pivot))
+            | "ChangedPivots" >> beam.Map(lambda p: group_key(p.pivot_lang, p.pivot))
             | "DistinctDirect" >> beam.Distinct()
         )
         everything = (self.current, self.retracted) | "AllRows" >> beam.Flatten()
@@ -321,7 +330,7 @@ class AffectedPivots(beam.PTransform):
                 "direct": direct | "DirectKeyed" >> beam.Map(lambda k: (k, None)),
                 "candidates": everything
                 | "CandidatesByPivot"
-                >> beam.Map(lambda p: (pivot_key(p.pivot), comparison_key(p.candidate))),
+                >> beam.Map(lambda p: (group_key(p.pivot_lang, p.pivot), _candidate_key(p))),
             }
             | "JoinDirect" >> beam.CoGroupByKey()
             | "TheirCandidates" >> beam.FlatMap(_candidate_keys_of_direct)
@@ -332,7 +341,7 @@ class AffectedPivots(beam.PTransform):
                 "changed": candidate_keys | "CandidateKeyed" >> beam.Map(lambda c: (c, None)),
                 "pivots": self.current
                 | "PivotsByCandidate"
-                >> beam.Map(lambda p: (comparison_key(p.candidate), pivot_key(p.pivot))),
+                >> beam.Map(lambda p: (_candidate_key(p), group_key(p.pivot_lang, p.pivot))),
             }
             | "JoinCandidates" >> beam.CoGroupByKey()
             | "TheirPivots" >> beam.FlatMap(_pivots_of_changed_candidates)
@@ -344,7 +353,7 @@ class _SplitAffectedFn(beam.DoFn):
     def __init__(self) -> None:
         self.drop = Dropper(AFFECTED)
 
-    def process(self, joined: tuple[str, dict[str, list]]) -> Iterator:
+    def process(self, joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
         _, sides = joined
         affected = bool(sides["affected"])
         for row in sides["rows"]:
@@ -362,7 +371,7 @@ def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[St
         yield StateRow(row.pair, float(fresh[0])) if fresh else row
 
 
-def _carry_or_revisit(joined: tuple[str, dict[str, list]]) -> Iterator:
+def _carry_or_revisit(joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
     """Old pairs of one pivot: carried as they are, or handed to the pivot's new group."""
     key, sides = joined
     if sides["affected"]:
@@ -455,13 +464,16 @@ class RefreshParaphrases(beam.PTransform):
         affected_keys = new | "AffectedPivots" >> AffectedPivots(current, retracted)
         touched = (
             affected_keys
-            | "Buckets" >> beam.Map(bucket_of, buckets)
+            # Buckets by the pivot's text alone, as the tables have always been laid out.
+            | "Buckets" >> beam.Map(lambda key: bucket_of(key[1], buckets))
             | "DistinctBuckets" >> beam.Distinct()
         )
         split = (
             {
                 "affected": affected_keys | "AffectedKeyed" >> beam.Map(lambda k: (k, None)),
-                "rows": rows | "RowsByPivot" >> beam.Map(lambda r: (pivot_key(r.pair.pivot), r)),
+                "rows": rows
+                | "RowsByPivot"
+                >> beam.Map(lambda r: (group_key(r.pair.pivot_lang, r.pair.pivot), r)),
             }
             | "JoinAffected" >> beam.CoGroupByKey()
             | "SplitAffected"
@@ -491,7 +503,7 @@ class RefreshParaphrases(beam.PTransform):
                 "affected": affected_keys
                 | "AffectedKeyedForPairs" >> beam.Map(lambda k: (k, None)),
                 "pairs": old_pairs
-                | "OldPairsByPivot" >> beam.Map(lambda r: (pivot_key(r.pivot), r)),
+                | "OldPairsByPivot" >> beam.Map(lambda r: (group_key(r.pivot_lang, r.pivot), r)),
             }
             | "JoinOldPairs" >> beam.CoGroupByKey()
             | "CarryOrRevisit"
@@ -502,7 +514,8 @@ class RefreshParaphrases(beam.PTransform):
         if config.pair_mode == "cover":
             extended = (
                 {
-                    "group": groups.kept | "GroupsByKey" >> beam.Map(lambda g: (g.key, g)),
+                    "group": groups.kept
+                    | "GroupsByKey" >> beam.Map(lambda g: (group_key(g.pivot_lang, g.pivot), g)),
                     "old": revisit,
                 }
                 | "JoinOldGroups" >> beam.CoGroupByKey()
@@ -590,7 +603,7 @@ class RefreshParaphrases(beam.PTransform):
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=made),
             read.repairs,
-            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded"),
+            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded", "text"),
             staying | "CountStaying" >> CountNote(TABLE, "old_pairs_kept"),
             gone | "CountGone" >> CountNote(TABLE, "old_pairs_replaced"),
             state_rows | "CountStateRows" >> CountNote(TABLE, "state_rows_written"),
@@ -643,7 +656,7 @@ class _ExtendCoverFn(beam.DoFn):
         self.near_equal = near_equal
         self.drop_inflections = drop_inflections
 
-    def process(self, joined: tuple[str, dict[str, list]]) -> Iterator:
+    def process(self, joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
         _, sides = joined
         old: list[ParaphrasePair] = [pair for pairs in sides["old"] for pair in pairs]
         group: Group | None = sides["group"][0] if sides["group"] else None

@@ -114,6 +114,28 @@ class Totals:
     pairs: int = 0
 
 
+@dataclass
+class StageOut:
+    """What one stage has let out so far, and since when."""
+
+    stage: str
+    unit: str
+    n: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Records out per second while the stage has been letting them out."""
+        span = self.last_at - self.first_at
+        return self.n / span if span > 0 else 0.0
+
+    def describe(self) -> str:
+        """``prefilter: 8,000 aligned pairs out (4,000/s)``."""
+        unit = self.unit if self.n == 1 else self.unit + "s"
+        return f"{self.stage}: {self.n:,} {unit} out ({self.rate:,.0f}/s)"
+
+
 def _human_bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if abs(n) < 1000 or unit == "TB":
@@ -123,7 +145,11 @@ def _human_bytes(n: float) -> str:
 
 
 def progress_line(
-    totals: Totals, total_bytes: int, seconds: float, reading_seconds: float | None = None
+    totals: Totals,
+    total_bytes: int,
+    seconds: float,
+    reading_seconds: float | None = None,
+    running: StageOut | None = None,
 ) -> str:
     """One plain progress line, for logs: share read, bytes, pairs/s, ETA.
 
@@ -132,21 +158,25 @@ def progress_line(
         total_bytes: Size of the inputs.
         seconds: Since the run started.
         reading_seconds: Until the last pair was read; the rate is over this.
+        running: The stage that last let records out, once reading is done:
+            named first, with its own count and rate.
     """
     done = min(totals.bytes, total_bytes) if total_bytes else totals.bytes
     span = seconds if reading_seconds is None else reading_seconds
     rate = totals.pairs / span if span > 0 else 0.0
     share = f"{100 * done / total_bytes:5.1f}%" if total_bytes else "  ?  "
+    read_done = bool(total_bytes) and done >= total_bytes
+    read = f"read {share} ({_human_bytes(done)} of {_human_bytes(total_bytes)})"
+    read += f", {totals.pairs:,} pairs"
+    if read_done and running is not None:
+        return f"paramine: {running.describe()}; {read}; {seconds:,.0f} s elapsed"
     eta = "?"
-    if total_bytes and done >= total_bytes:
-        eta = "none (reading done; the later stages are running)"
+    if read_done:
+        eta = "none (reading done)"
     elif total_bytes and done and seconds > 0:
         remaining = seconds * (total_bytes - done) / done
         eta = f"{remaining:,.0f} s"
-    return (
-        f"paramine: read {share} ({_human_bytes(done)} of {_human_bytes(total_bytes)}), "
-        f"{totals.pairs:,} pairs, {rate:,.0f} pairs/s, ETA {eta}, {seconds:,.0f} s elapsed"
-    )
+    return f"paramine: {read}, {rate:,.0f} pairs/s, ETA {eta}, {seconds:,.0f} s elapsed"
 
 
 class RunProgress:
@@ -194,6 +224,10 @@ class RunProgress:
         self.log_seconds = log_seconds
         self.force_bar = force_bar
         self.totals = Totals()
+        #: What each stage let out, in the order the stages first reported.
+        self.stages: dict[str, StageOut] = {}
+        #: The stage that reported last: the one running now.
+        self.running: StageOut | None = None
         self.path = ""
         self._offset = 0
         self._previous_env: str | None = None
@@ -310,7 +344,11 @@ class RunProgress:
 
     def _log(self) -> None:
         line = progress_line(
-            self.totals, self.total_bytes, self.seconds, self._last_pair_at - self._start
+            self.totals,
+            self.total_bytes,
+            self.seconds,
+            self._last_pair_at - self._start,
+            self.running if self._reading_done else None,
         )
         print(line, file=self.stream)
         self.stream.flush()
@@ -327,9 +365,12 @@ class RunProgress:
         end = chunk.rfind(b"\n") + 1
         self._offset += end
         added = Totals()
+        now = time.monotonic()
         for line in chunk[:end].splitlines():
-            parts = line.split()
-            if len(parts) == 2:
+            parts = line.decode("utf-8", "replace").split(maxsplit=2)
+            if line.startswith(b"@") and len(parts) == 3:
+                self._stage_out(parts[0][1:], int(parts[1]), parts[2], now)
+            elif len(parts) == 2:
                 added.bytes += int(parts[0])
                 added.pairs += int(parts[1])
         self.totals.bytes += added.bytes
@@ -343,7 +384,24 @@ class RunProgress:
                 done = min(done, self.total_bytes)
             if done > self._bar.n:
                 self._bar.update(done - self._bar.n)
-            self._bar.set_postfix_str(f"{self.totals.pairs:,} pairs, {self.rate:,.0f} pairs/s")
+            if self._reading_done and self.running is not None:
+                # The bar stays full; its label says what runs now.
+                self._bar.set_description_str(f"paramine: {self.running.stage}", refresh=False)
+                self._bar.set_postfix_str(self.running.describe().split(": ", 1)[1])
+            else:
+                self._bar.set_postfix_str(f"{self.totals.pairs:,} pairs, {self.rate:,.0f} pairs/s")
+
+    @property
+    def _reading_done(self) -> bool:
+        return bool(self.total_bytes) and self.totals.bytes >= self.total_bytes
+
+    def _stage_out(self, stage: str, n: int, unit: str, now: float) -> None:
+        out = self.stages.get(stage)
+        if out is None:
+            out = self.stages[stage] = StageOut(stage, unit, first_at=now)
+        out.n += n
+        out.last_at = now
+        self.running = out
 
 
 def _isatty(stream: TextIO) -> bool:

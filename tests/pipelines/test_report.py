@@ -321,6 +321,24 @@ class TestProgress:
         lines = stream.getvalue().splitlines()
         assert lines and lines[-1].startswith("paramine: read  75.0% (3.0 KB of 4.0 KB), 300 pairs")
 
+    def test_after_reading_the_line_names_the_running_stage(self) -> None:
+        stream = io.StringIO()
+        with RunProgress(100, stream=stream, log_seconds=0.2, capture_output=False) as progress:
+            _worker(10)  # all 100 bytes read
+            time.sleep(0.5)
+            before = stream.getvalue().splitlines()[-1]
+            tap = worker_tap()
+            tap.add_out("prefilter", "aligned pair", 9)
+            tap.add_out("encoding", "text", 12)
+            tap.flush()
+            time.sleep(0.5)
+        assert before.startswith("paramine: read 100.0%") and "ETA none (reading done)" in before
+        assert progress.running is not None and progress.running.stage == "encoding"
+        assert progress.stages["prefilter"].n == 9
+        last = stream.getvalue().splitlines()[-1]
+        assert last.startswith("paramine: encoding: 12 texts out ("), last
+        assert "read 100.0% (100 B of 100 B), 10 pairs;" in last
+
     def test_quiet_shows_nothing_and_no_run_counts_nothing(self) -> None:
         stream = io.StringIO()
         with RunProgress(100, quiet=True, stream=stream, capture_output=False) as progress:
@@ -387,7 +405,14 @@ class TestProgress:
         assert progress.totals.pairs == manifest.counts["read"]["kept"] == 13
         # The workers' INFO logs went to the run's log, not to the progress stream.
         assert "sdk_worker" not in stream.getvalue()
-        assert stream.getvalue().splitlines()[-1].startswith("paramine: read 100.0%")
+        # Failure path 6: once reading is done, the line names the stage that
+        # runs, with its own count, not a stale "read 100%" and pairs/s.
+        for stage in ("read", "prefilter", "postfilter"):
+            assert progress.stages[stage].n == manifest.counts[stage]["kept"], stage
+        assert progress.stages["encoding"].n == manifest.counts["encoding"]["texts_encoded"]
+        last = stream.getvalue().splitlines()[-1]
+        assert last.startswith(f"paramine: {progress.running.stage}: "), last
+        assert " out (" in last and "read 100.0%" in last and "pairs/s" not in last
 
 
 # ---------------------------------------------------------------- browser
