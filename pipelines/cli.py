@@ -123,11 +123,21 @@ def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool
     ``RunInterrupted``: printed as ``paramine: <message>`` (it is not an
     error), and its exit status kept under ``--debug`` too, for schedulers.
 
+    Output piped into a reader that stops early (``| head``) ends the job
+    quietly with status 0, as ``ls | head`` does.
+
     Returns:
         The job's exit status, the error's ``exit_code``, or 130 on Ctrl-C.
     """
     try:
         return int(job(argv) or 0)
+    except BrokenPipeError:
+        # The reader of our output went away (`paramine refresh --history | head`):
+        # not an error. Python would complain again flushing stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 0
     except KeyboardInterrupt:
         print("paramine: interrupted", file=sys.stderr)
         return 130

@@ -178,3 +178,17 @@ def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
     assert len(errors) == 1 and "c.en has 3 lines but" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_output_into_a_closed_pipe_ends_quietly() -> None:
+    # `paramine refresh --history | head` printed a BrokenPipeError traceback.
+    done = subprocess.Popen(
+        [sys.executable, "-m", "paramine.pipelines.cli", "models"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert done.stdout is not None and done.stderr is not None
+    done.stdout.close()  # the reader is gone before anything is written
+    stderr = done.stderr.read().decode()
+    assert done.wait() == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
