@@ -4,7 +4,7 @@ One handler and one path, on CPU and GPU: text in, ``(text, unit vector)``
 out. ``load_model`` loads the encoder where it will run and wraps it in a
 :class:`LoadedEncoder`, which picks the encoding for its device once
 (:func:`on_cuda`): on a CUDA device the length-bucketed encoder
-(:func:`~paramine.encoders.backends.encode_bucketed`: batches filled to the
+(:func:`~paramine.encoders.bucketed.encode_bucketed`: batches filled to the
 handler's token budget, tokenization on a thread ahead of the device, fp16 or
 bf16 weights), elsewhere :func:`encode_unpadded`. The encoding runs as a
 method of the loaded object, so it runs where the model is, also when Beam
@@ -32,9 +32,9 @@ from paramine.encoders.backends import (
     GPU_DTYPES,
     check_backend,
     choose_backend,
-    encode_bucketed,
     load_encoder,
 )
+from paramine.encoders.bucketed import encode_bucketed
 from paramine.encoders.models import ResolvedModel, resolve_model
 from paramine.schemas.errors import UsageError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paramine.encoders import backends
+from paramine.encoders import backends, bucketed
 from paramine.encoders.backends import BackendChoice, choose_backend, export_dir, export_model
 from paramine.encoders.handler import EncoderHandler, encode_unpadded
 from paramine.schemas.errors import ModelError, UsageError
@@ -258,9 +258,9 @@ def test_gpu_path_runs_on_cpu_and_matches_the_unpadded_encoding(
     model = _torch_on_cpu(tiny_model_dir)
     # A budget this small splits each length's texts over several batches
     # and chunks, and leaves one text alone in a batch.
-    got = backends.encode_bucketed(model, TEXTS, token_budget=24, chunk_size=3)
+    got = bucketed.encode_bucketed(model, TEXTS, token_budget=24, chunk_size=3)
     np.testing.assert_allclose(got, torch_vectors, atol=1e-6)
-    assert backends.encode_bucketed(model, []).shape == (0, torch_vectors.shape[1])
+    assert bucketed.encode_bucketed(model, []).shape == (0, torch_vectors.shape[1])
 
 
 def test_gpu_path_half_precision_on_cpu_stays_close(
@@ -271,7 +271,7 @@ def test_gpu_path_half_precision_on_cpu_stays_close(
     model = _torch_on_cpu(tiny_model_dir)
     model.to(torch.bfloat16)  # what load_encoder does on CUDA with dtype="bfloat16"
     assert next(model.parameters()).dtype == torch.bfloat16
-    got = backends.encode_bucketed(model, TEXTS)
+    got = bucketed.encode_bucketed(model, TEXTS)
     assert got.dtype == np.float32
     assert (got * torch_vectors).sum(axis=1).min() > 0.99
 
@@ -291,9 +291,9 @@ def test_gpu_path_tokenizer_errors_reach_the_caller(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("tokenizer exploded")
 
-    monkeypatch.setattr(backends, "_tokenize_chunks", broken)
+    monkeypatch.setattr(bucketed, "_tokenize_chunks", broken)
     with pytest.raises(RuntimeError, match="tokenizer exploded"):
-        backends.encode_bucketed(model, TEXTS)
+        bucketed.encode_bucketed(model, TEXTS)
 
 
 @pytest.mark.gpu
@@ -301,5 +301,5 @@ def test_gpu_path_on_cuda(tiny_model_dir: Path, torch_vectors: np.ndarray) -> No
     model = backends.load_encoder(
         str(tiny_model_dir), BackendChoice("torch", "none", "cuda"), dtype="float16"
     )
-    got = backends.encode_bucketed(model, TEXTS)
+    got = bucketed.encode_bucketed(model, TEXTS)
     assert (got * torch_vectors).sum(axis=1).min() > 0.99
