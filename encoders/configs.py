@@ -106,13 +106,6 @@ class EvalOptions:
         group=EVALUATION,
         metavar="DIR",
     )
-    backend: str = option(
-        "auto",
-        "how --suite encodes: auto (default: OpenVINO fp32 on CPU, torch on GPU, as "
-        "`paramine mine`), torch, onnx or openvino",
-        group=EVALUATION,
-        choices=BACKENDS,
-    )
     device: str | None = option(
         None, "cpu, cuda, ... (default: automatic)", group=None, metavar="DEVICE"
     )
@@ -160,6 +153,14 @@ class TrainConfig(EvalOptions):
         parse=optional(parse_similarity),
         const=DEFAULT_NEAR_IDENTICAL,
         metavar="SIMILARITY",
+    )
+    keep_eval_overlap: bool = option(
+        False,
+        "keep training pairs that share a sentence (after normalization) with the evaluation "
+        "data: the held-out pairs, --eval-bitext, --eval-sts and the --suite's files; by "
+        "default they are dropped and counted",
+        group=DATA,
+        switch=True,
     )
     eval_share: float = option(
         0.05,
@@ -259,6 +260,13 @@ class EvaluateConfig(EvalOptions):
         "score at most this many pairs, a deterministic sample (default 5000; 0 = all)",
         group=None,
         parse=parse_non_negative,
+    )
+    backend: str = option(
+        "auto",
+        "how --suite encodes: auto (default: OpenVINO fp32 on CPU, torch on GPU, as "
+        "`paramine mine`), torch, onnx or openvino",
+        group=EVALUATION,
+        choices=BACKENDS,
     )
     base: str | None = option(None, "a base model to score first, for comparison", group=None)
     batch_size: int = option(64, "encoding batch size", group=None, parse=parse_positive)

@@ -33,12 +33,23 @@ import pandas as pd
 from paramine.encoders.configs import POOLINGS, PRECISIONS, TrainConfig
 from paramine.encoders.evaluate import (
     MIN_RETRIEVAL_PAIRS,
+    Bitext,
+    StsData,
     build_tasks,
     evaluate_model,
     read_eval_files,
     results_table,
 )
 from paramine.encoders.holdout import eval_mask, read_dataset, sample_rows
+from paramine.encoders.overlap import EVAL_OVERLAP, eval_keys, overlap_mask
+from paramine.encoders.suite import (
+    Split,
+    Suite,
+    check_files,
+    load_suite,
+    read_task,
+    resolve_data_root,
+)
 from paramine.schemas.errors import ModelError, OutputError, ParamineError, UsageError
 from paramine.schemas.text_keys import edit_similarity
 
@@ -95,6 +106,30 @@ def filter_pairs(
 
 
 @dataclass
+class EvalData:
+    """What a training run is evaluated on besides its held-out pairs."""
+
+    bitexts: list[Bitext] = field(default_factory=list)
+    sts: list[tuple[str, StsData]] = field(default_factory=list)
+    suite: Suite | None = None
+    suite_root: str = ""
+    suite_splits: list[Split] = field(default_factory=list)
+
+
+def read_evaluation(config: TrainConfig) -> EvalData:
+    """Read the files of ``--eval-bitext``, ``--eval-sts`` and ``--suite``, before training."""
+    bitexts, sts = read_eval_files(config)
+    data = EvalData(bitexts, sts)
+    if config.suite:
+        data.suite = load_suite(config.suite)
+        data.suite_root = resolve_data_root(data.suite, config.suite_data)
+        check_files(data.suite, data.suite_root)
+        for task in data.suite.tasks:
+            data.suite_splits += read_task(task, data.suite_root).values()
+    return data
+
+
+@dataclass
 class TrainData:
     """The rows a training run uses, and how they were chosen."""
 
@@ -104,18 +139,39 @@ class TrainData:
     counts: dict[str, Any] = field(default_factory=dict)
 
 
-def prepare_data(config: TrainConfig) -> TrainData:
-    """Read the dataset, split it by pivot, filter the training side."""
+def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> TrainData:
+    """Read the dataset, split it by pivot, filter the training side.
+
+    Unless ``--keep-eval-overlap``, a training pair that shares a sentence
+    with the held-out pairs or with ``evaluation`` is dropped first
+    (:mod:`paramine.encoders.overlap`).
+    """
     df, manifest = read_dataset(config.dataset)
     held_out = eval_mask(df["pivot_sentence"], config.eval_share)
     eval_df = sample_rows(df[held_out], config.eval_max_pairs)
-    train_df, dropped = filter_pairs(
-        df[~held_out], config.min_score, config.max_score, config.drop_near_identical
+    train_df = df[~held_out]
+    dropped: dict[str, int] = {}
+    keys: set[str] = set()
+    if not config.keep_eval_overlap:
+        evaluation = evaluation or EvalData()
+        keys = eval_keys(
+            df[held_out],
+            evaluation.bitexts,
+            [data for _, data in evaluation.sts],
+            evaluation.suite_splits,
+        )
+        overlap = overlap_mask(train_df, keys)
+        dropped[EVAL_OVERLAP] = int(overlap.sum())
+        train_df = train_df[~overlap]
+    train_df, filtered = filter_pairs(
+        train_df, config.min_score, config.max_score, config.drop_near_identical
     )
+    dropped.update(filtered)
     counts = {
         "rows_read": len(df),
         "eval_pivots_rows": int(held_out.sum()),
         "eval_rows_scored": len(eval_df),
+        "eval_sentences": len(keys),
         "train_rows_before_filters": int((~held_out).sum()),
         "train_dropped": dropped,
         "train_rows": len(train_df),
@@ -223,7 +279,8 @@ def _run(config: TrainConfig) -> int:
 
     _check_output(config.output)
     precision = choose_precision(config.precision)
-    data = prepare_data(config)
+    evaluation = read_evaluation(config)
+    data = prepare_data(config, evaluation)
     if len(data.train) < config.batch_size:
         raise UsageError(
             f"{len(data.train)} training pairs after filters ({data.counts}), fewer than one "
@@ -237,7 +294,6 @@ def _run(config: TrainConfig) -> int:
             len(data.eval),
             MIN_RETRIEVAL_PAIRS,
         )
-    bitexts, sts = read_eval_files(config)
 
     checkpoints = config.checkpoints
     checkpoint = get_last_checkpoint(checkpoints) if os.path.isdir(checkpoints) else None
@@ -248,7 +304,7 @@ def _run(config: TrainConfig) -> int:
         )
     if config.resume and not checkpoint:
         log.warning("%s: no checkpoint to resume from; starting at step 0", checkpoints)
-    return _train(config, precision, data, checkpoint if config.resume else None, bitexts, sts)
+    return _train(config, precision, data, checkpoint if config.resume else None, evaluation)
 
 
 def _train(
@@ -256,8 +312,7 @@ def _train(
     precision: str,
     data: TrainData,
     checkpoint: str | None,
-    bitexts: list[Any],
-    sts: list[Any],
+    evaluation: EvalData,
 ) -> int:
     import torch
     from datasets import Dataset
@@ -274,12 +329,16 @@ def _train(
     resolved = resolve_model(config.base)
     base = load_encoder(resolved.path, device=config.device)
     prefix = default_prefix(base, resolved.prefix)
-    tasks = build_tasks(data.eval, bitexts, sts, config.eval_batch_size)
+    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
 
     results: dict[str, dict[str, float]] = {}
+    suite: dict[str, dict[str, Any]] = {}
     if tasks:
         log.info("scoring the base model")
         results["base"] = evaluate_model(base, tasks, prefix=prefix)
+    if evaluation.suite is not None:
+        log.info("scoring the base model on the suite %s", evaluation.suite.name)
+        suite["base"] = _on_suite(base, evaluation, prefix, config.eval_batch_size)
 
     model = build_model(
         base,
@@ -348,6 +407,9 @@ def _train(
         results["trained"] = evaluate_model(
             model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
         )
+    if evaluation.suite is not None:
+        log.info("scoring the trained model on the suite %s", evaluation.suite.name)
+        suite["trained"] = _on_suite(model, evaluation, prefix, config.eval_batch_size)
 
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     summary = {
@@ -388,15 +450,20 @@ def _train(
         },
         "results": results,
     }
-    table = results_table(
-        [
-            (f"{config.base} (base)", results.get("base", {})),
-            ("trained", results.get("trained", {})),
-        ],
-        tasks,
-    )
-    save_model(model, config.output, summary, table if tasks else "")
-    print(table if tasks else "no evaluation: --eval-share 0 and no --eval-bitext / --eval-sts")
+    names = [f"{config.base} (base)", "trained"]
+    tables = []
+    if tasks:
+        columns = [(names[0], results["base"]), (names[1], results.get("trained", {}))]
+        tables.append(results_table(columns, tasks))
+    if evaluation.suite is not None:
+        from paramine.encoders.suite_eval import suite_table
+
+        summary["suite"] = {"name": evaluation.suite.name, **suite}
+        rows = [(names[0], suite["base"]), (names[1], suite["trained"])]
+        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+    table = "\n\n".join(tables)
+    save_model(model, config.output, summary, table)
+    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
     log.info(
         "saved %s (step %d, epoch %.2f); checkpoints in %s",
         config.output,
@@ -405,6 +472,18 @@ def _train(
         checkpoints,
     )
     return 0
+
+
+def _on_suite(
+    model: SentenceTransformer, evaluation: EvalData, prefix: str, batch_size: int
+) -> dict[str, Any]:
+    """The suite's figures for ``model`` (frozen vectors, probes), with the time they took."""
+    from paramine.encoders.suite_eval import evaluate_on_suite
+
+    assert evaluation.suite is not None
+    started = time.perf_counter()
+    result = evaluate_on_suite(model, evaluation.suite, evaluation.suite_root, prefix, batch_size)
+    return {**result, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def save_model(
@@ -453,6 +532,13 @@ def paramine_card_section(summary: dict[str, Any], table: str) -> str:
     if summary["base"]["prefix"]:
         lines.append(
             f"- The prefix {summary['base']['prefix']!r} is the default prompt: `encode` adds it"
+        )
+    overlap = counts["train_dropped"].get(EVAL_OVERLAP)
+    if overlap is not None:
+        lines.append(
+            f"- Evaluation data kept out of training: {overlap} training pairs shared a sentence "
+            f"with the {counts['eval_sentences']} distinct evaluation sentences (normalized) "
+            "and were dropped"
         )
     if table:
         lines += ["", "### Before and after training", "", table]

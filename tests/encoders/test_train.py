@@ -6,6 +6,7 @@ import json
 import logging
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from paramine.encoders.holdout import eval_mask, load_split, split_key
 from paramine.encoders.train import filter_pairs, main
@@ -238,3 +239,66 @@ def test_output_with_foreign_files_is_refused(
     assert status == 2
     assert "holds no paramine model" in capsys.readouterr().err
     assert (out / "thesis.tex").read_text() == "mine"
+
+
+def test_pairs_sharing_a_sentence_with_the_evaluation_data_are_dropped(tmp_path: Path) -> None:
+    from paramine.encoders.configs import TrainConfig
+    from paramine.encoders.evaluate import Bitext
+    from paramine.encoders.train import EvalData, prepare_data
+    from paramine.schemas.text_keys import comparison_key
+
+    rows = make_rows(40)
+    url = write_dataset(tmp_path / "ds", rows)
+    config = TrainConfig(dataset=url, base="b", output="o", eval_share=0.2)
+    held_out = eval_mask(pd.Series([r["pivot_sentence"] for r in rows]), 0.2).tolist()
+    training = [r for r, out in zip(rows, held_out, strict=True) if not out]
+    assert any(held_out) and len(training) >= 10
+    # Three training sentences, as an evaluation file would hold them:
+    # other case, other punctuation, other spacing.
+    seen = [training[0]["sentence_a"], training[5]["sentence_b"], training[9]["sentence_a"]]
+    in_eval = [text.upper() + " !" for text in seen]
+    bitext = Bitext("pl-en", [*in_eval, "zdanie"], ["a", "b", "c", "d"])
+    data = prepare_data(config, EvalData(bitexts=[bitext]))
+    keys = {comparison_key(text) for text in seen}
+    kept = {
+        comparison_key(t)
+        for t in data.train["sentence_a"].tolist() + data.train["sentence_b"].tolist()
+    }
+    assert not keys & kept
+    dropped = data.counts["train_dropped"]["eval_overlap"]
+    assert dropped >= 3
+    assert data.counts["train_rows"] == data.counts["train_rows_before_filters"] - dropped
+    # --keep-eval-overlap keeps them, and says nothing was dropped for it.
+    kept_all = prepare_data(
+        TrainConfig(dataset=url, base="b", output="o", eval_share=0.2, keep_eval_overlap=True),
+        EvalData(bitexts=[bitext]),
+    )
+    assert "eval_overlap" not in kept_all.counts["train_dropped"]
+    assert kept_all.counts["train_rows"] == data.counts["train_rows"] + dropped
+
+
+def test_training_scores_the_suite_before_and_after(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.encoders.test_suite import _words_suite
+
+    monkeypatch.setenv("PARAMINE_CACHE", str(tmp_path / "cache"))
+    _words_suite(tmp_path)
+    url = write_dataset(tmp_path / "ds", make_rows(40))
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    args += ["--lstm-hidden", "16", "--batch-size", "8", "--max-steps", "2", "--eval-share", "0"]
+    args += ["--suite", str(tmp_path / "toy.yaml"), "--suite-data", str(tmp_path)]
+    assert main(args) == 0
+    summary = json.loads((out / "paramine_training.json").read_text())
+    suite = summary["suite"]
+    assert suite["name"] and set(suite) == {"name", "base", "trained"}
+    for when in ("base", "trained"):
+        assert list(suite[when]["tasks"]) == ["ONE", "PAIR", "REL"]
+        assert 0.0 <= suite[when]["average"] <= 100.0
+    # The suite's sentences count as evaluation data.
+    assert summary["counts"]["eval_sentences"] > 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "| model | avg | ONE | PAIR | REL |" in card
+    assert f"| {tiny_model_dir} (base) | {suite['base']['average']:.2f} |" in card
+    assert "Evaluation data kept out of training" in card
