@@ -1,0 +1,187 @@
+"""Heuristic rules against the junk of real dumps: each a name, a test and a drop reason.
+
+Curated bitext (Tatoeba, WMT references) has none of this; OpenSubtitles and
+web-crawled corpora (CCMatrix) have much: URLs and e-mail addresses, HTML
+and markup, lines of symbols or digits, lines in another script, numbers
+that disagree between the two sides, a question answered by a statement,
+and repeated characters or words. Each rule below looks at one aligned pair
+and returns its drop reason or ``None``; the prefilter applies the ones the
+run's profile (or ``--junk-rules``) names and counts each reason on its own.
+
+The rules are the kind peer tools apply before scoring (OpusFilter's
+heuristic filters, bicleaner's hard rules), written as a few compiled
+patterns so that they cost a few microseconds per pair.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
+_URL = re.compile(
+    r"(?:\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+\b)", re.IGNORECASE
+)
+#: A tag (``<i>``, ``</font>``, ``<br/>``), an entity (``&amp;``, ``&#39;``) or a
+#: subtitle's override block (``{\an8}``).
+_MARKUP = re.compile(
+    r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);|\{\\[^}]*\}", re.I
+)
+_DIGITS = re.compile(r"[1-9]")
+_REPEATED_CHAR = re.compile(r"(.)\1{4}")
+_NOT_WORD = re.compile(r"\W+")
+_QUESTION = frozenset("?？؟;;⸮")  # Greek writes its question mark as a semicolon
+
+#: The letters of each script, as code point ranges (the blocks' letters).
+_SCRIPT_LETTERS = {
+    "LATIN": "A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff",
+    "CYRILLIC": "\u0400-\u052f",
+    "GREEK": "\u0370-\u03ff\u1f00-\u1fff",
+    "HEBREW": "\u05d0-\u05ea",
+    "ARABIC": "\u0620-\u064a\u066e-\u06d3\u06fa-\u06ff",
+    "ARMENIAN": "\u0531-\u0587",
+    "GEORGIAN": "\u10a0-\u10ff",
+    "THAI": "\u0e01-\u0e30\u0e40-\u0e46",
+    "DEVANAGARI": "\u0904-\u0939\u0958-\u0961",
+    "HANGUL": "\u1100-\u11ff\uac00-\ud7a3",
+}
+_IN_SCRIPT = {script: re.compile(f"[{letters}]") for script, letters in _SCRIPT_LETTERS.items()}
+#: The script each language is written in, where one script is the rule.
+_WRITTEN_IN = {
+    "LATIN": "af ca cs cy da de en eo es et eu fi fr ga gl hr hu id is it lt lv ms mt nl no "
+    "pl pt ro sk sl sq sv sw tl tr vi bs",
+    "CYRILLIC": "ru uk be bg mk kk ky mn tg",
+    "GREEK": "el",
+    "HEBREW": "he",
+    "ARABIC": "ar fa ur",
+    "ARMENIAN": "hy",
+    "GEORGIAN": "ka",
+    "THAI": "th",
+    "DEVANAGARI": "hi",
+    "HANGUL": "ko",
+}
+SCRIPTS = {lang: script for script, langs in _WRITTEN_IN.items() for lang in langs.split()}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The rules' thresholds (documented defaults)."""
+
+    #: Least share of letters among a line's non-space characters.
+    min_letter_share: float = 0.5
+    #: Least share of a line's letters in its language's script.
+    min_script_share: float = 0.8
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _letter_count(text: str) -> tuple[int, int]:
+    """(letters, non-space characters) of a line; both rules that need them ask once."""
+    return sum(map(str.isalpha, text)), len(text) - sum(map(str.isspace, text))
+
+
+def letter_share(text: str) -> float:
+    """Letters among the non-space characters (1.0 for an empty line)."""
+    letters, chars = _letter_count(text)
+    return letters / chars if chars else 1.0
+
+
+def script_share(text: str, script: str) -> float:
+    """Share of the letters written in ``script`` (1.0 for a line without letters)."""
+    letters, _ = _letter_count(text)
+    if not letters:
+        return 1.0
+    if text.isascii():
+        return 1.0 if script == "LATIN" else 0.0
+    return len(_IN_SCRIPT[script].findall(text)) / letters
+
+
+def numbers(text: str) -> str:
+    """The line's non-zero digits, sorted: ``8:00``, ``8.00`` and ``8 o'clock`` agree.
+
+    OpusFilter's non-zero numerals rule: zeros, separators and the order of
+    numbers vary between languages' ways of writing the same numbers.
+    """
+    return "".join(sorted(_DIGITS.findall(text)))
+
+
+def _ends_with_question(text: str) -> bool:
+    stripped = text.rstrip(" \"'»«”“)]")
+    return bool(stripped) and stripped[-1] in _QUESTION
+
+
+def repeats(text: str) -> bool:
+    """A character five times in a row (``!!!!!``, ``aaaaa``), or a word three times."""
+    if _REPEATED_CHAR.search(text):
+        return True
+    words = _NOT_WORD.split(text.lower())
+    return any(words[i] == words[i + 1] == words[i + 2] != "" for i in range(len(words) - 2))
+
+
+#: A rule: (pivot, candidate, pivot language, candidate language, limits) -> fails.
+Rule = Callable[[str, str, str, str, Limits], bool]
+
+
+def _has_url(text: str) -> bool:
+    # The pattern backtracks on every word; most lines have none of its anchors.
+    if "@" not in text and "://" not in text and "www." not in text.lower():
+        return False
+    return bool(_URL.search(text))
+
+
+def _url(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return _has_url(pivot) or _has_url(candidate)
+
+
+def _markup(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return bool(_MARKUP.search(pivot) or _MARKUP.search(candidate))
+
+
+def _letters(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return min(letter_share(pivot), letter_share(candidate)) < limits.min_letter_share
+
+
+def _script(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    for text, code in ((pivot, pivot_lang), (candidate, lang)):
+        script = SCRIPTS.get(code.split("-", 1)[0])
+        if script and script_share(text, script) < limits.min_script_share:
+            return True
+    return False
+
+
+def _numbers(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return numbers(pivot) != numbers(candidate)
+
+
+def _question(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return _ends_with_question(pivot) != _ends_with_question(candidate)
+
+
+def _repeats(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    return repeats(pivot) or repeats(candidate)
+
+
+#: Every rule by its name, with its drop reason, in the order they are applied.
+RULES: dict[str, tuple[str, Rule]] = {
+    "urls": ("url_or_email", _url),
+    "markup": ("markup", _markup),
+    "letters": ("few_letters", _letters),
+    "script": ("wrong_script", _script),
+    "numbers": ("numbers_differ", _numbers),
+    "question": ("question_mismatch", _question),
+    "repeats": ("repeated_text", _repeats),
+}
+#: Every drop reason a rule may give.
+REASONS = tuple(reason for reason, _ in RULES.values())
+
+
+def first_failure(
+    rules: tuple[str, ...], pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits
+) -> str | None:
+    """The drop reason of the first of ``rules`` that the pair fails, or ``None``."""
+    for name in rules:
+        reason, fails = RULES[name]
+        if fails(pivot, candidate, pivot_lang, lang, limits):
+            return reason
+    return None
