@@ -173,7 +173,7 @@ class _CountOut(beam.DoFn):
         if self._unreported:
             tap.add_out(self.stage, self.unit, self._unreported)
         tap.flush()
-        yield WindowedValue(self._n, GlobalWindow().max_timestamp(), [GlobalWindow()])
+        yield WindowedValue(self._n, GlobalWindow().max_timestamp(), (GlobalWindow(),))
 
 
 class CountElements(beam.PTransform):

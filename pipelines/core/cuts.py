@@ -346,11 +346,11 @@ def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict
     }
 
 
-def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float) -> dict[str, Any]:
+def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float) -> dict[str, Any]:
     """The cosine that only ``max_accept`` of the run's hard negatives reach.
 
     Args:
-        members: ``(candidate key, pivot key, vector)`` of kept candidates; a
+        members: ``(candidate key, group key, vector)`` of kept candidates; a
             candidate of several pivots comes once per pivot.
         max_accept: Share of hard negatives allowed at or above the cut.
 
@@ -358,7 +358,7 @@ def hard_negative_cut(members: Iterable[tuple[str, str, Any]], max_accept: float
         ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
         ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
     """
-    pivots: dict[str, set[str]] = {}
+    pivots: dict[str, set[Any]] = {}
     vectors: dict[str, Any] = {}
     for candidate, pivot, vector in members:
         pivots.setdefault(candidate, set()).add(pivot)

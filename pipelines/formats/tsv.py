@@ -16,6 +16,7 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
+from paramine.pipelines.formats.pivot_languages import pivot_languages, several
 
 
 class TsvFormat:
@@ -26,6 +27,10 @@ class TsvFormat:
     languages other than the run's are rejected as ``language_mismatch``.
     With ``ReaderOptions.tsv_columns`` the two named columns are read from
     every line, and a line with fewer columns is rejected as ``column_count``.
+
+    A shard of a run with several pivot languages (its ``pivot_lang`` is
+    ``auto`` or a list) takes each line's pivot language from its language
+    columns; a line without them (2 columns) is rejected as ``column_count``.
     """
 
     name = "tsv"
@@ -34,6 +39,9 @@ class TsvFormat:
 
     def read(self, shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
         """Yield the pairs and rejections of a TSV shard (or of its span)."""
+        if several(shard.pivot_lang):
+            yield from self._read_several(shard, options)
+            return
         wanted = (canonical_lang(shard.pivot_lang), canonical_lang(shard.lang))
         chosen = options.tsv_columns
         with shard_lines(shard.url, options, shard.span) as lines:
@@ -65,6 +73,36 @@ class TsvFormat:
                         yield reject(shard, line.number, line.text, "language_mismatch")
                 else:
                     yield reject(shard, line.number, line.text, "column_count")
+
+    def _read_several(self, shard: Shard, options: ReaderOptions) -> Iterator[ReadResult]:
+        """Tatoeba's 4 columns, each line's pivot language the column that is not the target."""
+        allowed = pivot_languages(shard.pivot_lang)  # None: any language
+        target = canonical_lang(shard.lang)
+        with shard_lines(shard.url, options, shard.span) as lines:
+            for line in lines:
+                if line.reason:
+                    yield reject(shard, line.number, line.text, line.reason)
+                    continue
+                if not line.text.strip():
+                    yield reject(shard, line.number, line.text, "blank_line")
+                    continue
+                columns = line.text.split("\t")
+                if len(columns) != 4:
+                    # Only the 4 columns say the line's languages.
+                    yield reject(shard, line.number, line.text, "column_count")
+                    continue
+                first, second = canonical_lang(columns[0]), canonical_lang(columns[1])
+                swap = second != target
+                pivot_lang = second if swap else first
+                if (
+                    target not in (first, second)
+                    or pivot_lang == target
+                    or (allowed is not None and pivot_lang not in allowed)
+                ):
+                    yield reject(shard, line.number, line.text, "language_mismatch")
+                    continue
+                read_as = replace(shard, swap=swap, pivot_lang=pivot_lang)
+                yield from line_results(shard, line, aligned(read_as, line.number, *columns[2:]))
 
 
 register_format(TsvFormat())

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
+from paramine.pipelines.formats.pivot_languages import several
 
 #: Licences of well-known corpora, by a lowercase substring of the corpus
 #: name, as Hugging Face licence ids. Only corpora whose terms are one
@@ -70,13 +71,28 @@ def _data_files(names: Sequence[str], folder: str) -> list[str] | str:
     return f"{folder}/*.parquet" if inside else sorted(names)
 
 
+def pivot_languages(stats: Mapping[str, Any]) -> list[str]:
+    """The run's pivot languages: ``--src-lang``, or with several those the pairs came from."""
+    option = stats["languages"].get("pivot")
+    if option and not several(str(option)):
+        return [str(option)]
+    return sorted(stats["languages"].get("pivots") or {})
+
+
+def _several_pivots(stats: Mapping[str, Any]) -> bool:
+    return several(str(stats["languages"].get("pivot")))
+
+
 def card_metadata(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The YAML front matter of the card."""
     languages = [
-        lang
-        for lang in (stats["languages"].get("candidate"), stats["languages"].get("pivot"))
-        if lang
+        lang for lang in (stats["languages"].get("candidate"), *pivot_languages(stats)) if lang
     ]
+    pivots = (
+        f"pivots in {len(pivot_languages(stats))} languages"
+        if _several_pivots(stats)
+        else f"pivot {stats['languages'].get('pivot')}"
+    )
     configs: list[dict[str, Any]] = [
         {
             "config_name": "pairs",
@@ -102,10 +118,7 @@ def card_metadata(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) 
         "size_categories": [size_category(int(stats["rows"].get("pairs", 0)))],
         "task_categories": ["sentence-similarity"],
         "tags": ["paraphrase-mining", "paramine", "bitext"],
-        "pretty_name": (
-            f"paramine paraphrases ({stats['languages'].get('candidate')}, "
-            f"pivot {stats['languages'].get('pivot')})"
-        ),
+        "pretty_name": f"paramine paraphrases ({stats['languages'].get('candidate')}, {pivots})",
     }
 
 
@@ -117,6 +130,24 @@ def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) ->
     cut = stats["cuts"][0] if stats.get("cuts") else {}
     lang = stats["languages"].get("candidate")
     pivot_lang = stats["languages"].get("pivot")
+    if _several_pivots(stats):
+        by_language = stats["languages"].get("pivots") or {}
+        listed = ", ".join(f"`{p}`" for p in pivot_languages(stats)) or "none"
+        source = (
+            f"bitext with pivots in {len(by_language)} languages ({listed}): two `{lang}` "
+            "sentences are a pair when they translate the same pivot sentence, in the same "
+            "language (pivots in different languages never share a group),"
+        )
+        pivot_rows = "\n".join(
+            f"| `{p}` | {n['pairs']:,} | {n['groups']:,} |" for p, n in by_language.items()
+        )
+        pivot_table = "\n| pivot language | pairs | groups |\n|---|---:|---:|\n" + pivot_rows + "\n"
+    else:
+        source = (
+            f"`{pivot_lang}`-`{lang}`\nbitext: two `{lang}` sentences are a pair when they "
+            f"translate the same `{pivot_lang}` pivot\nsentence"
+        )
+        pivot_table = ""
     model = stats.get("model", {})
     corpora = sorted({str(s.get("corpus")) for s in stats.get("inputs", [])})
     licence = meta["license"]
@@ -137,9 +168,8 @@ def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) ->
 
 # {meta["pretty_name"]}
 
-Paraphrase pairs in `{lang}` mined by paramine from `{pivot_lang}`-`{lang}`
-bitext: two `{lang}` sentences are a pair when they translate the same `{pivot_lang}` pivot
-sentence and both score at or above the cut against it. Open `report.html` beside this file
+Paraphrase pairs in `{lang}` mined by paramine from {source} and both score at or above the
+cut against it. Open `report.html` beside this file
 for the figures drawn (funnel, score histograms, group sizes, samples); `stats.json` holds
 the same figures, `manifest.json` the run's full record.
 
@@ -153,7 +183,7 @@ the same figures, `manifest.json` the run's full record.
 | stage | in | kept | dropped by reason |
 |---|---:|---:|---|
 {stage_lines}
-
+{pivot_table}
 ## Columns of `pairs/` (schema `{stats["schema_versions"]["pairs"]}`)
 
 `pair_id`, `sentence_a`, `sentence_b` (the paraphrases), `lang`, `pivot_sentence` (the

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from paramine.pipelines.formats.pivot_languages import several
+
 #: Sections of the report, in order: (id, title).
 SECTIONS = (
     ("funnel", "Funnel: what each stage kept and dropped"),
@@ -419,13 +421,36 @@ def _run_section(stats: Mapping[str, Any]) -> str:
     )
 
 
+def _pivots_note(languages: Mapping[str, Any]) -> str:
+    """Pairs and groups per pivot language, where the run read several."""
+    option = str(languages.get("pivot"))
+    by_language = languages.get("pivots") or {}
+    if not several(option):
+        return ""
+    listed = ", ".join(
+        f"{_esc(lang)} {_num(n['pairs'])} ({_num(n['groups'])})" for lang, n in by_language.items()
+    )
+    return (
+        f"<p>Pivots in {_num(len(by_language))} languages "
+        f"(<code>--src-lang {_esc(option)}</code>); a pivot is a sentence in one language, "
+        "so pivots in different languages never share a group. "
+        f"Pairs (groups) written per pivot language: {listed or 'none'}.</p>"
+    )
+
+
+def _pivots_heading(languages: Mapping[str, Any]) -> str:
+    if not several(str(languages.get("pivot"))):
+        return _esc(languages.get("pivot"))
+    return f"{_num(len(languages.get('pivots') or {}))} languages of"
+
+
 def render_html(stats: Mapping[str, Any], title: str) -> str:
     """The report page of a run's stats (``gather_stats``), as one HTML string."""
     languages = stats.get("languages", {})
     bodies = {
         "funnel": _funnel_section(stats["funnel"]),
         "scores": _scores_section(stats["cuts"], stats["samples"]),
-        "groups": _groups_section(stats["groups"]),
+        "groups": _pivots_note(languages) + _groups_section(stats["groups"]),
         "lengths": _lengths_section(stats["lengths"]),
         "samples": _samples_section(stats["samples"]),
         "run": _run_section(stats),
@@ -441,7 +466,7 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>paramine report: {_esc(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>paramine run report</h1><p class='muted'>{_esc(title)} &middot; "
-        f"{_esc(languages.get('pivot'))} pivots, {_esc(languages.get('candidate'))} "
+        f"{_pivots_heading(languages)} pivots, {_esc(languages.get('candidate'))} "
         f"candidates &middot; mined {_esc(stats.get('created_at'))} &middot; "
         f"{_esc(stats.get('code_version'))}</p><nav>{nav}</nav>{sections}"
         "<p class='muted'>Every figure here is in <code>stats.json</code> beside this file.</p>"

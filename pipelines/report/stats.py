@@ -168,16 +168,20 @@ def _count_histogram(values: Iterable[int]) -> dict[str, int]:
 
 
 def groups(pairs: pa.Table) -> dict[str, Any]:
-    """Group sizes (distinct candidates per pivot) and pairs made per group."""
-    sizes: dict[str, int] = {}
-    pairs_per_group: collections.Counter[str] = collections.Counter()
-    for pivot, size in zip(
+    """Group sizes (distinct candidates per pivot) and pairs made per group.
+
+    A group is a pivot in its language: one text in two pivot languages is two groups.
+    """
+    sizes: dict[tuple[str, str], int] = {}
+    pairs_per_group: collections.Counter[tuple[str, str]] = collections.Counter()
+    for pivot_lang, pivot, size in zip(
+        pairs.column("pivot_lang").to_pylist(),
         pairs.column("pivot_sentence").to_pylist(),
         pairs.column("group_size").to_pylist(),
         strict=True,
     ):
-        sizes[pivot] = int(size)
-        pairs_per_group[pivot] += 1
+        sizes[(pivot_lang, pivot)] = int(size)
+        pairs_per_group[(pivot_lang, pivot)] += 1
     n = len(sizes)
     return {
         "groups": n,
@@ -185,6 +189,23 @@ def groups(pairs: pa.Table) -> dict[str, Any]:
         "mean_pairs": round(sum(pairs_per_group.values()) / n, 4) if n else 0.0,
         "size_histogram": _count_histogram(sizes.values()),
         "pairs_histogram": _count_histogram(pairs_per_group.values()),
+    }
+
+
+def pivot_languages(pairs: pa.Table) -> dict[str, dict[str, int]]:
+    """Pairs and groups written per pivot language, most pairs first."""
+    written: collections.Counter[str] = collections.Counter()
+    pivots: dict[str, set[str]] = collections.defaultdict(set)
+    for pivot_lang, pivot in zip(
+        pairs.column("pivot_lang").to_pylist(),
+        pairs.column("pivot_sentence").to_pylist(),
+        strict=True,
+    ):
+        written[pivot_lang] += 1
+        pivots[pivot_lang].add(pivot)
+    return {
+        lang: {"pairs": n, "groups": len(pivots[lang])}
+        for lang, n in sorted(written.items(), key=lambda item: (-item[1], item[0]))
     }
 
 
@@ -317,6 +338,8 @@ def gather_stats(
         "languages": {
             "pivot": options.get("src_lang"),
             "candidate": options.get("tgt_lang"),
+            # The pivot languages the pairs came from (--src-lang auto or a list: several).
+            "pivots": pivot_languages(pairs),
         },
         "rows": dict(manifest.rows),
         "funnel": funnel(manifest),

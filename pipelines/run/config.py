@@ -36,6 +36,7 @@ from paramine.pipelines.formats.base import (
     MALFORMED_XML_POLICIES,
     XCES_LINK_POLICIES,
 )
+from paramine.pipelines.formats.pivot_languages import parse_pivot_langs
 from paramine.pipelines.run.deploy import GPU_TYPES
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
@@ -169,7 +170,13 @@ class MineConfig:
         group=IO,
     )
     src_lang: str = option(
-        "en", "language of the pivot (source) side, e.g. en (default: %(default)s)", group=IO
+        "en",
+        "language of the pivot (source) side, e.g. en; or auto (or a list, de,en,eo): each "
+        "input's pivot language is the one it names (a Moses file's language suffix, a "
+        "Tatoeba TSV's language columns), and candidates are grouped per pivot language "
+        "(default: %(default)s)",
+        group=IO,
+        parse=parse_pivot_langs,
     )
     tgt_lang: str = option(
         "pl",
@@ -511,15 +518,21 @@ class MineConfig:
         self._check_combinations()
 
     def _check_combinations(self) -> None:
+        from paramine.pipelines.formats.pivot_languages import pivot_languages, several
         from paramine.schemas.languages import canonical_language
 
-        src = canonical_language(self.src_lang)
+        sources = pivot_languages(self.src_lang)  # None: auto
         tgt = canonical_language(self.tgt_lang)
-        if src == tgt:
+        if sources is not None and tgt in sources:
             raise UsageError(
                 f"--src-lang {self.src_lang} and --tgt-lang {self.tgt_lang} are the same "
                 "language: paramine mines paraphrases in the target language from a pivot in "
                 "another language"
+            )
+        if several(self.src_lang) and self.tsv_columns is not None:
+            raise UsageError(
+                f"--tsv-columns with --src-lang {self.src_lang}: chosen columns do not say a "
+                "line's pivot language; give one --src-lang, or Tatoeba's 4-column TSV"
             )
         if self.min_words > self.max_words:
             raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")

@@ -47,7 +47,13 @@ def check_inputs(config: MineConfig) -> tuple[list[Shard], list[dict[str, Any]]]
             config.corpus,
         )
         records = [
-            {"format": s.format, "corpus": s.corpus, "files": [fingerprint(f) for f in s.files]}
+            {
+                "format": s.format,
+                "corpus": s.corpus,
+                "pivot_lang": s.pivot_lang,
+                "lang": s.lang,
+                "files": [fingerprint(f) for f in s.files],
+            }
             for s in shards
         ]
     except ParamineError:

@@ -47,7 +47,7 @@ from paramine.pipelines.core.cuts import (
     hard_negative_cut,
     supported,
 )
-from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.groups import GroupKey, group_key
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
@@ -73,7 +73,7 @@ class _CoherenceFn(beam.DoFn):
 
     def process(
         self,
-        keyed: tuple[str, Iterable[tuple[ScoredPair, Any]]],
+        keyed: tuple[GroupKey, Iterable[tuple[ScoredPair, Any]]],
         cut: dict[str, Any],
         hard: dict[str, Any],
         threshold: dict[str, Any],
@@ -113,17 +113,17 @@ class _CoherenceFn(beam.DoFn):
 
 def _with_candidate_vector(
     joined: tuple[str, dict[str, Iterable[Any]]],
-) -> Iterator[tuple[str, tuple[ScoredPair, Any]]]:
+) -> Iterator[tuple[GroupKey, tuple[ScoredPair, Any]]]:
     _, parts = joined
     vectors = list(parts["vector"])
     for scored in parts["pairs"]:
         if not vectors:
             raise ValueError(f"no vector for the candidate {scored.pair.candidate!r}")
-        yield pivot_key(scored.pair.pivot), (scored, vectors[0])
+        yield group_key(scored.pair.pivot_lang, scored.pair.pivot), (scored, vectors[0])
 
 
 class _WithVectors(beam.PTransform):
-    """``(pivot key, (scored pair, candidate vector))`` of every scored pair."""
+    """``(group key, (scored pair, candidate vector))`` of every scored pair."""
 
     def __init__(self, vectors: beam.PCollection) -> None:
         super().__init__()
@@ -140,12 +140,12 @@ class _WithVectors(beam.PTransform):
         )
 
 
-def _member(keyed: tuple[str, tuple[ScoredPair, Any]]) -> tuple[str, str, Any]:
+def _member(keyed: tuple[GroupKey, tuple[ScoredPair, Any]]) -> tuple[str, GroupKey, Any]:
     pivot, (scored, vector) = keyed
     return comparison_key(scored.pair.candidate), pivot, vector
 
 
-def _sample_order(member: tuple[str, str, Any]) -> tuple[int, str, str]:
+def _sample_order(member: tuple[str, GroupKey, Any]) -> tuple[int, str, GroupKey]:
     return stable_hash(member[0]), member[0], member[1]
 
 

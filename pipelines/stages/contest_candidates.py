@@ -18,6 +18,11 @@ input usually aligns it with that one too. So, after scoring:
   every other candidate of the group does (``relative_preference``: the
   group shows whether the two pivots are one sentence or two).
 
+A rival is a pivot in the candidate's pivot language: a candidate that
+also translates a pivot of another language (the German and the English
+sentence that a Polish line translates) has no rival in it, and cosines
+across languages are not on one scale.
+
 Both sides of the contest are cosines of the same model, so no calibration
 is needed; the margin only spares a candidate that translates two
 near-identical pivots ("I smoke." / "I'm smoking.") about equally well.
@@ -34,7 +39,7 @@ from typing import Any
 import apache_beam as beam
 import numpy as np
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.groups import group_key, pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair
@@ -54,8 +59,16 @@ CONTEST = Stage(
 #: stand for them, so the cost per candidate is bounded and deterministic.
 MAX_RIVALS = 20
 
+#: Where a candidate meets its rivals: its pivots' language and its comparison key.
+CandidateKey = tuple[str, str]
 
-def _rivals_of(keyed: tuple[str, dict[str, Iterable[Any]]]) -> Iterator[AlignedPair]:
+
+def candidate_key(pair: AlignedPair) -> CandidateKey:
+    """The key of a contest: the candidate, among the pivots of one language."""
+    return pivot_language(pair.pivot_lang), comparison_key(pair.candidate)
+
+
+def _rivals_of(keyed: tuple[CandidateKey, dict[str, Iterable[Any]]]) -> Iterator[AlignedPair]:
     """The pairs of a candidate's other pivots, if it is a grouped candidate at all."""
     _, joined = keyed
     grouped = set(joined["grouped"])
@@ -89,11 +102,9 @@ class RivalPairs(beam.PTransform):
 
     def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
         grouped = self.grouped | "GroupedCandidates" >> beam.Map(
-            lambda p: (comparison_key(p.candidate), pivot_key(p.pivot))
+            lambda p: (candidate_key(p), pivot_key(p.pivot))
         )
-        everything = prefiltered | "ByCandidate" >> beam.Map(
-            lambda p: (comparison_key(p.candidate), p)
-        )
+        everything = prefiltered | "ByCandidate" >> beam.Map(lambda p: (candidate_key(p), p))
         return (
             {"grouped": grouped, "all": everything}
             | "JoinCandidates" >> beam.CoGroupByKey()
@@ -108,7 +119,7 @@ class _ContestFn(beam.DoFn):
         self.margin = margin
         self.drop = Dropper(CONTEST)
 
-    def process(self, keyed: tuple[str, dict[str, Iterable[Any]]]) -> Iterator:
+    def process(self, keyed: tuple[CandidateKey, dict[str, Iterable[Any]]]) -> Iterator:
         _, joined = keyed
         scored: list[ScoredPair] = list(joined["scored"])
         if not scored:
@@ -128,7 +139,7 @@ class _ContestFn(beam.DoFn):
                 yield self.drop("rival_pivot")
                 continue
             preferred = [(gap, vector) for gap, vector in gaps if gap > 0]
-            yield pivot_key(pair.pair.pivot), (pair, preferred)
+            yield group_key(pair.pair.pivot_lang, pair.pair.pivot), (pair, preferred)
 
 
 class _RelativeContestFn(beam.DoFn):
@@ -138,7 +149,7 @@ class _RelativeContestFn(beam.DoFn):
         self.margin = margin
         self.drop = Dropper(CONTEST)
 
-    def process(self, keyed: tuple[str, Iterable[tuple[ScoredPair, list]]]) -> Iterator:
+    def process(self, keyed: tuple[Any, Iterable[tuple[ScoredPair, list]]]) -> Iterator:
         _, members = keyed
         members = list(members)
         for pair, preferred in members:
@@ -190,8 +201,8 @@ def rival_cosine(pair: ScoredPair, other: ScoredPair) -> float:
     return float(np.dot(pair.candidate_vector, other.pivot_vector))
 
 
-def contest_key(scored: ScoredPair) -> tuple[str, ScoredPair]:
-    return comparison_key(scored.pair.candidate), scored
+def contest_key(scored: ScoredPair) -> tuple[CandidateKey, ScoredPair]:
+    return candidate_key(scored.pair), scored
 
 
 class ContestCandidates(beam.PTransform):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.groups import GroupKey, group_key, pivot_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -95,7 +95,7 @@ class _EmitCandidates(beam.DoFn):
     def __init__(self) -> None:
         self.drop = Dropper(GROUP)
 
-    def process(self, keyed: tuple[str, _CandidateSet]) -> Iterator:
+    def process(self, keyed: tuple[GroupKey, _CandidateSet]) -> Iterator:
         _, acc = keyed
         if len(acc.kept) < 2:
             # One distinct candidate can never make a pair, whatever its score.
@@ -113,7 +113,9 @@ class GroupByPivot(beam.PTransform):
     Counted under the ``group`` stage. A pivot with a single distinct
     candidate can never produce a paraphrase pair, so its pairs are dropped
     here, unencoded (on Tatoeba eng-pol 9,775 of 9,934 pivots). Hot pivots
-    keep ``max_group_size`` distinct candidates, chosen by hash.
+    keep ``max_group_size`` distinct candidates, chosen by hash. A pivot is
+    its language and its text (``group_key``): pivots in several languages
+    never share a group.
     """
 
     def __init__(self, max_group_size: int = 50) -> None:
@@ -123,7 +125,7 @@ class GroupByPivot(beam.PTransform):
     def expand(self, pairs: beam.PCollection) -> StageResult:
         kept = (
             pairs
-            | "KeyByPivot" >> beam.Map(lambda p: (pivot_key(p.pivot), p))
+            | "KeyByPivot" >> beam.Map(lambda p: (group_key(p.pivot_lang, p.pivot), p))
             | "CapDistinctCandidates" >> beam.CombinePerKey(self.combine)
             | "EmitCandidates" >> beam.ParDo(_EmitCandidates()).with_outputs(DROPPED, main="pairs")
         )

@@ -66,12 +66,13 @@ class PostFilter(beam.PTransform):
         deduped = (
             checked["kept"]
             | "KeyByPair" >> beam.Map(lambda p: (p.pair_id, p))
-            # Any fixed order will do; this one keeps the pair of the smallest pivot.
+            # Any fixed order will do; this one keeps the pair of the smallest
+            # pivot (then pivot language: one text may be a pivot in two).
             | "OnePerPair"
             >> KeepFirst(
                 POSTFILTER,
                 "duplicate_across_groups",
-                lambda p: (p.pivot, p.sentence_a, p.sentence_b),
+                lambda p: (p.pivot, p.pivot_lang, p.sentence_a, p.sentence_b),
             )
         )
         dropped = (checked[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()

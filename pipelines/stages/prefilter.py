@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.text import comparison_key, normalize, sentence_count, word_count
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -103,7 +104,9 @@ class Prefilter(beam.PTransform):
         )
         deduped = (
             filtered["kept"]
-            | "KeyByText" >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang), p))
+            # The pivot's language too: one text in two languages is two pivots.
+            | "KeyByText"
+            >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang, pivot_language(p.pivot_lang)), p))
             # The first occurrence in the input (shard, line) stands for all.
             | "FirstOfDuplicates"
             >> KeepFirst(PREFILTER, "duplicate_pair", lambda p: (p.shard, p.line))

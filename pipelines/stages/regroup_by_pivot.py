@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import Group, pivot_key
+from paramine.pipelines.core.groups import Group, GroupKey, group_key, pivot_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -98,8 +98,8 @@ class _EmitGroup(beam.DoFn):
     def __init__(self) -> None:
         self.drop = Dropper(REGROUP)
 
-    def process(self, keyed: tuple[str, _Accumulator]) -> Iterator:
-        key, acc = keyed
+    def process(self, keyed: tuple[GroupKey, _Accumulator]) -> Iterator:
+        (_, key), acc = keyed
         entries = sorted(acc.kept.values(), key=lambda e: e[0])
         in_kept = sum(n for _, _, n in entries)
         if in_kept > len(entries):
@@ -120,7 +120,7 @@ class _EmitGroup(beam.DoFn):
 
 
 class RegroupByPivot(beam.PTransform):
-    """After the cut: groups scored pairs by normalized pivot into capped, distinct candidate sets.
+    """After the cut: groups scored pairs by pivot (language and text) into capped candidate sets.
 
     Counted under the ``regroup`` stage. Its input unit is a scored pair and
     its output a ``Group``: count it with ``group_weight`` so that the stage
@@ -134,7 +134,7 @@ class RegroupByPivot(beam.PTransform):
     def expand(self, scored: beam.PCollection) -> StageResult:
         groups = (
             scored
-            | "KeyByPivot" >> beam.Map(lambda s: (pivot_key(s.pair.pivot), s))
+            | "KeyByPivot" >> beam.Map(lambda s: (group_key(s.pair.pivot_lang, s.pair.pivot), s))
             | "CapDistinctCandidates" >> beam.CombinePerKey(self.combine)
             | "EmitGroups" >> beam.ParDo(_EmitGroup()).with_outputs(DROPPED, main="groups")
         )
