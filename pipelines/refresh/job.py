@@ -25,15 +25,12 @@ commits them (pipelines/refresh/update.py).
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
 import fsspec
-import pyarrow as pa
-import pyarrow.parquet as pq
 from paramine.pipelines.core.accounting import (
     DROPPED,
     ENCODING,
@@ -43,8 +40,7 @@ from paramine.pipelines.core.accounting import (
     Dropper,
     StageResult,
 )
-from paramine.pipelines.core.groups import Group, GroupKey, group_key, pivot_key, pivot_language
-from paramine.pipelines.core.text import comparison_key
+from paramine.pipelines.core.groups import Group, GroupKey, group_key
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.mine_paraphrases import (
     MINE_STAGES,
@@ -54,6 +50,21 @@ from paramine.pipelines.mine_paraphrases import (
     prefilter_options,
     reader_options,
 )
+from paramine.pipelines.refresh.affected import (
+    AFFECTED,
+    STATE,
+    AffectedPivots,
+    RetractFn,
+    SplitAffectedFn,
+)
+from paramine.pipelines.refresh.state_files import (
+    StateRow,
+    WriteBuckets,
+    pair_record,
+    read_pair_file,
+    read_state_file,
+    state_row,
+)
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.stages.group_by_pivot import GROUP, GroupByPivot
 from paramine.pipelines.stages.make_pairs import MakePairs, extend_cover
@@ -61,32 +72,15 @@ from paramine.pipelines.stages.postfilter import POSTFILTER, PostFilter
 from paramine.pipelines.stages.prefilter import PREFILTER, Prefilter
 from paramine.pipelines.stages.read_bitext import READ, ReadBitext
 from paramine.pipelines.stages.regroup_by_pivot import RegroupByPivot
-from paramine.schemas.dataset import REJECTS_SCHEMA, pair_row, reject_row
-from paramine.schemas.records import AlignedPair, ParaphrasePair
-from paramine.schemas.stages import ALIGNED_PAIR, Stage
+from paramine.schemas.dataset import REJECTS_SCHEMA, reject_row
+from paramine.schemas.records import ParaphrasePair
+from paramine.schemas.stages import Stage
 from paramine.schemas.table import (
     BUCKET,
     PAIRS_TABLE_SCHEMA,
     STATE_SCHEMA,
     TableFile,
     bucket_of,
-    file_schema,
-)
-
-STATE_ROW = "state row"
-STATE = Stage(
-    "state",
-    STATE_ROW,
-    ("retracted",),
-    "the table's state, every aligned pair seen before: rows of shards that changed or left "
-    "the inputs are retracted",
-)
-AFFECTED = Stage(
-    "affected",
-    ALIGNED_PAIR,
-    ("unchanged",),
-    "the new pairs and the state's pairs of every pivot whose pairs can change go on to be "
-    "mined; the other pivots' rows and pairs stay in the table as they are",
 )
 
 #: The stages of a refresh commit, in order (the manifest records them).
@@ -98,9 +92,6 @@ REFRESH_STAGES: tuple[Stage, ...] = (
     AFFECTED,
     *MINE_STAGES[MINE_STAGES.index(GROUP) :],
 )
-
-#: Rows per Parquet row group of a bucket file.
-ROW_GROUP = 10_000
 
 
 @dataclass(frozen=True)
@@ -133,235 +124,7 @@ class RefreshJob:
     summary_url: str
 
 
-@dataclass(frozen=True)
-class StateRow:
-    """An aligned pair of the state, with its cosine once it has been scored."""
-
-    pair: AlignedPair
-    cosine: float | None = None
-
-
-# ------------------------------------------------------------------ reading
-
-
-def _read_rows(file: TableFile) -> Iterator[dict[str, Any]]:
-    fs, path = fsspec.core.url_to_fs(file.url)
-    with fs.open(path, "rb") as handle:
-        parquet = pq.ParquetFile(handle)
-        for batch in parquet.iter_batches(batch_size=ROW_GROUP):
-            yield from batch.to_pylist()
-
-
-def read_state_file(file: TableFile) -> Iterator[StateRow]:
-    """The rows of one state file."""
-    for row in _read_rows(file):
-        pair = AlignedPair(
-            pivot=row["pivot"],
-            candidate=row["candidate"],
-            pivot_lang=row["pivot_lang"],
-            lang=row["lang"],
-            corpus=row["corpus"],
-            shard=row["shard"],
-            line=row["line"],
-        )
-        yield StateRow(pair, row["cosine"])
-
-
-def read_pair_file(file: TableFile) -> Iterator[ParaphrasePair]:
-    """The pairs of one pairs file."""
-    for row in _read_rows(file):
-        row["pivot"] = row.pop("pivot_sentence")
-        yield ParaphrasePair(**row)
-
-
-# ------------------------------------------------------------------ writing
-
-
-def state_row(row: StateRow, buckets: int) -> dict[str, Any]:
-    """The state table's row of a state row."""
-    pair = row.pair
-    key = pivot_key(pair.pivot)
-    return {
-        "pivot_key": key,
-        "pivot": pair.pivot,
-        "candidate": pair.candidate,
-        "pivot_lang": pair.pivot_lang,
-        "lang": pair.lang,
-        "corpus": pair.corpus,
-        "shard": pair.shard,
-        "line": pair.line,
-        "cosine": row.cosine,
-        BUCKET: bucket_of(key, buckets),
-    }
-
-
-class _WriteBucketFn(beam.DoFn):
-    """Writes one bucket's rows (streamed in row groups) to ``<dir>/bucket=N/part-<run>-N``.
-
-    The name depends only on the run and the bucket, so a retried bundle
-    writes the same file again rather than a second one.
-    """
-
-    def __init__(self, directory: str, run_id: str, schema: pa.Schema) -> None:
-        self.directory = directory.rstrip("/")
-        self.run_id = run_id
-        self.schema = file_schema(schema)
-
-    def process(self, keyed: tuple[int, Iterable[dict[str, Any] | None]]) -> Iterator[str]:
-        bucket, rows = keyed
-        url = f"{self.directory}/{BUCKET}={bucket}/part-{self.run_id}-{bucket:05d}.parquet"
-        fs, path = fsspec.core.url_to_fs(url)
-        fs.makedirs(os.path.dirname(path), exist_ok=True)
-        with fs.open(path, "wb") as handle, pq.ParquetWriter(handle, self.schema) as writer:
-            chunk: list[dict[str, Any]] = []
-            for row in rows:
-                if row is None:  # the marker of a touched bucket
-                    continue
-                chunk.append(row)
-                if len(chunk) >= ROW_GROUP:
-                    writer.write_table(pa.Table.from_pylist(chunk, self.schema))
-                    chunk = []
-            if chunk:
-                writer.write_table(pa.Table.from_pylist(chunk, self.schema))
-        # Every touched bucket gets a file, empty or not: the launcher learns
-        # from the files which buckets this run replaced.
-        yield url
-
-
-class WriteBuckets(beam.PTransform):
-    """Writes rows into one file per touched bucket (an empty file where no row falls).
-
-    Args:
-        directory: The table's root.
-        run_id: The run's id, in every file name.
-        schema: The table's schema (its ``bucket`` column goes into the path).
-        touched: The buckets to write, even if no row falls in them.
-    """
-
-    def __init__(
-        self, directory: str, run_id: str, schema: pa.Schema, touched: beam.PCollection
-    ) -> None:
-        super().__init__()
-        self.directory = directory
-        self.run_id = run_id
-        self.schema = schema
-        self.touched = touched
-
-    def expand(self, rows: beam.PCollection) -> beam.PCollection:
-        keyed = rows | "ByBucket" >> beam.Map(
-            lambda row: (row[BUCKET], {k: v for k, v in row.items() if k != BUCKET})
-        )
-        markers = self.touched | "Markers" >> beam.Map(lambda bucket: (bucket, None))
-        return (
-            (keyed, markers)
-            | "WithMarkers" >> beam.Flatten()
-            | "GroupBuckets" >> beam.GroupByKey()
-            | "WriteFiles" >> beam.ParDo(_WriteBucketFn(self.directory, self.run_id, self.schema))
-        )
-
-
 # ------------------------------------------------------------------ the graph
-
-
-class _RetractFn(beam.DoFn):
-    """Drops state rows of retracted shards; their pivots and candidates go to ``retracted``."""
-
-    def __init__(self, retracted: frozenset[str]) -> None:
-        self.retracted = retracted
-        self.drop = Dropper(STATE)
-
-    def process(self, row: StateRow) -> Iterator:
-        if row.pair.shard in self.retracted:
-            yield self.drop("retracted")
-            yield beam.pvalue.TaggedOutput("retracted", row.pair)
-        else:
-            yield row
-
-
-def _candidate_keys_of_direct(
-    joined: tuple[GroupKey, dict[str, list]],
-) -> Iterator[tuple[str, str]]:
-    _, sides = joined
-    if sides["direct"]:
-        yield from set(sides["candidates"])
-
-
-def _candidate_key(pair: AlignedPair) -> tuple[str, str]:
-    """A candidate among the pivots of one language: where the contest looks for rivals."""
-    return pivot_language(pair.pivot_lang), comparison_key(pair.candidate)
-
-
-def _pivots_of_changed_candidates(
-    joined: tuple[tuple[str, str], dict[str, list]],
-) -> Iterator[GroupKey]:
-    _, sides = joined
-    if sides["changed"]:
-        yield from set(sides["pivots"])
-
-
-class AffectedPivots(beam.PTransform):
-    """The group keys (pivot language, pivot key) whose pairs a change of rows can change.
-
-    A pivot is affected when it has a new or retracted row (its group
-    changed), or when one of its candidates is also the candidate of such a
-    pivot's row (a rival pivot that joined, left, or became a group: the
-    contest of ``pipelines/stages/contest_candidates.py`` may now decide otherwise).
-
-    Args:
-        current: Every aligned pair after the change (state kept + new).
-        retracted: The aligned pairs retracted.
-    """
-
-    def __init__(self, current: beam.PCollection, retracted: beam.PCollection) -> None:
-        super().__init__()
-        self.current = current
-        self.retracted = retracted
-
-    def expand(self, new: beam.PCollection) -> beam.PCollection:
-        direct = (
-            (new, self.retracted)
-            | "Changed" >> beam.Flatten()
-            | "ChangedPivots" >> beam.Map(lambda p: group_key(p.pivot_lang, p.pivot))
-            | "DistinctDirect" >> beam.Distinct()
-        )
-        everything = (self.current, self.retracted) | "AllRows" >> beam.Flatten()
-        candidate_keys = (
-            {
-                "direct": direct | "DirectKeyed" >> beam.Map(lambda k: (k, None)),
-                "candidates": everything
-                | "CandidatesByPivot"
-                >> beam.Map(lambda p: (group_key(p.pivot_lang, p.pivot), _candidate_key(p))),
-            }
-            | "JoinDirect" >> beam.CoGroupByKey()
-            | "TheirCandidates" >> beam.FlatMap(_candidate_keys_of_direct)
-            | "DistinctCandidates" >> beam.Distinct()
-        )
-        via_candidates = (
-            {
-                "changed": candidate_keys | "CandidateKeyed" >> beam.Map(lambda c: (c, None)),
-                "pivots": self.current
-                | "PivotsByCandidate"
-                >> beam.Map(lambda p: (_candidate_key(p), group_key(p.pivot_lang, p.pivot))),
-            }
-            | "JoinCandidates" >> beam.CoGroupByKey()
-            | "TheirPivots" >> beam.FlatMap(_pivots_of_changed_candidates)
-        )
-        return (direct, via_candidates) | "Both" >> beam.Flatten() | "Distinct" >> beam.Distinct()
-
-
-class _SplitAffectedFn(beam.DoFn):
-    def __init__(self) -> None:
-        self.drop = Dropper(AFFECTED)
-
-    def process(self, joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
-        _, sides = joined
-        affected = bool(sides["affected"])
-        for row in sides["rows"]:
-            if affected:
-                yield row
-            else:
-                yield self.drop("unchanged")
-                yield beam.pvalue.TaggedOutput("unchanged", row)
 
 
 def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[StateRow]:
@@ -450,7 +213,7 @@ class RefreshParaphrases(beam.PTransform):
             | "SpreadStateFiles" >> beam.Reshuffle()
             | "ReadState" >> beam.FlatMap(read_state_file)
         )
-        retract = old_rows | "Retract" >> beam.ParDo(_RetractFn(job.retracted)).with_outputs(
+        retract = old_rows | "Retract" >> beam.ParDo(RetractFn(job.retracted)).with_outputs(
             DROPPED, "retracted", main="kept"
         )
         state = StageResult(retract["kept"], retract[DROPPED])
@@ -477,7 +240,7 @@ class RefreshParaphrases(beam.PTransform):
             }
             | "JoinAffected" >> beam.CoGroupByKey()
             | "SplitAffected"
-            >> beam.ParDo(_SplitAffectedFn()).with_outputs(DROPPED, "unchanged", main="affected")
+            >> beam.ParDo(SplitAffectedFn()).with_outputs(DROPPED, "unchanged", main="affected")
         )
         affected = StageResult(split["affected"], split[DROPPED])
         affected_pairs = affected.kept | "AffectedPairs" >> beam.Map(lambda r: r.pair)
@@ -571,7 +334,7 @@ class RefreshParaphrases(beam.PTransform):
         pair_rows = (
             (staying, final.kept)
             | "TablePairs" >> beam.Flatten()
-            | "PairRecords" >> beam.Map(_pair_record, buckets)
+            | "PairRecords" >> beam.Map(pair_record, buckets)
             | "InTouchedPairs" >> beam.Filter(_in_touched, touched_side)
         )
         state_files = state_rows | "WriteState" >> WriteBuckets(
@@ -641,12 +404,6 @@ class RefreshParaphrases(beam.PTransform):
             )
         )
         return RefreshedParaphrases(state_files, pair_files, summary)
-
-
-def _pair_record(pair: ParaphrasePair, buckets: int) -> dict[str, Any]:
-    row = pair_row(pair)
-    row[BUCKET] = bucket_of(pivot_key(pair.pivot), buckets)
-    return row
 
 
 class _ExtendCoverFn(beam.DoFn):
