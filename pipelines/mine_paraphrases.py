@@ -28,6 +28,7 @@ from paramine.encoders.handler import EncoderHandler
 from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
 from paramine.pipelines.core.cuts import coherence_cut, support_floor
 from paramine.pipelines.core.groups import group_weight
+from paramine.pipelines.core.junk import Limits
 from paramine.pipelines.core.margin import MarginScoring
 from paramine.pipelines.core.vectors import ScoreByText, known_or_encode, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard
@@ -102,11 +103,15 @@ def reader_options(config: MineConfig) -> ReaderOptions:
 
 def prefilter_options(config: MineConfig) -> PrefilterOptions:
     """The prefilter's settings of a run."""
+    filters = config.filters
     return PrefilterOptions(
         min_words=config.min_words,
         max_words=config.max_words,
         max_length_ratio=config.max_length_ratio,
         sentence_count_filter=config.sentence_count_filter,
+        junk_rules=tuple(filters["junk_rules"]),
+        limits=Limits(filters["min_letter_share"], filters["min_script_share"]),
+        language_ratio=filters["language_check"],
     )
 
 

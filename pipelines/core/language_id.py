@@ -79,8 +79,12 @@ def detector_label(lang: str) -> str:
 class LanguageCheck:
     """Decides whether lines are in their declared language; one per worker.
 
+    The detector's labels are the declared languages, their close neighbours
+    and ``WIDESPREAD``; a language declared for the first time (a run with
+    several pivot languages) adds its own and reloads the detector (0.5 s).
+
     Args:
-        languages: The languages lines will be declared in (both sides).
+        languages: The languages lines will be declared in, where known.
         ratio: The rule's ratio, in (0, 1].
     """
 
@@ -118,7 +122,11 @@ class LanguageCheck:
         key = (text, lang)
         found = self._cache.get(key)
         if found is None:
-            found = self._judge(text, detector_label(lang))
+            label = detector_label(lang)
+            if label not in self.languages:
+                self.languages = sorted({*self.languages, label})
+                self._identifier = None  # its labels change
+            found = self._judge(text, label)
             if len(self._cache) >= CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = found

@@ -27,6 +27,7 @@ from typing import Any
 
 from paramine.encoders.backends import BACKENDS, DEVICES, QUANTIZATIONS
 from paramine.pipelines.core.groups import PAIR_MODES
+from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
@@ -110,6 +111,16 @@ def parse_rival_margin(value: Any) -> float | None:
     number = float(value)
     if not 0.0 <= number < 2.0:
         raise ValueError(f"{number} is not a cosine difference in [0, 2), or 'off'")
+    return number
+
+
+def parse_ratio_or_off(value: Any) -> float:
+    """A ratio in (0, 1], or 'off' (0.0: no check)."""
+    if str(value).strip().lower() == "off":
+        return 0.0
+    number = float(value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{number} is not a ratio in (0, 1], or 'off'")
     return number
 
 
@@ -403,6 +414,45 @@ class MineConfig:
         group=FILTERS,
         switch=True,
     )
+    profile: str = option(
+        DEFAULT_PROFILE,
+        "the kind of corpus, which sets the defaults of the four options below: curated "
+        "(Tatoeba, WMT, CzEng), subtitles (OpenSubtitles) or web (CCMatrix, ParaCrawl); "
+        "docs/filters.md lists what each sets (default: %(default)s)",
+        group=FILTERS,
+        choices=tuple(PROFILES),
+    )
+    junk_rules: tuple[str, ...] | None = option(
+        None,
+        f"the heuristic rules applied, comma-separated ({', '.join(RULES)}), or none "
+        "(default: the profile's)",
+        group=FILTERS,
+        parse=optional(parse_rules),
+        metavar="RULES",
+    )
+    language_check: float | None = option(
+        None,
+        "drop a pair whose pivot or candidate is not in its declared language: keep a line "
+        "declared L when p(L) >= RATIO x p(most likely language) (py3langid); 'off' to skip "
+        "(default: the profile's, 0.5)",
+        group=FILTERS,
+        parse=optional(parse_ratio_or_off),
+        metavar="RATIO|off",
+    )
+    min_letter_share: float | None = option(
+        None,
+        "the letters rule: least share of letters among a line's non-space characters "
+        "(default: the profile's, 0.5)",
+        group=FILTERS,
+        parse=optional(parse_share),
+    )
+    min_script_share: float | None = option(
+        None,
+        "the script rule: least share of a line's letters in its language's script "
+        "(default: the profile's, 0.8)",
+        group=FILTERS,
+        parse=optional(parse_share),
+    )
     pair_mode: str = option(
         "cover",
         "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
@@ -577,6 +627,24 @@ class MineConfig:
         return self.score
 
     @property
+    def filters(self) -> dict[str, Any]:
+        """The prefilter's rules as the run applies them: the profile's, with overrides."""
+        profile = PROFILES[self.profile]
+        rules = profile.rules if self.junk_rules is None else self.junk_rules
+        ratio = profile.language_ratio if self.language_check is None else self.language_check
+        limits = Limits(
+            min_letter_share=self.min_letter_share or profile.limits.min_letter_share,
+            min_script_share=self.min_script_share or profile.limits.min_script_share,
+        )
+        return {
+            "profile": self.profile,
+            "junk_rules": list(rules),
+            "language_check": ratio or None,
+            "min_letter_share": limits.min_letter_share,
+            "min_script_share": limits.min_script_share,
+        }
+
+    @property
     def calibrated(self) -> bool:
         """Whether the cut is calibrated on the data (``--threshold auto``)."""
         return self.threshold == "auto"
@@ -605,6 +673,8 @@ class MineConfig:
         """The options as the manifest records them (JSON types)."""
         record = dataclasses.asdict(self)
         record["inputs"] = list(self.inputs)
+        # The settings the prefilter applied, the profile's defaults filled in.
+        record["filters"] = self.filters
         if self.tsv_columns is not None:
             record["tsv_columns"] = list(self.tsv_columns)
         return record
