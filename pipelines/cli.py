@@ -90,8 +90,26 @@ def find_paramine_error(error: BaseException) -> errors.ParamineError | None:
     return errors.relayed_error(str(error))
 
 
+def _reader_gone() -> int:
+    """The reader of our output went away (``paramine refresh --history | head``).
+
+    Not an error; Python would complain again flushing stdout at exit.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a paramine subcommand; return its exit status."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _main(argv: list[str] | None) -> int:
     # Before torch or faiss is imported: on small machines OpenMP threads that
     # spin while waiting made encoding 5x slower (shared/DESIGN.md).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -132,12 +150,7 @@ def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool
     try:
         return int(job(argv) or 0)
     except BrokenPipeError:
-        # The reader of our output went away (`paramine refresh --history | head`):
-        # not an error. Python would complain again flushing stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return 0
+        return _reader_gone()
     except KeyboardInterrupt:
         print("paramine: interrupted", file=sys.stderr)
         return 130

@@ -180,10 +180,11 @@ def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-def test_output_into_a_closed_pipe_ends_quietly() -> None:
+@pytest.mark.parametrize("command", [["models"], ["--help"]])
+def test_output_into_a_closed_pipe_ends_quietly(command: list[str]) -> None:
     # `paramine refresh --history | head` printed a BrokenPipeError traceback.
     done = subprocess.Popen(
-        [sys.executable, "-m", "paramine.pipelines.cli", "models"],
+        [sys.executable, "-m", "paramine.pipelines.cli", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
