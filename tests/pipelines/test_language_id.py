@@ -74,3 +74,56 @@ def test_a_dozen_short_sentences_per_close_language_pair(
     check = LanguageCheck([true, declared])
     assert sum(check.passes(line, true) for line in short) >= 10  # measured: 10-12
     assert sum(not check.passes(line, declared) for line in short) >= least_caught
+
+
+def reference_passes(check: LanguageCheck, text: str, lang: str) -> bool:
+    """The rule as first written: py3langid's ``rank`` for one line, folded in rank order."""
+    label = detector_label(lang)
+    if label not in check._labels:
+        return True
+    shares: dict[str, float] = {}
+    for name, share in check._load().rank(text):
+        folded = {"sr": "hr", "bs": "hr", "sh": "hr", "nb": "no", "nn": "no"}.get(name, name)
+        shares[folded] = shares.get(folded, 0.0) + share
+    return shares.get(label, 0.0) >= check.ratio * max(shares.values())
+
+
+def sample_lines() -> list[str]:
+    """Real lines of several languages and scripts, and the odd ones the walk must handle."""
+    found = []
+    for path in sorted(TATOEBA.glob("**/tatoeba-test-v2021-08-07.[a-z][a-z][a-z]")):
+        found += lines(path, 150)
+    odd = ["", "123", "...", "TAK, PROSZĘ PANA.", "ż" * 700, "a" * 2000 + " b", "Tak."]
+    return list(dict.fromkeys(found + odd))
+
+
+def test_batches_give_py3langids_probabilities_bit_for_bit() -> None:
+    import numpy as np
+
+    check = LanguageCheck(["en", "pl", "hr", "no"])
+    identifier = check._load()
+    texts = sample_lines()
+    assert len(texts) > 3000
+    expected = np.stack([identifier._decide(text) for text in texts])
+    for size in (1, 7, 1024):
+        got = np.concatenate(
+            [check._scorer.probabilities(texts[i : i + size]) for i in range(0, 1200, size)]
+        )
+        assert got.dtype == expected.dtype
+        assert (got.view(np.uint32) == expected[: len(got)].view(np.uint32)).all(), size
+    got = check._scorer.probabilities(texts)
+    assert (got.view(np.uint32) == expected.view(np.uint32)).all()
+
+
+def test_batched_verdicts_are_the_rule_line_by_line() -> None:
+    texts = sample_lines()
+    declared = ["pl", "en", "cs", "sr-latn", "nb", "xx"]
+    lines_ = [(text, declared[i % len(declared)]) for i, text in enumerate(texts)]
+    check = LanguageCheck(declared)
+    got = check.passes_many(lines_)
+    assert got == [reference_passes(check, text, lang) for text, lang in lines_]
+    assert 0 < sum(got) < len(got)
+    # From the cache, and one at a time: the same answers.
+    assert check.passes_many(lines_[::-1]) == got[::-1]
+    fresh = LanguageCheck(declared)
+    assert [fresh.passes(text, lang) for text, lang in lines_[:50]] == got[:50]
