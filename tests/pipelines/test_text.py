@@ -6,9 +6,12 @@ import logging
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from paramine.pipelines.core import text
 from paramine.pipelines.core.text import (
     canonical_lang,
@@ -72,6 +75,45 @@ def test_normalize_composes_decomposed_letters() -> None:
 def test_normalize_is_idempotent() -> None:
     once = normalize("  ﬁ\u00a0x\t\ty\u200b ")
     assert normalize(once) == once
+
+
+def normalize_every_step(text: str) -> str:
+    """``normalize`` as specified, with no step skipped."""
+    text = unicodedata.normalize("NFKC", text).translate(
+        dict.fromkeys(map(ord, "\u200b\u2060\ufeff"))
+    )
+    return re.sub(r"[\s\x00-\x1f\x7f-\x9f]+", " ", text).strip()
+
+
+def comparison_key_every_step(text: str) -> str:
+    """``comparison_key`` as specified: every punctuation character (P*) and space deleted."""
+    return "".join(
+        c
+        for c in normalize_every_step(text).casefold()
+        if c != " " and not unicodedata.category(c).startswith("P")
+    )
+
+
+#: Characters that take the slow paths: whitespace and controls of every kind,
+#: invisible ones, NFKC compositions, punctuation, casefold expansions.
+ODD = (
+    "a Zż \t\n\r\x00\x1c\x85\x7f\u00a0\u2028\u3000\u200b\u2060\ufeff\u0301\u0307ﬁＡ,.!?„”«»–…ßİǄ$€+"
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(ODD) | st.characters(), max_size=30))
+def test_normalize_and_comparison_key_take_shortcuts_to_the_same_result(text: str) -> None:
+    assert normalize(text) == normalize_every_step(text)
+    assert comparison_key(text) == comparison_key_every_step(text)
+
+
+def test_shortcuts_agree_on_real_lines(shared_corpora: Path) -> None:
+    tatoeba = shared_corpora / "tatoeba_test_v2021-08-07"
+    for path in sorted(tatoeba.glob("**/tatoeba-test-v2021-08-07.[a-z][a-z][a-z]"))[:20]:
+        for line in path.read_text(encoding="utf-8").splitlines()[:300]:
+            assert normalize(line) == normalize_every_step(line), line
+            assert comparison_key(line) == comparison_key_every_step(line), line
 
 
 # comparison_key and edit_similarity
