@@ -31,6 +31,7 @@ checked (``supported``), and the prefilter counts its lines as unchecked.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -70,6 +71,7 @@ _FOLDED = {label: group[0] for group in FOLDS for label in group}
 CACHE_SIZE = 1 << 17
 
 
+@functools.lru_cache(maxsize=1024)
 def detector_label(lang: str) -> str:
     """The label of a paramine language code (``pl``, ``sr-latn``, ``zh-hans``)."""
     primary = lang.lower().split("-", 1)[0]
@@ -216,7 +218,8 @@ class _BatchScorer:
         import numpy as np
 
         self.identifier = identifier
-        self.nextmove = np.frombuffer(identifier.tk_nextmove, dtype=np.uint32).astype(np.int64)
+        nextmove = identifier.tk_nextmove  # array('I'): C unsigned ints
+        self.nextmove = np.frombuffer(nextmove, dtype=np.dtype(f"u{nextmove.itemsize}"))
         self.rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
         self.output = np.asarray(identifier.tk_output, dtype=np.int32)
         # float16 -> float32 is exact, and it is the cast py3langid's product makes.
@@ -242,9 +245,12 @@ class _BatchScorer:
         bounds = np.searchsorted(line_of, np.arange(len(encoded) + 1))
         scores = np.zeros((len(encoded), len(identifier.nb_classes)), dtype=np.float32)
         with_features = np.flatnonzero(bounds[1:] > bounds[:-1])
+        # The batch's log-counts and table rows are made at once; each line's
+        # product reads its own slice of them, in py3langid's order.
+        logs, rows_of_table, edges = np.log1p(counts), self.table[feature], bounds.tolist()
         for line in with_features.tolist():
-            start, end = bounds[line], bounds[line + 1]
-            scores[line] = np.log1p(counts[start:end]) @ self.table[feature[start:end]]
+            start, end = edges[line], edges[line + 1]
+            np.matmul(logs[start:end], rows_of_table[start:end], out=scores[line])
         # A line without features keeps 0.0 everywhere: py3langid's abstention.
         scores[with_features] += identifier.nb_pc
         # T = sqrt(bytes): py3langid multiplies by a Python float, which numpy
@@ -270,20 +276,22 @@ class _BatchScorer:
 
         count = len(encoded)
         width = int(lengths[self.MIN_VECTOR - 1]) if count >= self.MIN_VECTOR else 0
-        # The first `width` bytes of every line, zero-padded: (lines, width).
+        # The first `width` bytes of every line, zero-padded, a column per
+        # line so that a step reads and writes contiguous memory: (width, lines).
         heads = np.minimum(lengths, width)
         data = np.frombuffer(b"".join(line[:width] for line in encoded), dtype=np.uint8)
         starts = np.cumsum(heads) - heads
-        matrix = np.zeros((count, width), dtype=np.int64)
+        matrix = np.zeros((width, count), dtype=np.uint8)
         line_of = np.repeat(np.arange(count), heads)
-        matrix[line_of, np.arange(len(data)) - starts[line_of]] = data
-        found = np.full((count, width), -1, dtype=np.int32)
+        matrix[np.arange(len(data)) - starts[line_of], line_of] = data
+        visits = np.full((width, count), -1, dtype=np.int32)
         state = np.zeros(count, dtype=np.int64)
         walking = np.searchsorted(-lengths, -np.arange(width), side="left")
         for step in range(width):
             k = walking[step]
-            state[:k] = self.nextmove[self.rowbase[state[:k]] + matrix[:k, step]]
-            found[:k, step] = self.output[state[:k]]
+            state[:k] = self.nextmove[self.rowbase[state[:k]] + matrix[step, :k]]
+            visits[step, :k] = self.output[state[:k]]
+        found = visits.T  # (lines, width): nonzero reads it by line, then by byte
         rows, columns = np.nonzero(found >= 0)
         rows_list, found_list = [rows], [found[rows, columns].astype(np.int64)]
         # Fewer than MIN_VECTOR lines are longer than `width`: py3langid's loop.
