@@ -30,6 +30,9 @@ _URL = re.compile(
 _MARKUP = re.compile(
     r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);|\{\\[^}]*\}", re.I
 )
+#: What every link or address holds (``www.`` in any case).
+_URL_ANCHOR = re.compile(r"@|://|www\.", re.IGNORECASE)
+_MARKUP_ANCHOR = re.compile(r"[<&{]")
 _DIGITS = re.compile(r"[1-9]")
 _REPEATED_CHAR = re.compile(r"(.)\1{4}")
 _NOT_WORD = re.compile(r"\W+")
@@ -76,26 +79,43 @@ class Limits:
     min_script_share: float = 0.8
 
 
+#: The ASCII letters and whitespace, as ``str.isalpha`` and ``str.isspace`` say.
+_ASCII_LETTERS = bytes(c for c in range(128) if chr(c).isalpha())
+_ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
+_ASCII = re.compile(r"[\x00-\x7f]+")
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _letter_count(text: str) -> tuple[int, int]:
-    """(letters, non-space characters) of a line; both rules that need them ask once."""
-    return sum(map(str.isalpha, text)), len(text) - sum(map(str.isspace, text))
+def _letter_count(text: str) -> tuple[int, int, int, str]:
+    """(letters, non-space characters, ASCII letters, the non-ASCII characters) of a line.
+
+    The rules that need them ask once. The ASCII part is counted as bytes in
+    C (a character-by-character count cost 2 us a line): most lines of most
+    corpora are mostly ASCII.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    ascii_letters = len(data) - len(data.translate(None, _ASCII_LETTERS))
+    spaces = len(data) - len(data.translate(None, _ASCII_SPACES))
+    other = "" if text.isascii() else _ASCII.sub("", text)
+    letters = ascii_letters + sum(map(str.isalpha, other))
+    spaces += sum(map(str.isspace, other))
+    return letters, len(text) - spaces, ascii_letters, other
 
 
 def letter_share(text: str) -> float:
     """Letters among the non-space characters (1.0 for an empty line)."""
-    letters, chars = _letter_count(text)
+    letters, chars, _, _ = _letter_count(text)
     return letters / chars if chars else 1.0
 
 
 def script_share(text: str, script: str) -> float:
     """Share of the letters written in ``script`` (1.0 for a line without letters)."""
-    letters, _ = _letter_count(text)
+    letters, _, ascii_letters, other = _letter_count(text)
     if not letters:
         return 1.0
-    if text.isascii():
-        return 1.0 if script == "LATIN" else 0.0
-    return len(_IN_SCRIPT[script].findall(text)) / letters
+    # The only ASCII letters of any script are Latin's A-Z and a-z.
+    in_script = ascii_letters if script == "LATIN" else 0
+    return (in_script + len(_IN_SCRIPT[script].findall(other))) / letters
 
 
 def numbers(text: str) -> str:
@@ -126,17 +146,20 @@ Rule = Callable[[str, str, str, str, Limits], bool]
 
 def _has_url(text: str) -> bool:
     # The pattern backtracks on every word; most lines have none of its anchors.
-    if "@" not in text and "://" not in text and "www." not in text.lower():
-        return False
-    return bool(_URL.search(text))
+    return bool(_URL_ANCHOR.search(text)) and bool(_URL.search(text))
 
 
 def _url(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
     return _has_url(pivot) or _has_url(candidate)
 
 
+def _has_markup(text: str) -> bool:
+    # Every tag, entity and override block holds one of these characters.
+    return bool(_MARKUP_ANCHOR.search(text)) and bool(_MARKUP.search(text))
+
+
 def _markup(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return bool(_MARKUP.search(pivot) or _MARKUP.search(candidate))
+    return _has_markup(pivot) or _has_markup(candidate)
 
 
 def _letters(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:

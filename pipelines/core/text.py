@@ -312,11 +312,22 @@ _NEEDS_TREEBANK = re.compile(
 )
 
 
+# The commonest line of all: words of letters and digits, single spaces, a
+# comma after a word, closing punctuation ("Yes, sir." "Where are you going?").
+# No rule above splits such a word or joins two, and NLTK splits off the
+# comma and the final punctuation, so it has as many words as spaces plus one.
+# Checked first: it needs none of the patterns above (about 2 us a line less).
+_PLAIN = re.compile(r"(?:[^\W_]+,? )*[^\W_]+[.?!]*")
+
+
 def _fast_word_count(text: str) -> int | None:
     """NLTK's word count for ``text`` from one compiled pattern, or None where it may differ."""
+    contractions = _CONTRACTION_HINT.search(text.lower())
+    if contractions is None and _PLAIN.fullmatch(text):
+        return text.count(" ") + 1
     if _NEEDS_TREEBANK.search(text):
         return None
-    if _CONTRACTION_HINT.search(text.lower()):
+    if contractions:
         return len(_WORD_TOKEN_WITH_CONTRACTIONS.findall(text))
     return len(_WORD_TOKEN.findall(text))
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.core.junk import RULES, Limits, first_failure, numbers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from paramine.pipelines.core.junk import (
+    _IN_SCRIPT,
+    RULES,
+    Limits,
+    first_failure,
+    letter_share,
+    numbers,
+    script_share,
+)
 
 TATOEBA = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tatoeba_test_v2021-08-07"
 
@@ -61,3 +71,40 @@ def test_structural_rules_drop_next_to_nothing_of_curated_bitext() -> None:
     structural = ("urls", "markup", "letters", "script", "repeats")
     dropped = [r for r in rows if first_failure(structural, r[2], r[3], "en", "pl", Limits())]
     assert len(dropped) <= 2, dropped[:5]  # measured: 1 of 10,099 (a line of digits)
+
+
+def letter_share_by_character(text: str) -> float:
+    letters = sum(map(str.isalpha, text))
+    chars = len(text) - sum(map(str.isspace, text))
+    return letters / chars if chars else 1.0
+
+
+def script_share_by_character(text: str, script: str) -> float:
+    letters = sum(map(str.isalpha, text))
+    return len(_IN_SCRIPT[script].findall(text)) / letters if letters else 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("aZ1 ,.\t\x1cżółЖжαβ\u00aa\u00a0\u3000ǅ٣") | st.characters())
+)
+def test_shares_counted_as_bytes_are_the_shares_by_character(text: str) -> None:
+    assert letter_share(text) == letter_share_by_character(text)
+    for script in ("LATIN", "CYRILLIC", "GREEK"):
+        assert script_share(text, script) == script_share_by_character(text, script)
+
+
+def test_link_and_markup_anchors_do_not_hide_a_match() -> None:
+    for line in (
+        "Visit WWW.Example.COM now",
+        "tom@x.pl",
+        "ftp://a.b",
+        "<I>Yes</I>",
+        "a &amp; b",
+        "{\\an8}Hej",
+    ):
+        assert first_failure(("urls", "markup"), line, "x", "en", "pl", Limits())
+    assert (
+        first_failure(("urls", "markup"), "www and @ and < alone", "x", "en", "pl", Limits())
+        is None
+    )

@@ -58,6 +58,13 @@ TRICKY = [
     "Figure‒dash, en–dash, em—dash, bar―here.",
     "x,y and x:y and 1,5 and 1:5 and a,,b and a::1",
     "Ends with a period after quotes.\"'",
+    # Plain lines (words, single spaces, commas, closing punctuation): spaces + 1.
+    "Yes, sir.",
+    "No, no, no!",
+    "Tak, proszę pana?!",
+    "Room 101 at 5 then...",
+    "Gonna go, cannot stay",
+    "ok",
     "[Brackets] {braces} <angles>",
     # Polish, Czech, Russian, Ukrainian, German diacritics.
     "Zażółć gęślą jaźń, a potem idź spać.",
