@@ -67,10 +67,41 @@ class Dropper:
         return {"stage": self.stage, "_counters": {}}
 
 
-class _FirstAndCount(beam.CombineFn):
-    """The first element by ``order``, and how many elements there were."""
+class DropTally:
+    """A stage's drops summed over a bundle: one ``(reason, n)`` per reason at the bundle's end.
 
-    def __init__(self, order: Callable[[Any], Any]) -> None:
+    For a DoFn that drops a few records from each of very many elements
+    (the duplicates of a pair, the pairs of a single-candidate pivot): a row
+    per element would cost the counting combiner as much as the stage itself.
+    The DoFn calls ``add`` as it goes and yields ``flush()`` from its
+    ``finish_bundle``; the Beam counter is incremented at the flush.
+    """
+
+    def __init__(self, stage: Stage) -> None:
+        self.drop = Dropper(stage)
+        self._counts: dict[str, int] = {}
+
+    def add(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` records dropped for ``reason``."""
+        self._counts[reason] = self._counts.get(reason, 0) + n
+
+    def flush(self) -> Iterator[pvalue.TaggedOutput]:
+        """The bundle's drops as outputs for ``finish_bundle`` (global window)."""
+        for reason, n in sorted(self._counts.items()):
+            row = self.drop(reason, n).value
+            yield pvalue.TaggedOutput(
+                DROPPED, WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
+            )
+        self._counts.clear()
+
+    def __getstate__(self) -> dict:
+        return {"drop": self.drop, "_counts": {}}
+
+
+class _FirstAndCount(beam.CombineFn):
+    """The first element by ``order`` (by its own order without one), and how many there were."""
+
+    def __init__(self, order: Callable[[Any], Any] | None) -> None:
         self.order = order
 
     def create_accumulator(self) -> tuple[Any, int]:
@@ -79,6 +110,8 @@ class _FirstAndCount(beam.CombineFn):
     def _first(self, a: Any, b: Any) -> Any:
         if a is None:
             return b
+        if self.order is None:
+            return a if a <= b else b
         return a if self.order(a) <= self.order(b) else b
 
     def add_input(self, acc: tuple[Any, int], element: Any) -> tuple[Any, int]:
@@ -98,16 +131,20 @@ class _FirstAndCount(beam.CombineFn):
 
 
 class _EmitFirst(beam.DoFn):
-    def __init__(self, stage: Stage, reason: str) -> None:
+    def __init__(self, stage: Stage, reason: str, keep_key: bool) -> None:
         stage.check_reason(reason)
         self.reason = reason
-        self.drop = Dropper(stage)
+        self.keep_key = keep_key
+        self.tally = DropTally(stage)
 
     def process(self, keyed: tuple[Any, tuple[Any, int]]) -> Iterator:
-        _, (first, n) = keyed
-        yield first
+        key, (first, n) = keyed
+        yield (key, first) if self.keep_key else first
         if n > 1:
-            yield self.drop(self.reason, n - 1)
+            self.tally.add(self.reason, n - 1)
+
+    def finish_bundle(self) -> Iterator[pvalue.TaggedOutput]:
+        yield from self.tally.flush()
 
 
 class KeepFirst(beam.PTransform):
@@ -118,26 +155,39 @@ class KeepFirst(beam.PTransform):
     "Tak.") never sits in memory as a list. The kept element does not depend
     on the order elements arrive in.
 
-    Applied to ``(key, element)`` pairs; returns a ``StageResult``.
+    Applied to ``(key, element)`` pairs; returns a ``StageResult`` whose kept
+    elements are the first of each key, or ``(key, first)`` with ``keep_key``
+    (a caller that keys by most of a record need not carry it twice).
 
     Args:
         stage: The stage the drops are counted under.
         reason: The drop reason of the other elements of a key.
-        order: Sort key of elements; the smallest is kept.
+        order: Sort key of elements; the smallest is kept. ``None``: the
+            elements' own order (tuples, compared field by field).
+        keep_key: Emit ``(key, first)`` rather than ``first``.
     """
 
-    def __init__(self, stage: Stage, reason: str, order: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        stage: Stage,
+        reason: str,
+        order: Callable[[Any], Any] | None = None,
+        keep_key: bool = False,
+    ) -> None:
         super().__init__()
         self.stage = stage
         self.reason = reason
         self.order = order
+        self.keep_key = keep_key
 
     def expand(self, keyed: beam.PCollection) -> StageResult:
         results = (
             keyed
             | "FirstAndCount" >> beam.CombinePerKey(_FirstAndCount(self.order))
             | "EmitFirst"
-            >> beam.ParDo(_EmitFirst(self.stage, self.reason)).with_outputs(DROPPED, main="kept")
+            >> beam.ParDo(_EmitFirst(self.stage, self.reason, self.keep_key)).with_outputs(
+                DROPPED, main="kept"
+            )
         )
         return StageResult(results["kept"], results[DROPPED])
 
@@ -148,11 +198,12 @@ class _CountOut(beam.DoFn):
     It also tells a local run's progress what the stage let out, every
     ``REPORT_EVERY`` elements and at the end of each bundle, when the count
     is flushed: a worker process may stop right after its last bundle.
+    ``stage`` None: a count the progress does not show (a stage's input).
     """
 
     REPORT_EVERY = 256
 
-    def __init__(self, stage: str, unit: str) -> None:
+    def __init__(self, stage: str | None, unit: str) -> None:
         self.stage = stage
         self.unit = unit
         self._n = self._unreported = 0
@@ -162,24 +213,32 @@ class _CountOut(beam.DoFn):
 
     def process(self, element: Any) -> Iterator[int]:
         self._n += 1
-        self._unreported += 1
-        if self._unreported >= self.REPORT_EVERY:
-            worker_tap().add_out(self.stage, self.unit, self._unreported)
-            self._unreported = 0
+        if self.stage is not None:
+            self._unreported += 1
+            if self._unreported >= self.REPORT_EVERY:
+                worker_tap().add_out(self.stage, self.unit, self._unreported)
+                self._unreported = 0
         return iter(())
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        tap = worker_tap()
-        if self._unreported:
-            tap.add_out(self.stage, self.unit, self._unreported)
-        tap.flush()
+        if self.stage is not None:
+            tap = worker_tap()
+            if self._unreported:
+                tap.add_out(self.stage, self.unit, self._unreported)
+            tap.flush()
         yield WindowedValue(self._n, GlobalWindow().max_timestamp(), (GlobalWindow(),))
 
 
 class CountElements(beam.PTransform):
-    """``Count.Globally`` that also reports a local run's progress (``_CountOut``)."""
+    """``Count.Globally`` at one counter bump per element, reporting a local run's progress.
 
-    def __init__(self, stage: str, unit: str) -> None:
+    Args:
+        stage: The stage whose output this is, for the progress (``_CountOut``);
+            ``None`` for a count the progress does not show.
+        unit: What one element is.
+    """
+
+    def __init__(self, stage: str | None, unit: str) -> None:
         super().__init__()
         self.stage = stage
         self.unit = unit
@@ -234,7 +293,8 @@ class CountStage(beam.PTransform):
         if self.taken_in is not None:
             rows.append(
                 self.taken_in
-                | "CountIn" >> beam.combiners.Count.Globally()
+                # Per bundle, not per element: the first stages take in every pair.
+                | "CountIn" >> CountElements(None, self.stage.unit)
                 | "TagIn" >> beam.Map(lambda n: (stage, IN, n))
             )
         return rows | "Rows" >> beam.Flatten()

@@ -1,12 +1,29 @@
-"""Prefilter: normalize pairs and drop those not worth encoding."""
+"""Prefilter: normalize pairs and drop those not worth encoding.
+
+pairs | "Batch" | "NormalizeAndFilter" | "FirstOfDuplicates" | "AsPairs"
+
+Every aligned pair of the input passes here, so its cost per pair is much of
+a run's: at a million subtitle pairs this stage took half of the run's time
+before it worked as it does now (docs/results.md). So:
+
+- pairs come in batches, and the language check, the one costly rule,
+  judges the new lines of a batch in one pass (``LanguageCheck.passes_many``);
+- a worker remembers the verdicts of the pairs it saw last: subtitles repeat
+  "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
+- the duplicate search groups a pair's texts with the rest of its record in
+  one string (``dedup_value``): the runner holds one such entry per distinct
+  pair until the search is done;
+- the pairs it keeps travel on with a coder of their own (``core.coders``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.junk import REASONS, Limits, first_failure
 from paramine.pipelines.core.language_id import LanguageCheck
@@ -73,9 +90,21 @@ def prefilter_reason(
 ) -> str:
     """Return why a normalized pair is dropped, or ``""`` to keep it.
 
-    The cheap checks come first; the language check (about 40 CPU-us a line
-    not seen before) only for a pair that passed every other.
+    The cheap checks come first; the language check (about 10 CPU-us a line
+    not seen before, in batches) only for a pair that passed every other.
     """
+    reason = rule_reason(pair, options)
+    if reason or languages is None:
+        return reason
+    if not languages.passes(pair.candidate, pair.lang):
+        return "wrong_language_candidate"
+    if not languages.passes(pair.pivot, pair.pivot_lang):
+        return "wrong_language_pivot"
+    return ""
+
+
+def rule_reason(pair: AlignedPair, options: PrefilterOptions) -> str:
+    """``prefilter_reason`` without the language check."""
     if not pair.pivot or not pair.candidate:
         return "empty"
     if comparison_key(pair.pivot) == comparison_key(pair.candidate):
@@ -104,32 +133,126 @@ def prefilter_reason(
         )
         if reason:
             return reason
-    if languages is not None:
-        if not languages.passes(pair.candidate, pair.lang):
-            return "wrong_language_candidate"
-        if not languages.passes(pair.pivot, pair.pivot_lang):
-            return "wrong_language_pivot"
     return ""
 
 
+#: Pairs normalized and checked together: the language check judges the
+#: new lines of a batch in one pass.
+BATCH_SIZE = 1024
+#: Pairs whose verdicts a worker remembers (some 15 MB); then it forgets them
+#: all, and the frequent ones come back first.
+MEMO_SIZE = 1 << 16
+
+#: A kept pair's key for the duplicate search: (pivot, candidate, lang, the
+#: pivot's language part; one text in two languages is two pivots).
+DedupKey = tuple[str, str, str, str]
+
+
+def dedup_value(shard: str, line: int, pivot_lang: str, corpus: str) -> str:
+    """The rest of a pair's record as one string that sorts as (shard, line) does.
+
+    The duplicate search keeps the smallest value of a key, and the runner
+    holds one value per distinct pair until the search ends: one string
+    (about 120 bytes) rather than a tuple of four objects (about 300). A
+    shard's URL holds no NUL, and the line is zero-padded to 20 digits.
+    """
+    return f"{shard}\x00{line:020d}\x00{pivot_lang}\x00{corpus}"
+
+
+def pair_of_entry(key: DedupKey, value: str) -> AlignedPair:
+    """The record of a pair from the duplicate search's key and kept value."""
+    pivot, candidate, lang, _ = key
+    shard, line, pivot_lang, corpus = value.split("\x00", 3)
+    return AlignedPair(pivot, candidate, pivot_lang, lang, corpus, shard, int(line))
+
+
+#: A pair's verdict: its drop reason, or its normalized pivot and candidate
+#: and the pivot's language part, the kept pair's key but for its language.
+Verdict = str | tuple[str, str, str]
+
+
 class _FilterFn(beam.DoFn):
+    """A batch of pairs in; the kept ones out as duplicate-search entries, the drops summed."""
+
     def __init__(self, options: PrefilterOptions) -> None:
         self.options = options
         self.drop = Dropper(PREFILTER)
         self.languages: LanguageCheck | None = None
+        self._memo: dict[tuple[str, str, str, str], Verdict] = {}
 
     def setup(self) -> None:
+        self._memo = {}
         if self.options.language_ratio is not None:
             # One detector per worker, its answers cached per distinct line.
             self.languages = LanguageCheck((), self.options.language_ratio)
 
-    def process(self, pair: AlignedPair) -> Iterator:
-        pair = replace(pair, pivot=normalize(pair.pivot), candidate=normalize(pair.candidate))
-        reason = prefilter_reason(pair, self.options, self.languages)
-        if reason:
-            yield self.drop(reason)
-        else:
-            yield pair
+    def process(self, batch: list[AlignedPair]) -> Iterator:
+        drops: dict[str, int] = {}
+        for pair, verdict in zip(batch, self._verdicts(batch), strict=True):
+            if isinstance(verdict, str):
+                drops[verdict] = drops.get(verdict, 0) + 1
+            else:
+                pivot, candidate, pivot_lang = verdict
+                key: DedupKey = (pivot, candidate, pair.lang, pivot_lang)
+                yield key, dedup_value(pair.shard, pair.line, pair.pivot_lang, pair.corpus)
+        for reason, n in drops.items():
+            yield self.drop(reason, n)
+
+    def _verdicts(self, batch: list[AlignedPair]) -> list[Verdict]:
+        """Each pair's verdict: remembered, or judged with the batch's other new pairs."""
+        memo = self._memo
+        keys = [(p.pivot, p.candidate, p.pivot_lang, p.lang) for p in batch]
+        found = [memo.get(key) for key in keys]
+        new = {key: pair for key, pair, f in zip(keys, batch, found, strict=True) if f is None}
+        if not new:
+            return found  # type: ignore[return-value]
+        judged = dict(zip(new, self._judge(list(new.values())), strict=True))
+        if len(memo) + len(judged) > MEMO_SIZE:
+            memo.clear()
+        memo.update(judged)
+        return [judged[key] if f is None else f for key, f in zip(keys, found, strict=True)]
+
+    def _judge(self, pairs: list[AlignedPair]) -> list[Verdict]:
+        """The verdicts of pairs not seen lately: normalize, the rules, then the language check."""
+        normalized = [
+            AlignedPair(
+                normalize(p.pivot),
+                normalize(p.candidate),
+                p.pivot_lang,
+                p.lang,
+                p.corpus,
+                p.shard,
+                p.line,
+            )
+            for p in pairs
+        ]
+        reasons = [rule_reason(pair, self.options) for pair in normalized]
+        languages = self.languages
+        if languages is not None:
+            checked = [i for i, reason in enumerate(reasons) if not reason]
+            candidates = languages.passes_many(
+                [(normalized[i].candidate, normalized[i].lang) for i in checked]
+            )
+            # The pivots of pairs whose candidate passed, as one batch too.
+            passed = [i for i, ok in zip(checked, candidates, strict=True) if ok]
+            pivots = dict(
+                zip(
+                    passed,
+                    languages.passes_many(
+                        [(normalized[i].pivot, normalized[i].pivot_lang) for i in passed]
+                    ),
+                    strict=True,
+                )
+            )
+            for i, candidate_passes in zip(checked, candidates, strict=True):
+                if not candidate_passes:
+                    reasons[i] = "wrong_language_candidate"
+                elif not pivots[i]:
+                    reasons[i] = "wrong_language_pivot"
+        return [
+            reason or (pair.pivot, pair.candidate, pivot_language(pair.pivot_lang))
+            for reason, pair in zip(reasons, normalized, strict=True)
+        ]
 
 
 class Prefilter(beam.PTransform):
@@ -140,17 +263,20 @@ class Prefilter(beam.PTransform):
         self.options = options or PrefilterOptions()
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
-        filtered = pairs | "NormalizeAndFilter" >> beam.ParDo(_FilterFn(self.options)).with_outputs(
-            DROPPED, main="kept"
+        filtered = (
+            pairs
+            | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
+            | "NormalizeAndFilter"
+            >> beam.ParDo(_FilterFn(self.options)).with_outputs(DROPPED, main="kept")
         )
-        deduped = (
-            filtered["kept"]
-            # The pivot's language too: one text in two languages is two pivots.
-            | "KeyByText"
-            >> beam.Map(lambda p: ((p.pivot, p.candidate, p.lang, pivot_language(p.pivot_lang)), p))
-            # The first occurrence in the input (shard, line) stands for all.
-            | "FirstOfDuplicates"
-            >> KeepFirst(PREFILTER, "duplicate_pair", lambda p: (p.shard, p.line))
+        # The first occurrence in the input (shard, line) stands for all.
+        deduped = filtered["kept"] | "FirstOfDuplicates" >> KeepFirst(
+            PREFILTER, "duplicate_pair", keep_key=True
+        )
+        # Read again by GroupByPivot and the rival search: a compact coder.
+        register_coders()
+        kept = deduped.kept | "AsPairs" >> beam.MapTuple(pair_of_entry).with_output_types(
+            AlignedPair
         )
         dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
-        return StageResult(deduped.kept, dropped)
+        return StageResult(kept, dropped)
