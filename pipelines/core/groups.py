@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 
 #: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
@@ -22,6 +23,16 @@ def pivot_key(pivot: str) -> str:
     group's pairs do not depend on how its language is spelled.
     """
     return pivot.casefold()
+
+
+def candidate_rank(pivot: str, candidate: str) -> int:
+    """Where a candidate stands in its pivot's group: a capped group keeps the lowest ranks.
+
+    A stable hash of the pivot key and the candidate, moved into the signed
+    64-bit range (the order is the hash's) so that Beam's coder carries it
+    as an integer: a larger one it pickles.
+    """
+    return stable_hash(pivot_key(pivot), candidate) - (1 << 63)
 
 
 def pivot_language(pivot_lang: str) -> str:

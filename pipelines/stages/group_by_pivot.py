@@ -3,17 +3,24 @@
 Only the aligned pairs of pivots with two or more distinct candidates
 (capped per pivot) go on: nothing else can ever become a paraphrase pair,
 so nothing else is encoded.
+
+pairs | "KeyByPivot" | "LowestRanks" | "MultiCandidate"          -> the groups that go on
+pairs | "OfKeptCandidates" (those groups, a side input) | "ByPivot" | "EmitCandidates"
+
+Most pivots have one candidate (at a million subtitle pairs, 95% of them),
+so the decision is made on compact values, without the records: per pivot,
+how many pairs it has and the ranks (``candidate_rank``) of its lowest
+``max_group_size`` distinct candidates. Only the pairs of the groups that go
+on are then picked out of the input and grouped in full.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 import apache_beam as beam
-from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import GroupKey, group_key, pivot_key
-from paramine.schemas.digest import stable_hash
+from paramine.pipelines.core.accounting import DROPPED, Dropper, DropTally, StageResult
+from paramine.pipelines.core.groups import GroupKey, candidate_rank, group_key
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
@@ -25,26 +32,20 @@ GROUP = Stage(
     "never make a pair and is never encoded",
 )
 
-
-@dataclass
-class _CandidateSet:
-    # candidate text -> (rank hash, pivot text -> its earliest aligned pair)
-    kept: dict[str, tuple[int, dict[str, AlignedPair]]] = field(default_factory=dict)
-    seen: int = 0
+#: Per pivot: how many pairs it has, and the ranks of its kept candidates, lowest first.
+Ranks = tuple[int, tuple[int, ...]]
 
 
-def _earliest(a: AlignedPair, b: AlignedPair) -> AlignedPair:
-    return a if (a.shard, a.line) <= (b.shard, b.line) else b
-
-
-class CandidateSetFn(beam.CombineFn):
-    """Keeps, per pivot key, the aligned pairs of at most ``cap`` distinct candidates.
+class LowestRanksFn(beam.CombineFn):
+    """Counts a pivot's pairs and keeps the ``cap`` lowest distinct ranks of its candidates.
 
     The same choice as ``CandidateGroupFn``'s (the ``cap`` lowest hashes of
-    pivot key and candidate) made before scoring, with every spelling of the
-    pivot that a kept candidate came with ("Thank you." and "thank you."), so
-    that the group after the threshold is the one scoring everything first
-    would have made. Bounded state per key however hot the pivot.
+    pivot key and candidate), made before scoring. A rank stands for its
+    candidate text: two candidates of one pivot that share a 64-bit hash would
+    count as one. Bounded state per key however hot the pivot, and the same
+    result whatever the order of inputs and merges: a rank left out of a
+    partial set had ``cap`` lower ones beside it, so it is not among the
+    lowest of all either.
     """
 
     def __init__(self, cap: int) -> None:
@@ -52,59 +53,78 @@ class CandidateSetFn(beam.CombineFn):
             raise ValueError(f"max_group_size must be at least 2, got {cap}")
         self.cap = cap
 
-    def create_accumulator(self) -> _CandidateSet:
-        return _CandidateSet()
+    def create_accumulator(self) -> Ranks:
+        return 0, ()
 
-    def _offer(
-        self, acc: _CandidateSet, candidate: str, rank: int, variants: dict[str, AlignedPair]
-    ) -> None:
-        held = acc.kept.get(candidate)
-        if held is not None:
-            merged = dict(held[1])
-            for pivot, pair in variants.items():
-                merged[pivot] = _earliest(pair, merged[pivot]) if pivot in merged else pair
-            acc.kept[candidate] = (rank, merged)
-            return
-        if len(acc.kept) < self.cap:
-            acc.kept[candidate] = (rank, dict(variants))
-            return
-        worst = max(acc.kept, key=lambda c: acc.kept[c][0])
-        if rank < acc.kept[worst][0]:
-            del acc.kept[worst]
-            acc.kept[candidate] = (rank, dict(variants))
+    def add_input(self, acc: Ranks, rank: int) -> Ranks:
+        seen, ranks = acc
+        if rank not in ranks and (len(ranks) < self.cap or rank < ranks[-1]):
+            ranks = tuple(sorted((*ranks, rank))[: self.cap])
+        return seen + 1, ranks
 
-    def add_input(self, acc: _CandidateSet, pair: AlignedPair) -> _CandidateSet:
-        acc.seen += 1
-        rank = stable_hash(pivot_key(pair.pivot), pair.candidate)
-        self._offer(acc, pair.candidate, rank, {pair.pivot: pair})
+    def merge_accumulators(self, accs: Iterable[Ranks]) -> Ranks:
+        seen, ranks = 0, set()
+        for other_seen, other_ranks in accs:
+            seen += other_seen
+            ranks.update(other_ranks)
+        return seen, tuple(sorted(ranks)[: self.cap])
+
+    def extract_output(self, acc: Ranks) -> Ranks:
         return acc
 
-    def merge_accumulators(self, accs: Iterable[_CandidateSet]) -> _CandidateSet:
-        merged = _CandidateSet()
-        for acc in accs:
-            merged.seen += acc.seen
-            for candidate, (rank, variants) in acc.kept.items():
-                self._offer(merged, candidate, rank, variants)
-        return merged
 
-    def extract_output(self, acc: _CandidateSet) -> _CandidateSet:
-        return acc
+class _MultiCandidateFn(beam.DoFn):
+    """The groups that go on, ``(key, (pairs, ranks))``; a single candidate's pairs are dropped."""
+
+    def __init__(self) -> None:
+        self.tally = DropTally(GROUP)
+
+    def process(self, keyed: tuple[GroupKey, Ranks]) -> Iterator[tuple[GroupKey, Ranks]]:
+        _, (seen, ranks) = keyed
+        if len(ranks) < 2:
+            # One distinct candidate can never make a pair, whatever its score.
+            self.tally.add("single_candidate", seen)
+        else:
+            yield keyed
+
+    def finish_bundle(self) -> Iterator:
+        yield from self.tally.flush()
+
+
+def _of_kept_candidates(
+    pair: AlignedPair, groups: dict[GroupKey, Ranks]
+) -> Iterator[tuple[GroupKey, AlignedPair]]:
+    """The pair, keyed by its pivot, if its pivot's group goes on with its candidate in it."""
+    key = group_key(pair.pivot_lang, pair.pivot)
+    group = groups.get(key)
+    if group is not None and candidate_rank(pair.pivot, pair.candidate) in group[1]:
+        yield key, pair
 
 
 class _EmitCandidates(beam.DoFn):
+    """A group's pairs: for each kept candidate, the earliest pair of each spelling of the pivot.
+
+    Every spelling ("Thank you." and "thank you.") goes on, so that the group
+    after the threshold is the one scoring everything first would have made.
+    """
+
     def __init__(self) -> None:
         self.drop = Dropper(GROUP)
 
-    def process(self, keyed: tuple[GroupKey, _CandidateSet]) -> Iterator:
-        _, acc = keyed
-        if len(acc.kept) < 2:
-            # One distinct candidate can never make a pair, whatever its score.
-            yield self.drop("single_candidate", acc.seen)
-            return
-        pairs = [pair for _, variants in acc.kept.values() for pair in variants.values()]
-        if acc.seen > len(pairs):
-            yield self.drop("over_group_cap", acc.seen - len(pairs))
-        yield from sorted(pairs, key=lambda p: (p.shard, p.line))
+    def process(
+        self, keyed: tuple[GroupKey, Iterable[AlignedPair]], groups: dict[GroupKey, Ranks]
+    ) -> Iterator:
+        key, pairs = keyed
+        earliest: dict[tuple[str, str], AlignedPair] = {}
+        for pair in pairs:
+            variant = (pair.candidate, pair.pivot)
+            held = earliest.get(variant)
+            if held is None or (pair.shard, pair.line) < (held.shard, held.line):
+                earliest[variant] = pair
+        seen = groups[key][0]
+        if seen > len(earliest):
+            yield self.drop("over_group_cap", seen - len(earliest))
+        yield from sorted(earliest.values(), key=lambda p: (p.shard, p.line))
 
 
 class GroupByPivot(beam.PTransform):
@@ -120,13 +140,29 @@ class GroupByPivot(beam.PTransform):
 
     def __init__(self, max_group_size: int = 50) -> None:
         super().__init__()
-        self.combine = CandidateSetFn(max_group_size)
+        self.combine = LowestRanksFn(max_group_size)
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
+        decided = (
+            pairs
+            | "KeyByPivot"
+            >> beam.Map(
+                lambda p: (group_key(p.pivot_lang, p.pivot), candidate_rank(p.pivot, p.candidate))
+            )
+            | "LowestRanks" >> beam.CombinePerKey(self.combine)
+            | "MultiCandidate"
+            >> beam.ParDo(_MultiCandidateFn()).with_outputs(DROPPED, main="groups")
+        )
+        groups = beam.pvalue.AsDict(decided["groups"])
         kept = (
             pairs
-            | "KeyByPivot" >> beam.Map(lambda p: (group_key(p.pivot_lang, p.pivot), p))
-            | "CapDistinctCandidates" >> beam.CombinePerKey(self.combine)
-            | "EmitCandidates" >> beam.ParDo(_EmitCandidates()).with_outputs(DROPPED, main="pairs")
+            | "OfKeptCandidates"
+            >> beam.FlatMap(_of_kept_candidates, groups).with_output_types(
+                tuple[tuple[str, str], AlignedPair]
+            )
+            | "ByPivot" >> beam.GroupByKey()
+            | "EmitCandidates"
+            >> beam.ParDo(_EmitCandidates(), groups).with_outputs(DROPPED, main="pairs")
         )
-        return StageResult(kept["pairs"], kept[DROPPED])
+        dropped = (decided[DROPPED], kept[DROPPED]) | "AllDropped" >> beam.Flatten()
+        return StageResult(kept["pairs"], dropped)
