@@ -299,8 +299,11 @@ def reject(shard: Shard, number: int, record: str, reason: str) -> Rejected:
     return Rejected(record=record, reason=reason, shard=shard.url, line=number)
 
 
-def line_results(shard: Shard, line: Line, pair: AlignedPair) -> Iterator[ReadResult]:
-    """Yield a kept pair, preceded by the note of its line's repair if any."""
+def line_results(shard: Shard, line: Line, pair: AlignedPair) -> tuple[ReadResult, ...]:
+    """A kept pair, preceded by the note of its line's repair if any.
+
+    A tuple, not a generator: readers call it once per line.
+    """
     if line.repair:
-        yield Repair(line.repair, shard.url, line.number)
-    yield pair
+        return Repair(line.repair, shard.url, line.number), pair
+    return (pair,)

@@ -44,6 +44,8 @@ class TsvFormat:
             return
         wanted = (canonical_lang(shard.pivot_lang), canonical_lang(shard.lang))
         chosen = options.tsv_columns
+        # The shard as read in each direction of the 4-column layout, made once.
+        straight, swapped = replace(shard, swap=False), replace(shard, swap=True)
         with shard_lines(shard.url, options, shard.span) as lines:
             for line in lines:
                 if line.reason:
@@ -64,10 +66,10 @@ class TsvFormat:
                 elif len(columns) == 4:
                     langs = (canonical_lang(columns[0]), canonical_lang(columns[1]))
                     if langs == wanted:
-                        pair = aligned(replace(shard, swap=False), line.number, *columns[2:])
+                        pair = aligned(straight, line.number, *columns[2:])
                         yield from line_results(shard, line, pair)
                     elif langs == wanted[::-1]:
-                        pair = aligned(replace(shard, swap=True), line.number, *columns[2:])
+                        pair = aligned(swapped, line.number, *columns[2:])
                         yield from line_results(shard, line, pair)
                     else:
                         yield reject(shard, line.number, line.text, "language_mismatch")

@@ -85,9 +85,15 @@ class _ReadShardFn(beam.DoFn):
         # are counted only. Trimmed at twice the limit: memory stays bounded
         # whatever the order a reader yields in.
         first: dict[str, list[Rejected]] = {}
+        unreported = 0
         for result in read_shard(shard, self.options):
             if isinstance(result, AlignedPair):
-                tap.add(pairs=1)
+                # The progress hears of pairs a few hundred at a time: a
+                # report per pair took a lock per pair.
+                unreported += 1
+                if unreported == 256:
+                    tap.add(pairs=unreported)
+                    unreported = 0
                 yield result
             elif isinstance(result, Repair):
                 self._count_repair(result.reason)
@@ -102,6 +108,7 @@ class _ReadShardFn(beam.DoFn):
                 if len(rows) >= 2 * limit:
                     rows.sort(key=reject_order)
                     del rows[limit:]
+        tap.add(pairs=unreported)
         for rows in first.values():
             for row in sorted(rows, key=reject_order)[:limit]:
                 yield beam.pvalue.TaggedOutput(REJECTED, row)
