@@ -154,12 +154,56 @@ def _top_mean(similarities: np.ndarray, excluded: list[int], k: int) -> float | 
     return float(top.mean())
 
 
+class _Neighbours:
+    """The background's similarities to vectors that many pairs share, each sorted once.
+
+    The calibration scores every sampled pivot and candidate against the
+    background once per shifted alignment, up to 100 times. For a vector seen
+    before, the matrix-vector product and the order of its similarities are
+    reused, and the ``k`` largest outside a pair's exclusions are read off
+    that order: the same values as ``_top_mean`` picks, summed in the same
+    (sorted) order, so the same bits.
+    """
+
+    #: Vectors remembered; then forgotten all at once.
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, bytes], tuple[np.ndarray, list[int]]] = {}
+
+    def top_mean(
+        self, matrix: np.ndarray, vector: np.ndarray, excluded: list[int], k: int
+    ) -> float | None:
+        """``_top_mean(matrix @ vector, excluded, k)``."""
+        key = (id(matrix), vector.tobytes())
+        found = self._seen.get(key)
+        if found is None:
+            if len(self._seen) >= self.SIZE:
+                self._seen.clear()
+            similarities = matrix @ vector  # (rows,)
+            found = similarities, np.argsort(-similarities, kind="stable").tolist()
+            self._seen[key] = found
+        similarities, descending = found
+        skip = set(excluded)
+        k = min(k, similarities.size - len(skip))
+        if k <= 0:
+            return None
+        picked: list[int] = []
+        for i in descending:
+            if i not in skip:
+                picked.append(i)
+                if len(picked) == k:
+                    break
+        return float(np.sort(similarities[picked]).mean())
+
+
 def margin_scores(
     background: MarginBackground,
     pivots: np.ndarray,
     candidates: np.ndarray,
     keys: Sequence[Keys],
     k: int = DEFAULT_MARGIN_K,
+    neighbours: _Neighbours | None = None,
 ) -> np.ndarray:
     """Ratio margin of each (pivot, candidate) pair against ``background``.
 
@@ -178,6 +222,8 @@ def margin_scores(
         keys: ``(pivot key, candidate comparison key)`` of each pair, for
             the exclusions.
         k: Neighbours averaged per side.
+        neighbours: Where vectors scored again (the calibration's shifts)
+            find their sorted similarities; the same margins.
 
     Returns:
         The margins, ``(pairs,)`` float32. A pair with no neighbour left on
@@ -192,8 +238,12 @@ def margin_scores(
         c = np.asarray(candidates[i], dtype="float32")  # (dim,)
         cosine = float(np.dot(p, c))
         skip_candidates, skip_pivots = background.excluded(pair_key)
-        near_pivot = _top_mean(background.candidates @ p, skip_candidates, k)  # of (cands,)
-        near_candidate = _top_mean(background.pivots @ c, skip_pivots, k)  # of (pivots,)
+        if neighbours is None:
+            near_pivot = _top_mean(background.candidates @ p, skip_candidates, k)  # of (cands,)
+            near_candidate = _top_mean(background.pivots @ c, skip_pivots, k)  # of (pivots,)
+        else:
+            near_pivot = neighbours.top_mean(background.candidates, p, skip_candidates, k)
+            near_candidate = neighbours.top_mean(background.pivots, c, skip_pivots, k)
         sides = [m for m in (near_pivot, near_candidate) if m is not None]
         # One side empty: the other side's neighbours alone set the scale.
         denominator = sum(sides) / len(sides) if sides else 1.0
@@ -231,8 +281,10 @@ class MarginScoring(Scoring):
         """Margins against the background made of ``sample`` itself."""
         background = build_background(sample)
         k = self.k
+        # The sample's vectors come back in every shift: their neighbours once.
+        neighbours = _Neighbours()
 
         def score(pivots: np.ndarray, candidates: np.ndarray, keys: Sequence[Keys]) -> np.ndarray:
-            return margin_scores(background, pivots, candidates, keys, k)
+            return margin_scores(background, pivots, candidates, keys, k, neighbours)
 
         return score

@@ -194,3 +194,20 @@ def test_mine_with_margin_scoring_balances_its_accounts(
     # The cut is a margin: it keeps part of the prefiltered pairs, not all or none.
     assert 0 < kept < manifest.counts["prefilter"]["kept"]
     assert manifest.rows["pairs"] == manifest.counts["postfilter"]["kept"] > 0
+
+
+def test_shifted_scoring_reuses_sorted_neighbours_to_the_same_bits() -> None:
+    # Pivots shared by several pairs, two translations of one pivot (exclusions),
+    # and coarse vectors so that similarities tie.
+    sample = random_sample(120, dim=8, seed=3)
+    sample += [scored("Pivot 1.", "inny kandydat", sample[1].pivot_vector, unit(*[1.0] * 8), 999)]
+    background = build_background(sample)
+    scorer = MarginScoring(4).scorer(sample)
+    pivots = np.stack([s.pivot_vector for s in sample])
+    candidates = np.round(np.stack([s.candidate_vector for s in sample]), 1)
+    keys = [("pivot 1.", "innykandydat")] + [(f"pivot {i}.", f"kandydat{i}") for i in range(120)]
+    for shift in (0, 1, 7, 0):  # the same vectors again: from the remembered order
+        rolled = np.roll(np.arange(len(sample)), shift)
+        expected = margin_scores(background, pivots[rolled], candidates, keys, 4)
+        got = scorer(pivots[rolled], candidates, keys)
+        assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
