@@ -63,7 +63,7 @@ class LowestRanksFn(beam.CombineFn):
         return seen + 1, ranks
 
     def merge_accumulators(self, accs: Iterable[Ranks]) -> Ranks:
-        seen, ranks = 0, set()
+        seen, ranks = 0, set[int]()
         for other_seen, other_ranks in accs:
             seen += other_seen
             ranks.update(other_ranks)
