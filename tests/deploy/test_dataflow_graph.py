@@ -496,3 +496,18 @@ def test_refresh_job_holds_no_local_path(
     for url in (MODEL, INPUTS[0], f"{BUCKET}/tables/en-pl/_paramine/state"):
         assert url.encode() in data
     assert local_paths(refresh_job, tmp_path_factory) == []
+
+
+def test_beam_dry_run_through_paramine_mine_ends_with_nothing_written(
+    dataflow: Any, offline_gcs: pytest.MonkeyPatch
+) -> None:
+    # `paramine mine ... --runner DataflowRunner --dry_run True` translated the
+    # job, then failed waiting for a manifest that a dry run never writes.
+    output = f"{BUCKET}/datasets/dry-run"
+    args = [*INPUTS, f"--output={output}", f"--model={MODEL}", f"--worker-image={IMAGE}"]
+    done = mine.run_config(*mine.config_from_command_line([*args, *DATAFLOW]))
+    assert done.manifest is None and done.counters == {}
+    assert "translated for DataflowRunner and not submitted" in done.dry_run
+    fs = fsspec.filesystem("gs")
+    assert not fs.exists(output)
+    assert not [p for p in fs.find(f"{BUCKET}/datasets") if "dry-run" in p]
