@@ -1,9 +1,14 @@
 """Mining quality on real bitext with injected noise: precision, recall, noise passed.
 
 Takes a Moses pair with many-to-one structure (Tatoeba: one English pivot,
-several translations), replaces a share of the target lines with target
-lines from elsewhere in the file (seeded), mines the corrupted pair with the
-real pipeline (``paramine.pipelines.run.mine.run``) once per scoring, and reports:
+several translations), replaces a share of the target lines (seeded) with
+noise, mines the corrupted pair with the real pipeline
+(``paramine.pipelines.run.mine.run``) once per scoring, and reports. The
+noise (``--noise``): random, target lines from elsewhere in the file;
+lexical, the target of the most similar source line; language, a
+close-language translation of the same or the most similar source sentence;
+junk, symbol lines, URLs, untranslated English and markup
+(``planted_noise.py``). The figures:
 
 - precision: mined pairs whose two sentences are both original (not
   replaced) translations of their pivot, out of all mined pairs;
@@ -18,6 +23,15 @@ real pipeline (``paramine.pipelines.run.mine.run``) once per scoring, and report
   that recomputation: pairs at or above the cut by our scores versus the
   manifest's ``threshold.kept`` count.
 
+- planted in pairs: planted (pivot, line) pairs found in the output, under
+  that pivot; for language and junk noise also every planted text found in
+  any output pair, and where each planted line was stopped (the prefilter's
+  reason, the cut, the grouping), with examples of those that passed the
+  prefilter and what the language detector said about them.
+
+The prefilter's fate of each line is recomputed with the run's own settings
+(the manifest's ``filters``: profile, junk rules, language check).
+
 Recall losses of each run are broken down by where a candidate was lost:
 prefilter, below the cut, a group left with one candidate, or pairing and
 the post-filter; of the last, how many were near-equal to every group-mate
@@ -28,6 +42,9 @@ Usage::
 
     python benchmarks/bench_quality.py \\
         ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --noise lexical --rate 0.2
+
+The last line is ``precision=<p> recall=<r> planted_in_pairs=<n>`` of the
+first scoring.
 """
 
 from __future__ import annotations
@@ -55,9 +72,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paramine.pipelines.core.cuts import sample_rank
 from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.junk import Limits
+from paramine.pipelines.core.language_id import LanguageCheck, detector_label
 from paramine.pipelines.core.text import canonical_lang, comparison_key, normalize, trivial_reason
 from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
 from paramine.schemas.records import AlignedPair, ScoredPair
+from planted_noise import corrupt_junk, corrupt_language, load_donors
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 WORD = re.compile(r"\w+")
@@ -74,6 +94,8 @@ class Corpus:
     lang: str
     # pivot key -> distinct original (not replaced) candidates
     originals: dict[str, set[str]] = field(default_factory=dict)
+    # per line: what was planted there (donor language, junk kind), "" for none
+    planted: list[str] = field(default_factory=list)
 
 
 def find_sides(directory: Path, pivot: str) -> tuple[Path, Path]:
@@ -178,7 +200,12 @@ def corrupt_lexical(
 
 
 def build_corpus(
-    pivots: list[str], targets: list[str], replaced: list[bool], pivot_lang: str, lang: str
+    pivots: list[str],
+    targets: list[str],
+    replaced: list[bool],
+    pivot_lang: str,
+    lang: str,
+    planted: list[str] | None = None,
 ) -> Corpus:
     """Normalize the lines as the pipeline does, and index the original candidates."""
     corpus = Corpus(
@@ -187,6 +214,7 @@ def build_corpus(
         replaced=replaced,
         pivot_lang=pivot_lang,
         lang=lang,
+        planted=planted or ["planted" if r else "" for r in replaced],
     )
     originals: dict[str, set[str]] = defaultdict(set)
     for p, c, r in zip(corpus.pivots, corpus.candidates, replaced, strict=True):
@@ -197,9 +225,18 @@ def build_corpus(
 
 
 def corrupted_pair(
-    directory: Path, pivot: str, noise: str, rate: float, seed: int
+    directory: Path,
+    pivot: str,
+    noise: str,
+    rate: float,
+    seed: int,
+    donor_root: Path | None = None,
 ) -> tuple[list[str], list[str], Corpus]:
     """Read a Tatoeba pair and replace ``rate`` of its target lines with ``noise``.
+
+    ``donor_root`` holds the close-language donors of ``language`` noise
+    (``planted_noise.load_donors``); by default shared/corpora, two levels
+    above ``directory``.
 
     Returns the pivot lines, the target lines after the replacement, and the
     corpus that labels them.
@@ -208,9 +245,17 @@ def corrupted_pair(
     pivot_lang = canonical_lang(pivot_path.suffix[1:])
     lang = canonical_lang(target_path.suffix[1:])
     pivots, targets = read_lines(pivot_path), read_lines(target_path)
-    replace = corrupt_lexical if noise == "lexical" else corrupt
-    corrupted, replaced = replace(pivots, targets, rate, seed)
-    return pivots, corrupted, build_corpus(pivots, corrupted, replaced, pivot_lang, lang)
+    planted: list[str] | None = None
+    if noise == "language":
+        donors = load_donors(lang, donor_root or directory.resolve().parents[1])
+        corrupted, replaced, planted = corrupt_language(pivots, targets, rate, seed, donors)
+    elif noise == "junk":
+        corrupted, replaced, planted = corrupt_junk(pivots, targets, rate, seed, lang)
+    else:
+        replace = corrupt_lexical if noise == "lexical" else corrupt
+        corrupted, replaced = replace(pivots, targets, rate, seed)
+    corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang, planted)
+    return pivots, corrupted, corpus
 
 
 def encode_all(
@@ -219,7 +264,9 @@ def encode_all(
     """Encode every distinct text once, as the pipeline's handler does.
 
     With ``cache``, reuses an ``.npz`` of (texts, emb) written by an earlier
-    run with the same model when it holds every text, and writes one otherwise.
+    run with the same model: only the texts it lacks are encoded, and the
+    union is written back (one cache serves every noise of a corpus). A
+    text's embedding does not depend on the others encoded with it.
     """
     import numpy as np
     from paramine.encoders.models import resolve_model
@@ -227,26 +274,32 @@ def encode_all(
 
     resolved = resolve_model(model_spec)
     texts = sorted(set(corpus.pivots) | set(corpus.candidates))
+    known: list[str] = []
+    known_emb = None
     if cache is not None and cache.exists():
         stored = np.load(cache, allow_pickle=True)
         if str(stored["model"]) == resolved.revision:
-            index = {str(t): i for i, t in enumerate(stored["texts"])}
-            if all(t in index for t in texts):
-                return index, stored["emb"]
+            known, known_emb = [str(t) for t in stored["texts"]], stored["emb"]
+    index = {t: i for i, t in enumerate(known)}
+    missing = [t for t in texts if t not in index]
+    if not missing:
+        return index, known_emb
     model = SentenceTransformer(resolved.path, device="cpu")
     start = time.monotonic()
     embeddings = model.encode(
-        [resolved.prefix + t for t in texts],
+        [resolved.prefix + t for t in missing],
         batch_size=128,
         convert_to_numpy=True,
         normalize_embeddings=True,
         show_progress_bar=False,
-    )  # (texts, dim)
+    ).astype("float32")  # (missing, dim)
     print(
-        f"[bench] encoded {len(texts):,} distinct texts in {time.monotonic() - start:.0f} s",
+        f"[bench] encoded {len(missing):,} distinct texts in {time.monotonic() - start:.0f} s",
         file=sys.stderr,
     )
-    embeddings = embeddings.astype("float32")
+    if known_emb is not None:
+        embeddings = np.concatenate([known_emb, embeddings])
+    texts = known + missing
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.savez(
@@ -267,22 +320,49 @@ def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[
     return [float(x) for x in np.einsum("ij,ij->i", p, c)]
 
 
+def run_prefilter(manifest: Any) -> tuple[PrefilterOptions, LanguageCheck | None]:
+    """The prefilter's settings of a run, from its manifest (the profile's, resolved)."""
+    options = manifest.options
+    filters = options.get("filters") or {}
+    limits = Limits()
+    prefilter = PrefilterOptions(
+        min_words=int(options.get("min_words", 1)),
+        max_words=int(options.get("max_words", 80)),
+        max_length_ratio=float(options.get("max_length_ratio", 2.5)),
+        sentence_count_filter=bool(options.get("sentence_count_filter", False)),
+        junk_rules=tuple(filters.get("junk_rules") or ()),
+        limits=Limits(
+            float(filters.get("min_letter_share", limits.min_letter_share)),
+            float(filters.get("min_script_share", limits.min_script_share)),
+        ),
+        language_ratio=filters.get("language_check"),
+    )
+    ratio = prefilter.language_ratio
+    return prefilter, (LanguageCheck((), ratio) if ratio is not None else None)
+
+
 def line_margin_scores(
-    corpus: Corpus, index: dict[str, int], embeddings: Any, k: int, sample_size: int
+    corpus: Corpus,
+    index: dict[str, int],
+    embeddings: Any,
+    k: int,
+    sample_size: int,
+    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
 ) -> list[float]:
     """Ratio margin of every line's (pivot, candidate), as a margin run scores it.
 
     The background is rebuilt the pipeline's way: the prefiltered, deduplicated
-    pairs with the ``sample_size`` smallest calibration hashes.
+    pairs with the ``sample_size`` smallest calibration hashes. ``prefilter``:
+    the run's settings (``run_prefilter``); by default ``PrefilterOptions()``.
     """
     import numpy as np
     from paramine.pipelines.core.margin import build_background, margin_scores
 
-    options = PrefilterOptions()
+    options, languages = prefilter or (PrefilterOptions(), None)
     kept: set[tuple[str, str]] = set()
     for p, c in zip(corpus.pivots, corpus.candidates, strict=True):
         pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
-        if not prefilter_reason(pair, options):
+        if not prefilter_reason(pair, options, languages):
             kept.add((p, c))
     pairs = [
         AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0) for p, c in kept
@@ -338,8 +418,14 @@ def evaluate(
     scores: list[float],
     rows: list[dict[str, Any]],
     manifest: Any,
+    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
 ) -> dict[str, Any]:
-    """Precision, recall, noise passed and recall losses of one mining run."""
+    """Precision, recall, noise passed, planted lines and recall losses of one mining run.
+
+    ``prefilter``: the run's settings (``run_prefilter``); by default read
+    from ``manifest``.
+    """
+    options, languages = prefilter or run_prefilter(manifest)
     cut = float(manifest.threshold["value"])
     originals = corpus.originals
     good = sum(
@@ -353,14 +439,16 @@ def evaluate(
     }
 
     # Per (pivot key, candidate): the first line's fate, as the pipeline keeps the first.
-    options = PrefilterOptions()
     fate: dict[tuple[str, str], str] = {}
     passing: dict[str, set[str]] = defaultdict(set)
     kept_by_cut = 0
     seen_pairs: set[tuple[str, str]] = set()
+    reasons: list[str] = []  # per line: the prefilter's drop reason, "" when kept
     for p, c, score in zip(corpus.pivots, corpus.candidates, scores, strict=True):
         pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
-        if prefilter_reason(pair, options) or (p, c) in seen_pairs:
+        reason = prefilter_reason(pair, options, languages)
+        reasons.append(reason or ("duplicate_pair" if (p, c) in seen_pairs else ""))
+        if reason or (p, c) in seen_pairs:
             fate.setdefault((pivot_key(p), c), "prefilter")
             continue
         seen_pairs.add((p, c))
@@ -394,6 +482,7 @@ def evaluate(
 
     noise = [s for s, r in zip(scores, corpus.replaced, strict=True) if r]
     noise_pass = sum(1 for s in noise if s >= cut)
+    planted = planted_fates(corpus, scores, rows, manifest, reasons, languages)
     return {
         "cut": cut,
         "mode": manifest.threshold.get("mode"),
@@ -404,6 +493,10 @@ def evaluate(
         "noise_passed": noise_pass / max(len(noise), 1),
         "noise_lines": len(noise),
         "noise_in_output": sum(1 for k, c in mined if c not in originals.get(k, ())),
+        "planted_in_pairs": planted["in_pairs"],
+        "planted_texts_in_output": planted["texts_in_output"],
+        "planted": planted["by_label"],
+        "planted_passed_prefilter": planted["examples"],
         "kept_by_cut_recomputed": kept_by_cut,
         "kept_by_cut_manifest": manifest.counts["threshold"]["kept"],
         "recall_losses": dict(sorted(losses.items())),
@@ -434,6 +527,124 @@ def pairing_loss(
     if mates and all(trivial_reason(candidate, mate, near_equal) for mate in mates):
         return "near_equal"
     return "pairing"
+
+
+def detector_says(check: LanguageCheck, text: str, lang: str, top: int = 3) -> str:
+    """The language detector's most likely languages for a line declared ``lang``.
+
+    Shares as the check weighs them (its labels, folds summed), and whether
+    the line passes the check's ratio rule, e.g. ``cs 0.81, pl 0.17, sk 0.02 -> pass``.
+    """
+    verdict = "pass" if check.passes(text, lang) else "drop"
+    shares: dict[str, float] = defaultdict(float)
+    # The check's own detector, restricted to its labels (a benchmark may look inside).
+    for name, share in check._load().rank(text):
+        shares[detector_label(name)] += share
+    ranked = sorted(shares.items(), key=lambda kv: -kv[1])[:top]
+    return ", ".join(f"{name} {share:.2f}" for name, share in ranked) + f" -> {verdict}"
+
+
+def planted_fates(
+    corpus: Corpus,
+    scores: list[float],
+    rows: list[dict[str, Any]],
+    manifest: Any,
+    reasons: list[str],
+    languages: LanguageCheck | None,
+    examples: int = 12,
+) -> dict[str, Any]:
+    """Where each planted line was stopped, by what was planted; the ones in output pairs.
+
+    A planted line is counted once per (pivot key, text). Its fate: the
+    prefilter's reason, ``below_cut`` (its recomputed score), ``later``
+    (a group of one, the contest, the group checks or the pairing), or
+    ``in_pairs``. Examples: planted lines that passed the prefilter, those
+    in output pairs first, with what the language detector said.
+    """
+    cut = float(manifest.threshold["value"])
+    by_pivot: dict[str, set[str]] = defaultdict(set)
+    texts_out: set[str] = set()
+    for r in rows:
+        key = pivot_key(r["pivot_sentence"])
+        for side in ("sentence_a", "sentence_b"):
+            by_pivot[key].add(r[side])
+            texts_out.add(r[side])
+    any_original = {c for cands in corpus.originals.values() for c in cands}
+    check = languages or LanguageCheck((), 0.5)  # only to say what the detector thinks
+    by_label: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    seen: set[tuple[str, str]] = set()
+    in_pairs = 0
+    passed: list[tuple[bool, int]] = []
+    planted_texts: set[str] = set()
+    labels = corpus.planted or ["planted" if r else "" for r in corpus.replaced]
+    for i, (p, c, label) in enumerate(zip(corpus.pivots, corpus.candidates, labels, strict=True)):
+        if not corpus.replaced[i] or (pivot_key(p), c) in seen:
+            continue
+        seen.add((pivot_key(p), c))
+        if c not in any_original:
+            planted_texts.add(c)
+        counts = by_label[label or "planted"]
+        counts["lines"] += 1
+        found = c in by_pivot.get(pivot_key(p), ()) and c not in corpus.originals.get(
+            pivot_key(p), ()
+        )
+        if reasons[i]:
+            counts[f"prefilter {reasons[i]}"] += 1
+            continue
+        passed.append((not found, i))
+        counts["passed_prefilter"] += 1
+        if found:
+            in_pairs += 1
+            counts["in_pairs"] += 1
+        elif scores[i] < cut:
+            counts["below_cut"] += 1
+        else:
+            counts["later"] += 1
+    shown = []
+    for missed, i in sorted(passed)[:examples]:
+        shown.append(
+            {
+                "line": i + 1,
+                "planted": labels[i],
+                "pivot": corpus.pivots[i],
+                "candidate": corpus.candidates[i],
+                "score": round(scores[i], 4),
+                "in_pairs": not missed,
+                "detector": detector_says(check, corpus.candidates[i], corpus.lang),
+            }
+        )
+    return {
+        "in_pairs": in_pairs,
+        "texts_in_output": len(planted_texts & texts_out),
+        "by_label": {k: dict(sorted(v.items())) for k, v in sorted(by_label.items())},
+        "examples": shown,
+    }
+
+
+def format_planted(result: dict[str, Any]) -> str:
+    """Where the planted lines of one run were stopped, and examples of those that passed."""
+    lines = [
+        "| planted | lines | stopped by the prefilter (reason: lines) | passed prefilter "
+        "| below cut | later | in pairs |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, counts in result["planted"].items():
+        stopped = ", ".join(
+            f"{k.split(' ', 1)[1]}: {v}" for k, v in counts.items() if k.startswith("prefilter ")
+        )
+        lines.append(
+            f"| {label} | {counts['lines']:,} | {stopped or '-'} "
+            f"| {counts.get('passed_prefilter', 0)} | {counts.get('below_cut', 0)} "
+            f"| {counts.get('later', 0)} | {counts.get('in_pairs', 0)} |"
+        )
+    for example in result["planted_passed_prefilter"]:
+        where = "IN PAIRS" if example["in_pairs"] else "not in pairs"
+        lines.append(
+            f"  line {example['line']} ({example['planted']}, {where}, score "
+            f"{example['score']}): {example['candidate']!r} for {example['pivot']!r}; "
+            f"detector: {example['detector']}"
+        )
+    return "\n".join(lines)
 
 
 class _LookupModel:
@@ -550,10 +761,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pivot", default="eng", help="extension of the pivot side (eng)")
     parser.add_argument(
         "--noise",
-        choices=("random", "lexical"),
+        choices=("random", "lexical", "language", "junk"),
         default="random",
         help="random: a replaced target is any other line's; lexical: the target of the "
-        "source line sharing the most words with this one (default: random)",
+        "source line sharing the most words with this one; language: a close language's "
+        "translation of the same or the most similar source sentence (Czech, Russian, "
+        "Ukrainian for Polish; Polish, Slovak, Russian, Ukrainian for Czech); junk: symbol "
+        "lines, URLs and e-mail, untranslated English with an edit, markup (default: random)",
+    )
+    parser.add_argument(
+        "--donors",
+        type=Path,
+        default=None,
+        help="folder with tatoeba_test_v2021-08-07/ and laser_tatoeba_v1/, the donors of "
+        "--noise language (default: two levels above DIRECTORY, i.e. shared/corpora)",
     )
     parser.add_argument(
         "--rate",
@@ -561,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
         dest="rate",
         type=float,
         default=0.2,
-        help="share of target lines replaced (0.2)",
+        help="share of target lines replaced, 0 for the clean pair (0.2)",
     )
     parser.add_argument("--seed", type=int, default=13, help="seed of the replacement")
     parser.add_argument("--model", default="e5-small", help="--model of paramine mine")
@@ -597,13 +818,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
     args = parser.parse_args(argv)
-    if not 0 < args.rate < 1:
-        parser.error("--rate must be in (0, 1)")
+    if not 0 <= args.rate < 1:
+        parser.error("--rate must be in [0, 1)")
     scorings = parse_scorings(args.scorings)
     verify = parse_scorings(args.verify + (",auto" if args.verify_auto else ""))
 
     pivots, corrupted, corpus = corrupted_pair(
-        args.directory, args.pivot, args.noise, args.rate, args.seed
+        args.directory, args.pivot, args.noise, args.rate, args.seed, args.donors
     )
     pivot_lang, lang, replaced = corpus.pivot_lang, corpus.lang, corpus.replaced
 
@@ -629,6 +850,7 @@ def main(argv: list[str] | None = None) -> int:
         out = workdir / ("out-" + "".join(c if c.isalnum() else "-" for c in label))
         rows, manifest = mine(prefix, out, pivot_lang, lang, args.model, flags, run_cache)
         run_scores = scores
+        prefilter = run_prefilter(manifest)
         if manifest.threshold.get("score") == "margin":
             run_scores = line_margin_scores(
                 corpus,
@@ -636,8 +858,9 @@ def main(argv: list[str] | None = None) -> int:
                 embeddings,
                 int(manifest.threshold["margin_k"]),
                 int(manifest.options["calibration_sample"]),
+                prefilter,
             )
-        result = evaluate(corpus, run_scores, rows, manifest)
+        result = evaluate(corpus, run_scores, rows, manifest, prefilter)
         result["seconds"] = round(time.monotonic() - start, 1)
         result["threshold"] = manifest.threshold
         results.append((label, result))
@@ -648,10 +871,20 @@ def main(argv: list[str] | None = None) -> int:
     name += f"lines replaced, seed {args.seed})"
     print(format_table(args.directory.name, results))
     print(f"\n{name}; model {args.model}")
+    if sum(replaced):
+        for label, result in results:
+            print(
+                f"\n{label}: planted lines in output pairs {result['planted_in_pairs']}, "
+                f"planted texts in any output pair {result['planted_texts_in_output']}"
+            )
+            print(format_planted(result))
     if args.json:
         args.json.write_text(json.dumps({"corpus": name, "results": dict(results)}, indent=1))
     first = results[0][1]
-    print(f"precision={first['precision']:.4f} recall={first['recall']:.4f}")
+    print(
+        f"precision={first['precision']:.4f} recall={first['recall']:.4f} "
+        f"planted_in_pairs={first['planted_in_pairs']}"
+    )
     return 0
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from paramine.pipelines.core.language_id import DEFAULT_RATIO
+
 #: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
 _URL = re.compile(
     r"(?:\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+\b)", re.IGNORECASE
@@ -234,9 +236,9 @@ class Profile:
 #: translations there (55 and 9: "two percent" / "2 proc.") but catch
 #: misaligned lines in dumps, where misalignment is common.
 PROFILES: dict[str, Profile] = {
-    "curated": Profile(("urls", "markup", "letters", "script"), 0.5, Limits()),
-    "subtitles": Profile(tuple(RULES), 0.5, Limits()),
-    "web": Profile(tuple(RULES), 0.5, Limits(min_letter_share=0.6, min_script_share=0.9)),
+    "curated": Profile(("urls", "markup", "letters", "script"), DEFAULT_RATIO, Limits()),
+    "subtitles": Profile(tuple(RULES), DEFAULT_RATIO, Limits()),
+    "web": Profile(tuple(RULES), DEFAULT_RATIO, Limits(min_letter_share=0.6, min_script_share=0.9)),
 }
 DEFAULT_PROFILE = "curated"
 

@@ -14,14 +14,18 @@ and the cheapest that is accurate (about 38 CPU-us per line). lingua in high
 accuracy mode was as good (macro 94.6%) at ten times the time and 800 MB.
 
 The rule: a line declared L passes when L's probability is at least ``ratio``
-(default 0.5) times the top language's, among the declared languages, their
+(default 0.3) times the top language's, among the declared languages, their
 close neighbours and a few widespread languages. On short lines the
 probabilities are flat (``Mam kota.`` tops at 0.07), so a fixed floor would
 drop good short lines where the ratio does not. Measured on Tatoeba
-(bench_langid): 0.6% of true lines dropped (1.9% of lines of three words or
-fewer), and 94.0% of lines in a close language caught (Czech declared Polish
-99.2%, Slovak declared Czech 83.2%, Ukrainian declared Russian 87.5%); an
-English line declared Polish is caught every time.
+(bench_langid), at 0.5: 0.6% of true lines dropped (1.9% of lines of three
+words or fewer) and 94.0% of lines in a close language caught; at 0.2: 0.1%
+and 87.9%. The default is 0.3 because of the mined output
+(bench_quality, docs/results.md): at 0.5 short Czech lines that py3langid
+scores as Slovak (``Budeš šťastný.`` sk 0.68, cs 0.32) left ces-eng's clean
+recall 2.5 points lower; at 0.3 it is within 0.13 point, and eng-pol with 20%
+of its Polish lines replaced by Czech, Russian or Ukrainian translations
+still has none of them in a pair.
 
 Serbo-Croatian's standards (hr, sr, bs, sh) are one language here, as are
 Norwegian's (no, nb, nn): the detector cannot tell them apart on a line, and
@@ -36,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
-DEFAULT_RATIO = 0.5
+DEFAULT_RATIO = 0.3
 
 #: Languages a line is most often confused with, or mistaken for in corpora.
 CLOSE: dict[str, tuple[str, ...]] = {
@@ -131,16 +135,18 @@ class LanguageCheck:
         A batch costs about a quarter of judging its lines one by one
         (``_BatchScorer``), with the same answers.
         """
+        new = {detector_label(lang) for _, lang in lines}.difference(self.languages)
+        if new:
+            # Every language the batch declares, before any of it is judged;
+            # the labels change, and with them the answers already cached.
+            self.languages = sorted({*self.languages, *new})
+            self._identifier = None
+            self._cache.clear()
         cached = [self._cache.get(line) for line in lines]
         todo = list(dict.fromkeys(line for line in lines if line not in self._cache))
         if not todo:
             return cached  # type: ignore[return-value]
         labels = [detector_label(lang) for _, lang in todo]
-        new = set(labels).difference(self.languages)
-        if new:
-            # Every language the batch declares, before any of it is judged.
-            self.languages = sorted({*self.languages, *new})
-            self._identifier = None  # its labels change
         verdicts = self._judge_many([text for text, _ in todo], labels)
         judged = dict(zip(todo, verdicts, strict=True))
         if len(self._cache) + len(judged) > CACHE_SIZE:

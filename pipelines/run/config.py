@@ -434,7 +434,7 @@ class MineConfig:
         None,
         "drop a pair whose pivot or candidate is not in its declared language: keep a line "
         "declared L when p(L) >= RATIO x p(most likely language) (py3langid); 'off' to skip "
-        "(default: the profile's, 0.5)",
+        "(default: the profile's, 0.3)",
         group=FILTERS,
         parse=optional(parse_ratio_or_off),
         metavar="RATIO|off",

@@ -232,6 +232,17 @@ def run_config(
             # swapped in only when complete, and a failed run leaves the old
             # one as it was.
             _ = tables | "WriteDataset" >> WriteDataset(staging.staging, base, config.num_shards)
+            if _beam_dry_run(deployment.beam_args):
+                # Beam's --dry_run: the runner translates the job and submits
+                # nothing, so no dataset will come to wait for.
+                pipeline.run()
+                staging.abandon()
+                plan = (
+                    f"paramine: Beam's --dry_run: the job was translated for {deployment.runner} "
+                    f"and not submitted; nothing was written to {staging.target}"
+                )
+                print(plan, file=sys.stderr)
+                return MineRun(None, {}, plan)
             with staging.writing():
                 with RunProgress(input_bytes(checked.input_records), quiet=config.quiet):
                     result = pipeline.run()
@@ -273,6 +284,13 @@ def run_config(
     if manifest.threshold.get("warning"):
         print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
     return MineRun(manifest, counters)
+
+
+def _beam_dry_run(beam_args: list[str]) -> bool:
+    """Whether Beam's own ``--dry_run`` is set (DataflowRunner translates, submits nothing)."""
+    from apache_beam.options.pipeline_options import PipelineOptions, TestOptions
+
+    return bool(PipelineOptions(beam_args).view_as(TestOptions).dry_run)
 
 
 class _Stopped(BaseException):

@@ -24,7 +24,7 @@ def test_polish_lines_pass_and_close_or_other_languages_do_not(check: LanguageCh
     czech = lines(TATOEBA / "ces-eng" / "tatoeba-test-v2021-08-07.ces")
     english = lines(TATOEBA / "eng-pol" / "tatoeba-test-v2021-08-07.eng")
     dropped = sum(not check.passes(line, "pl") for line in polish)
-    assert dropped <= 4, dropped  # 1%: measured 8 of all 10,101 lines
+    assert dropped <= 4, dropped  # 1%: measured 8 of all 10,101 lines at ratio 0.5
     assert sum(not check.passes(line, "pl") for line in czech) >= 0.95 * len(czech)
     assert sum(not check.passes(line, "pl") for line in english) >= 0.95 * len(english)
 
@@ -53,15 +53,16 @@ def test_ratio_is_checked() -> None:
 
 CORPORA = TATOEBA.parent
 #: (file, its language, a close language it is declared in, least caught of 12),
-#: the least set a little under what was measured (11, 12, 12, 9, 12, 11, 12).
+#: the least set a little under what was measured at the default ratio 0.3
+#: (11, 12, 10, 8, 11, 10, 11).
 CLOSE_CASES = [
     (TATOEBA / "x-pol" / "ces-pol" / "tatoeba-test-v2021-08-07.ces", "cs", "pl", 10),
     (TATOEBA / "x-pol" / "ces-pol" / "tatoeba-test-v2021-08-07.pol", "pl", "cs", 11),
-    (CORPORA / "laser_tatoeba_v1" / "tatoeba.slk-eng.slk", "sk", "cs", 11),
-    (CORPORA / "laser_tatoeba_v1" / "tatoeba.ces-eng.ces", "cs", "sk", 8),
-    (CORPORA / "laser_tatoeba_v1" / "tatoeba.ukr-eng.ukr", "uk", "ru", 11),
-    (CORPORA / "laser_tatoeba_v1" / "tatoeba.rus-eng.rus", "ru", "uk", 10),
-    (TATOEBA / "x-pol" / "bel-pol" / "tatoeba-test-v2021-08-07.bel", "be", "ru", 11),
+    (CORPORA / "laser_tatoeba_v1" / "tatoeba.slk-eng.slk", "sk", "cs", 9),
+    (CORPORA / "laser_tatoeba_v1" / "tatoeba.ces-eng.ces", "cs", "sk", 7),
+    (CORPORA / "laser_tatoeba_v1" / "tatoeba.ukr-eng.ukr", "uk", "ru", 10),
+    (CORPORA / "laser_tatoeba_v1" / "tatoeba.rus-eng.rus", "ru", "uk", 9),
+    (TATOEBA / "x-pol" / "bel-pol" / "tatoeba-test-v2021-08-07.bel", "be", "ru", 10),
 ]
 
 

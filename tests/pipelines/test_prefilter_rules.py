@@ -60,7 +60,7 @@ def test_default_profile_drops_junk_and_wrong_language_by_reason(
     assert curated["filters"] == {
         "profile": "curated",
         "junk_rules": ["urls", "markup", "letters", "script"],
-        "language_check": 0.5,
+        "language_check": 0.3,
         "min_letter_share": 0.5,
         "min_script_share": 0.8,
     }
