@@ -408,7 +408,9 @@ class MineParaphrases(beam.PTransform):
             config.near_equal,
             config.drop_inflection_pairs,
         )
-        final = pairs | "PostFilter" >> PostFilter(config.near_equal, config.drop_inflection_pairs)
+        final = pairs | "PostFilter" >> PostFilter(
+            config.near_equal, config.drop_inflection_pairs, config.near_duplicates
+        )
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),

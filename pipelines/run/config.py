@@ -524,6 +524,15 @@ class MineConfig:
         group=FILTERS,
         switch=True,
     )
+    near_duplicates: float | None = option(
+        None,
+        "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
+        "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
+        "stats.json counts them either way (docs/filters.md) (default: off)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+        metavar="SIMILARITY|off",
+    )
 
     # deployment: runner options paramine sets for the user (pipelines/run/deploy.py)
     gpu_type: str | None = option(
