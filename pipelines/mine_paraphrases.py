@@ -98,6 +98,11 @@ def reader_options(config: MineConfig) -> ReaderOptions:
         tsv_columns=config.tsv_columns,
         split_bytes=config.split_bytes,
         max_rejects_per_reason=config.max_rejects_per_reason,
+        min_adequacy=config.min_adequacy,
+        min_language_score=config.min_language_score,
+        score_column=config.score_column,
+        score_property=config.score_property,
+        min_score=config.min_score,
     )
 
 
@@ -408,7 +413,9 @@ class MineParaphrases(beam.PTransform):
             config.near_equal,
             config.drop_inflection_pairs,
         )
-        final = pairs | "PostFilter" >> PostFilter(config.near_equal, config.drop_inflection_pairs)
+        final = pairs | "PostFilter" >> PostFilter(
+            config.near_equal, config.drop_inflection_pairs, config.near_duplicates
+        )
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),

@@ -9,6 +9,7 @@ from typing import IO, Protocol, TypeVar
 
 from paramine.pipelines.formats.lines import Line, decoded_lines
 from paramine.pipelines.formats.opening import CorruptInputError, open_input
+from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.records import AlignedPair, Rejected
 
@@ -63,6 +64,15 @@ class ReaderOptions:
             (reason, shard): the first ones by line; the rest are counted,
             not written. 0 writes every reject. A million blank lines need
             one million counts, not one million rows.
+        min_adequacy: CzEng: reject a pair whose adequacy score is under
+            this as ``low_adequacy``; 0 keeps every pair (formats/scores.py).
+        min_language_score: CzEng: reject a pair with a language score
+            under this as ``low_language_score``; 0 keeps every pair.
+        score_column: Plain TSV with ``tsv_columns``: the 1-based column
+            of a score that ``min_score`` applies to.
+        score_property: TMX: the ``<prop type>`` of a unit's score.
+        min_score: Reject a record whose score (``score_column`` or
+            ``score_property``) is under this as ``low_score``.
     """
 
     invalid_utf8: str = "replace"
@@ -73,8 +83,14 @@ class ReaderOptions:
     tsv_columns: tuple[int, int] | None = None
     split_bytes: int = DEFAULT_SPLIT_BYTES
     max_rejects_per_reason: int = DEFAULT_MAX_REJECTS_PER_REASON
+    min_adequacy: float = DEFAULT_MIN_ADEQUACY
+    min_language_score: float = DEFAULT_MIN_LANGUAGE_SCORE
+    score_column: int | None = None
+    score_property: str | None = None
+    min_score: float | None = None
 
     def __post_init__(self) -> None:
+        self._check_scores()
         if self.xces_links not in XCES_LINK_POLICIES:
             raise UsageError(
                 f"xces_links={self.xces_links!r}; allowed: {', '.join(XCES_LINK_POLICIES)}"
@@ -113,6 +129,25 @@ class ReaderOptions:
             )
         if self.max_line_chars < 1:
             raise UsageError(f"max_line_chars must be positive, got {self.max_line_chars}")
+
+    def _check_scores(self) -> None:
+        has_score = self.score_column is not None or self.score_property is not None
+        if has_score != (self.min_score is not None):
+            raise UsageError(
+                "a record's own score filters with both where to find it (--score-column for "
+                "TSV, --score-property for TMX) and --min-score"
+            )
+        if self.score_column is not None:
+            if self.tsv_columns is None:
+                raise UsageError(
+                    "--score-column needs --tsv-columns: say which columns hold the pivot "
+                    "and the candidate, e.g. --tsv-columns 1,2 --score-column 3"
+                )
+            if self.score_column < 1 or self.score_column in self.tsv_columns:
+                raise UsageError(
+                    f"--score-column {self.score_column} must be a 1-based column other than "
+                    f"the sentences' {self.tsv_columns}"
+                )
 
 
 @dataclass(frozen=True)

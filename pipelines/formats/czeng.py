@@ -13,7 +13,8 @@ synthetic part, http://hdl.handle.net/11234/1-4774)::
     6. English sentence
 
 Documents are separated by empty lines. Those are structure, not records:
-they are skipped and not counted as pairs read.
+they are skipped and not counted as pairs read. The three scores are read
+filters (``--min-adequacy``, ``--min-language-score``; formats/scores.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
+from paramine.pipelines.formats.scores import czeng_score_reason
 from paramine.schemas.errors import UsageError
 
 CZENG_COLUMNS = 6
@@ -67,6 +69,12 @@ class CzEngFormat:
                 columns = line.text.split("\t")
                 if len(columns) != CZENG_COLUMNS:
                     yield reject(shard, line.number, line.text, "column_count")
+                    continue
+                reason = czeng_score_reason(
+                    *columns[1:4], options.min_adequacy, options.min_language_score
+                )
+                if reason:
+                    yield reject(shard, line.number, line.text, reason)
                     continue
                 pair = aligned(shard, line.number, columns[pivot_col], columns[candidate_col])
                 yield from line_results(shard, line, pair)

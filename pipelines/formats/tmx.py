@@ -20,6 +20,7 @@ from paramine.pipelines.formats.base import (
     reject,
 )
 from paramine.pipelines.formats.opening import open_input
+from paramine.pipelines.formats.scores import MISSING_SCORE, score_reason
 from paramine.pipelines.formats.xml_safety import (
     XML_NS,
     XML_READ_ERRORS,
@@ -53,6 +54,14 @@ def _tuvs(tu: Element) -> list[tuple[str, str]]:
     return found
 
 
+def _score_reason(tu: Element, prop_type: str, minimum: float) -> str:
+    """The reason a unit's ``<prop type=prop_type>`` score rejects it; ``""`` to keep it."""
+    for child in tu:
+        if local_name(child.tag) == "prop" and child.get("type") == prop_type:
+            return score_reason((child.text or "").strip(), minimum, "score")
+    return MISSING_SCORE
+
+
 class TmxFormat:
     """TMX: each ``tu`` gives one pair per candidate-language ``tuv``.
 
@@ -61,7 +70,9 @@ class TmxFormat:
     each; a unit without both languages is rejected as ``missing_language``.
     A file that breaks off keeps every unit before the damage and is
     rejected once there as ``truncated_input``. The locator is the unit's
-    number in the file.
+    number in the file. With ``ReaderOptions.score_property`` a unit's
+    ``<prop type="...">`` is its score, which ``min_score`` applies to
+    (formats/scores.py).
     """
 
     name = "tmx"
@@ -115,6 +126,11 @@ class TmxFormat:
         if max(len(t) for t in (pivots[0], *candidates)) > options.max_line_chars:
             yield reject(shard, number, record, "line_too_long")
             return
+        if options.score_property is not None:
+            reason = _score_reason(tu, options.score_property, options.min_score or 0.0)
+            if reason:
+                yield reject(shard, number, record, reason)
+                return
         for candidate in candidates:
             yield aligned(shard, number, pivots[0], candidate)
 

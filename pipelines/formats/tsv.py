@@ -16,7 +16,26 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
+from paramine.pipelines.formats.lines import Line
 from paramine.pipelines.formats.pivot_languages import pivot_languages, several
+from paramine.pipelines.formats.scores import score_reason
+
+
+def _chosen_columns(
+    shard: Shard, line: Line, columns: list[str], chosen: tuple[int, int], options: ReaderOptions
+) -> Iterator[ReadResult]:
+    """A line read by ``--tsv-columns``, its ``--score-column`` checked first."""
+    score_column = options.score_column
+    if len(columns) < max(*chosen, score_column or 0):
+        yield reject(shard, line.number, line.text, "column_count")
+        return
+    if score_column is not None:
+        reason = score_reason(columns[score_column - 1], options.min_score or 0.0, "score")
+        if reason:
+            yield reject(shard, line.number, line.text, reason)
+            return
+    pair = aligned(shard, line.number, *(columns[c - 1] for c in chosen))
+    yield from line_results(shard, line, pair)
 
 
 class TsvFormat:
@@ -26,7 +45,9 @@ class TsvFormat:
     either direction: lines in the other direction are swapped, and lines in
     languages other than the run's are rejected as ``language_mismatch``.
     With ``ReaderOptions.tsv_columns`` the two named columns are read from
-    every line, and a line with fewer columns is rejected as ``column_count``.
+    every line, and a line with fewer columns is rejected as ``column_count``;
+    ``score_column`` names a score column that ``min_score`` applies to
+    (formats/scores.py).
 
     A shard of a run with several pivot languages (its ``pivot_lang`` is
     ``auto`` or a list) takes each line's pivot language from its language
@@ -56,11 +77,7 @@ class TsvFormat:
                     continue
                 columns = line.text.split("\t")
                 if chosen is not None:
-                    if len(columns) < max(chosen):
-                        yield reject(shard, line.number, line.text, "column_count")
-                    else:
-                        pair = aligned(shard, line.number, *(columns[c - 1] for c in chosen))
-                        yield from line_results(shard, line, pair)
+                    yield from _chosen_columns(shard, line, columns, chosen, options)
                 elif len(columns) == 2:
                     yield from line_results(shard, line, aligned(shard, line.number, *columns))
                 elif len(columns) == 4:

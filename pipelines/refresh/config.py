@@ -109,6 +109,12 @@ class RefreshConfig:
             },
             source="refresh options",
         )
+        if mine.near_duplicates is not None:
+            raise UsageError(
+                "near_duplicates: a refresh rewrites only the pivots that changed, and whether "
+                "a pair is a near-duplicate depends on every pair of the table; the table's "
+                "report counts them (paramine report)"
+            )
         object.__setattr__(self, "mine", mine)
 
     def mine_settings(self) -> dict[str, Any]:

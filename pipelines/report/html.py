@@ -298,6 +298,31 @@ def _inflection_note(variants: Mapping[str, Any] | None) -> str:
     )
 
 
+def _near_duplicates_note(found: Mapping[str, Any] | None) -> str:
+    """The written pairs that repeat another one nearly, with a few examples."""
+    if not found:
+        return ""
+    dropped = (
+        f" The run dropped {_num(found['dropped'])} of them "
+        f"(<code>--near-duplicates {found['similarity']}</code>)."
+        if found["dropped"]
+        else " <code>--near-duplicates SIMILARITY</code> drops them."
+    )
+    note = (
+        f"<p>{_num(found['pairs'])} written pairs ({found['share']:.1%}) are near-duplicates "
+        f"of another written pair (character 3-grams overlapping by "
+        f"{found['similarity']} or more).{dropped}</p>"
+    )
+    rows = [
+        {
+            "pair": " / ".join(example["pair"]),
+            "repeats": " / ".join(example["repeats"]),
+        }
+        for example in found["examples"]
+    ]
+    return note + (_pairs_table(rows, ["pair", "repeats"]) if rows else "")
+
+
 def _groups_section(groups: Mapping[str, Any]) -> str:
     if not groups["groups"]:
         return "<p>No groups: no pairs were written.</p>"
@@ -450,7 +475,9 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
     bodies = {
         "funnel": _funnel_section(stats["funnel"]),
         "scores": _scores_section(stats["cuts"], stats["samples"]),
-        "groups": _pivots_note(languages) + _groups_section(stats["groups"]),
+        "groups": _pivots_note(languages)
+        + _groups_section(stats["groups"])
+        + _near_duplicates_note(stats.get("near_duplicates")),
         "lengths": _lengths_section(stats["lengths"]),
         "samples": _samples_section(stats["samples"]),
         "run": _run_section(stats),

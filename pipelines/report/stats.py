@@ -20,6 +20,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from paramine.pipelines.core.accounting import NOTES
+from paramine.pipelines.core.near_duplicates import (
+    DEFAULT_SIMILARITY,
+    Shingled,
+    near_duplicates,
+    pair_shingles,
+)
 from paramine.pipelines.report.timing import LABEL_STAGES
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest
@@ -222,6 +228,36 @@ def inflection_share(pairs: pa.Table) -> dict[str, Any]:
     return {"pairs": n, "share": round(n / len(pairs), 4) if len(pairs) else 0.0}
 
 
+def near_duplicate_share(pairs: pa.Table, manifest: Manifest) -> dict[str, Any]:
+    """The written pairs that are near-duplicates of another written pair, with examples.
+
+    The run's ``--near-duplicates`` similarity when it dropped them (then
+    ``dropped`` holds how many, and few or none are left), else the default.
+    """
+    similarity = manifest.options.get("near_duplicates") or DEFAULT_SIMILARITY
+    columns = pairs.select(["pair_id", "sentence_a", "sentence_b"]).to_pylist()
+    by_id = {row["pair_id"]: row for row in columns}
+    found = near_duplicates(
+        [Shingled(r["pair_id"], pair_shingles(r["sentence_a"], r["sentence_b"])) for r in columns],
+        similarity,
+    )
+    examples = [
+        {
+            "pair": [by_id[duplicate]["sentence_a"], by_id[duplicate]["sentence_b"]],
+            "repeats": [by_id[earlier]["sentence_a"], by_id[earlier]["sentence_b"]],
+        }
+        for duplicate, earlier in sorted(found.items())[:SAMPLE_SIZE]
+    ]
+    dropped = manifest.counts.get("postfilter", {}).get("dropped", {}).get("near_duplicate", 0)
+    return {
+        "similarity": similarity,
+        "pairs": len(found),
+        "share": round(len(found) / len(columns), 4) if columns else 0.0,
+        "dropped": int(dropped),
+        "examples": examples,
+    }
+
+
 def _words(text: str) -> int:
     return len(text.split())
 
@@ -345,6 +381,7 @@ def gather_stats(
         "funnel": funnel(manifest),
         "cuts": cuts,
         "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
+        "near_duplicates": near_duplicate_share(pairs, manifest),
         "lengths": lengths(pairs),
         "samples": {
             "random": random_pairs(pairs),

@@ -36,8 +36,10 @@ from paramine.pipelines.formats.base import (
     LENGTH_MISMATCH_POLICIES,
     MALFORMED_XML_POLICIES,
     XCES_LINK_POLICIES,
+    ReaderOptions,
 )
 from paramine.pipelines.formats.pivot_languages import parse_pivot_langs
+from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.pipelines.run.deploy import GPU_TYPES
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
@@ -85,6 +87,14 @@ def parse_threshold(value: Any) -> float | str:
         raise ValueError(f"{text!r}: give 'auto' or a cosine such as 0.8") from None
     if not -1.0 <= number <= 1.0:
         raise ValueError(f"{number} is not a cosine in [-1, 1]")
+    return number
+
+
+def parse_unit_interval(value: Any) -> float:
+    """A number in [0, 1]: a CzEng score's threshold (0 keeps every pair)."""
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{number} is not in [0, 1]")
     return number
 
 
@@ -222,6 +232,40 @@ class MineConfig:
         "or Tatoeba's 4 with languages)",
         group=IO,
         parse=parse_tsv_columns,
+    )
+    min_adequacy: float = option(
+        DEFAULT_MIN_ADEQUACY,
+        "CzEng: reject a pair whose adequacy score (column 2) is under this as low_adequacy; "
+        "0 keeps all (docs/filters.md, 'Corpus scores') (default: %(default)s)",
+        group=IO,
+        parse=parse_unit_interval,
+    )
+    min_language_score: float = option(
+        DEFAULT_MIN_LANGUAGE_SCORE,
+        "CzEng: reject a pair whose Czech or English language score (columns 3, 4) is under "
+        "this as low_language_score; 0 keeps all (default: %(default)s)",
+        group=IO,
+        parse=parse_unit_interval,
+    )
+    score_column: int | None = option(
+        None,
+        "plain TSV with --tsv-columns: the 1-based column of each line's score, which "
+        "--min-score applies to (default: none)",
+        group=IO,
+        parse=optional(parse_positive),
+    )
+    score_property: str | None = option(
+        None,
+        "TMX: the <prop type=...> of each unit's score, which --min-score applies to "
+        "(default: none)",
+        group=IO,
+    )
+    min_score: float | None = option(
+        None,
+        "reject a record whose own score (--score-column, --score-property) is under this "
+        "as low_score (default: none)",
+        group=IO,
+        parse=optional(float),
     )
     xces_links: str = option(
         "one_to_one",
@@ -524,6 +568,15 @@ class MineConfig:
         group=FILTERS,
         switch=True,
     )
+    near_duplicates: float | None = option(
+        None,
+        "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
+        "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
+        "stats.json counts them either way (docs/filters.md) (default: off)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+        metavar="SIMILARITY|off",
+    )
 
     # deployment: runner options paramine sets for the user (pipelines/run/deploy.py)
     gpu_type: str | None = option(
@@ -584,6 +637,13 @@ class MineConfig:
                 f"--tsv-columns with --src-lang {self.src_lang}: chosen columns do not say a "
                 "line's pivot language; give one --src-lang, or Tatoeba's 4-column TSV"
             )
+        # Where a record's own score is and its threshold: ReaderOptions checks them.
+        ReaderOptions(
+            tsv_columns=self.tsv_columns,
+            score_column=self.score_column,
+            score_property=self.score_property,
+            min_score=self.min_score,
+        )
         if self.min_words > self.max_words:
             raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
         if self.max_length_ratio < 1:
