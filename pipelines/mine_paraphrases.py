@@ -385,12 +385,20 @@ class MineParaphrases(beam.PTransform):
         config: The run's settings; inputs and output are not used here.
         shards: The shards to read when applied to a pipeline (``PBegin``);
             leave out when applied to a PCollection of ``AlignedPair``.
+        excluded: Normalized evaluation sentences that no pair may hold
+            (run/eval_exclusion.py); PostFilter drops such pairs.
     """
 
-    def __init__(self, config: MineConfig, shards: Sequence[Shard] = ()) -> None:
+    def __init__(
+        self,
+        config: MineConfig,
+        shards: Sequence[Shard] = (),
+        excluded: frozenset[str] = frozenset(),
+    ) -> None:
         super().__init__()
         self.config = config
         self.shards = list(shards)
+        self.excluded = excluded
 
     def expand(self, source: beam.pvalue.PBegin | beam.PCollection) -> MinedParaphrases:
         config = self.config
@@ -414,7 +422,7 @@ class MineParaphrases(beam.PTransform):
             config.drop_inflection_pairs,
         )
         final = pairs | "PostFilter" >> PostFilter(
-            config.near_equal, config.drop_inflection_pairs, config.near_duplicates
+            config.near_equal, config.drop_inflection_pairs, config.near_duplicates, self.excluded
         )
 
         counts = (

@@ -1,13 +1,14 @@
 """Build a tiny sentence-transformers model offline, for fast tests.
 
-Random BERT weights with a WordPiece tokenizer trained on a few sentences:
-no download, under a second to build. Its embeddings carry no meaning, but
+Random BERT weights (seeded) with a WordPiece vocabulary of a few sentences:
+no download, under a second to build, the same model in every process. Its embeddings carry no meaning, but
 identical texts get identical vectors, which is what the pipeline tests need.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 TRAINING_TEXT = [
     "the quick brown fox jumps over the lazy dog",
@@ -22,11 +23,32 @@ TRAINING_TEXT = [
 ]
 
 
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def _vocabulary(normalizer: Any, pre_tokenizer: Any) -> dict[str, int]:
+    """The WordPiece vocabulary of ``TRAINING_TEXT``, the same in every process.
+
+    Its words, and each character alone and as a word piece (``##x``), so any
+    word of those characters tokenizes. Not ``WordPieceTrainer``: its ties are
+    broken in hash-map order, which differs between processes, and a model
+    that differs between processes makes a test's outcome depend on which
+    test built it.
+    """
+    words: set[str] = set()
+    for text in TRAINING_TEXT:
+        normalized = normalizer.normalize_str(text)
+        words.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalized))
+    characters = sorted({c for word in words for c in word})
+    tokens = [*SPECIAL_TOKENS, *characters, *(f"##{c}" for c in characters), *sorted(words)]
+    return {token: i for i, token in enumerate(dict.fromkeys(tokens))}
+
+
 def build_tiny_model(folder: Path, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
     """Write a tiny random BERT sentence-transformers model into ``folder``."""
     import torch
     from sentence_transformers import SentenceTransformer, models
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
     from tokenizers.models import WordPiece
     from tokenizers.processors import TemplateProcessing
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
@@ -35,13 +57,12 @@ def build_tiny_model(folder: Path, hidden: int = 32, layers: int = 2, seed: int 
     base = folder / "transformer"
     base.mkdir(parents=True, exist_ok=True)
 
-    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer = Tokenizer(WordPiece(_vocabulary(normalizer, pre_tokenizer), unk_token="[UNK]"))
+    tokenizer.normalizer = normalizer
+    tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    trainer = trainers.WordPieceTrainer(vocab_size=400, special_tokens=special)
-    tokenizer.train_from_iterator(TRAINING_TEXT, trainer=trainer)
     tokenizer.post_processor = TemplateProcessing(
         single="[CLS] $A [SEP]",
         pair="[CLS] $A [SEP] $B [SEP]",

@@ -70,8 +70,13 @@ class CzEngFormat:
                 if len(columns) != CZENG_COLUMNS:
                     yield reject(shard, line.number, line.text, "column_count")
                     continue
+                adequacy, cs_language, en_language = columns[1:4]
                 reason = czeng_score_reason(
-                    *columns[1:4], options.min_adequacy, options.min_language_score
+                    adequacy,
+                    cs_language,
+                    en_language,
+                    options.min_adequacy,
+                    options.min_language_score,
                 )
                 if reason:
                     yield reject(shard, line.number, line.text, reason)

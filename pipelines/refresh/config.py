@@ -109,6 +109,12 @@ class RefreshConfig:
             },
             source="refresh options",
         )
+        if mine.exclude_sentences or mine.exclude_suite:
+            raise UsageError(
+                "exclude_sentences and exclude_suite are options of paramine mine; a refreshed "
+                "table keeps its pairs, so filter evaluation sentences where it is read (paramine "
+                "train drops them itself)"
+            )
         if mine.near_duplicates is not None:
             raise UsageError(
                 "near_duplicates: a refresh rewrites only the pivots that changed, and whether "

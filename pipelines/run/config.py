@@ -568,6 +568,29 @@ class MineConfig:
         group=FILTERS,
         switch=True,
     )
+    exclude_sentences: tuple[str, ...] = option(
+        (),
+        "drop every pair one of whose sentences, after normalization, is a line of this "
+        "file (evaluation data kept out of training, e.g. laser_tatoeba_v1/"
+        "tatoeba.pol-eng.pol); repeatable (default: none)",
+        group=FILTERS,
+        many=True,
+        metavar="FILE",
+    )
+    exclude_suite: str | None = option(
+        None,
+        "the same for every sentence of an evaluation suite's files, all splits: a built-in "
+        "name (pl: the eight Polish tasks of Dadas 2022) or a suite file (default: none)",
+        group=FILTERS,
+        metavar="NAME|FILE",
+    )
+    suite_data: str | None = option(
+        None,
+        "the folder --exclude-suite's files are under (default: $PARAMINE_SUITE_DATA, then "
+        "the suite file's data_root)",
+        group=FILTERS,
+        metavar="DIR",
+    )
     near_duplicates: float | None = option(
         None,
         "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "

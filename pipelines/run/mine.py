@@ -205,6 +205,7 @@ def run_config(
         "model": checked.model_record,
         "inputs": checked.input_records,
         "stages": [stage.to_record() for stage in MINE_STAGES],
+        "extra": {"eval_exclusion": {"sentences": len(checked.excluded)}},
     }
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
@@ -219,7 +220,9 @@ def run_config(
         try:
             if pipeline is None:
                 pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-            mined = pipeline | "MineParaphrases" >> MineParaphrases(config, checked.shards)
+            mined = pipeline | "MineParaphrases" >> MineParaphrases(
+                config, checked.shards, checked.excluded
+            )
             tables = {
                 "pairs": mined.pairs,
                 "rejects": mined.rejects,

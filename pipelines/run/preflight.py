@@ -17,6 +17,7 @@ from typing import Any
 
 from paramine.pipelines.formats import Shard, resolve_inputs
 from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.eval_exclusion import exclusion_keys
 from paramine.pipelines.run.input_fingerprint import fingerprint
 from paramine.pipelines.run.output import DatasetOutput
 from paramine.schemas.errors import InputError, ModelError, ParamineError
@@ -30,6 +31,8 @@ class CheckedRun:
     input_records: list[dict[str, Any]]
     model_record: dict[str, Any]
     output: DatasetOutput
+    #: Normalized evaluation sentences no written pair may hold (run/eval_exclusion.py).
+    excluded: frozenset[str] = frozenset()
 
 
 def check_inputs(config: MineConfig) -> tuple[list[Shard], list[dict[str, Any]]]:
@@ -179,9 +182,10 @@ def check_run(config: MineConfig) -> CheckedRun:
         ParamineError: The first check that fails, with what to do.
     """
     shards, input_records = check_inputs(config)
+    excluded = exclusion_keys(config)
     model_record = check_model(config)
     assert config.output is not None  # run_config refuses a config without one
     # The output last: its check leaves nothing behind, and the dataset is
     # built beside it and swapped in only when complete.
     output = DatasetOutput.prepare(config.output, config.overwrite)
-    return CheckedRun(shards, input_records, model_record, output)
+    return CheckedRun(shards, input_records, model_record, output, excluded)

@@ -1,4 +1,4 @@
-"""PostFilter: drop trivial pairs, pairs made by several groups and, on request, near-duplicates."""
+"""PostFilter: trivial pairs, pairs made twice; on request near-duplicates, eval overlap."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from paramine.pipelines.core.text import (
 )
 from paramine.schemas.records import ParaphrasePair
 from paramine.schemas.stages import PARAPHRASE_PAIR, Stage
+from paramine.schemas.text_keys import comparison_key
 
 POSTFILTER = Stage(
     "postfilter",
@@ -27,6 +28,7 @@ POSTFILTER = Stage(
         "inflection_variant",
         "duplicate_across_groups",
         "near_duplicate",
+        "eval_overlap",
     ),
     "drop trivial pairs, the same unordered pair made by two groups, and near-duplicate pairs",
 )
@@ -40,13 +42,22 @@ def postfilter_reason(
 
 
 class _TrivialFn(beam.DoFn):
-    def __init__(self, near_equal: float, drop_inflections: bool) -> None:
+    def __init__(self, near_equal: float, drop_inflections: bool, excluded: frozenset[str]) -> None:
         self.near_equal = near_equal
         self.drop_inflections = drop_inflections
+        self.excluded = excluded
         self.drop = Dropper(POSTFILTER)
 
     def process(self, pair: ParaphrasePair) -> Iterator:
         reason = postfilter_reason(pair, self.near_equal, self.drop_inflections)
+        if (
+            not reason
+            and self.excluded
+            and not self.excluded.isdisjoint(
+                (comparison_key(pair.sentence_a), comparison_key(pair.sentence_b))
+            )
+        ):
+            reason = "eval_overlap"
         if reason:
             yield self.drop(reason)
         else:
@@ -66,6 +77,8 @@ class PostFilter(beam.PTransform):
             3-grams overlap this much with a pair of smaller id
             (core/near_duplicates.py); ``None`` keeps them (the report
             counts them).
+        excluded: Normalized sentences (``comparison_key``) of evaluation
+            data: a pair holding one is dropped as ``eval_overlap``.
     """
 
     def __init__(
@@ -73,6 +86,7 @@ class PostFilter(beam.PTransform):
         near_equal: float = 0.95,
         drop_inflections: bool = False,
         near_duplicates: float | None = None,
+        excluded: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         if not 0 < near_equal <= 1:
@@ -82,10 +96,11 @@ class PostFilter(beam.PTransform):
         self.near_equal = near_equal
         self.drop_inflections = drop_inflections
         self.near_duplicates = near_duplicates
+        self.excluded = excluded
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
         checked = pairs | "DropTrivial" >> beam.ParDo(
-            _TrivialFn(self.near_equal, self.drop_inflections)
+            _TrivialFn(self.near_equal, self.drop_inflections, self.excluded)
         ).with_outputs(DROPPED, main="kept")
         deduped = (
             checked["kept"]

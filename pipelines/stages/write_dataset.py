@@ -106,7 +106,7 @@ def finish_manifest(
         },
         rows=rows,
         stages=base.get("stages", []),
-        extra={"encoding": encoding_figures(counts)},
+        extra={**base.get("extra", {}), "encoding": encoding_figures(counts)},
         rejects={"counted": counted, "written": written},
     )
     write_manifest(output, manifest)

@@ -24,16 +24,21 @@ import pytest
 from paramine.pipelines.run import mine
 from paramine.schemas.reader import read_pairs
 
-PIVOTS = [f"Sentence number {i} is here." for i in range(12)]
+#: A word of the tiny model's vocabulary per pivot, repeated in its candidates:
+#: the random model's vectors then put a pivot nearer its own candidates.
+WORDS = ["fox", "dog", "kota", "zdanie", "wieczór", "friend", "today", "quick", "brown", "lazy"]
+WORDS += ["english", "polsku"]
+PIVOTS = [f"Sentence number {i} is about the {w} {w}." for i, w in enumerate(WORDS)]
 VARIANTS = ["kot śpi na dachu", "pada deszcz od rana", "lubię pić gorącą herbatę", "idę do domu"]
-#: The default graph (calibrated cut, margin, contest, coherence), with cuts
-#: loose enough that the tiny model's meaningless cosines leave pairs to compare.
-OPTIONS = ["--max-false-accept=0.4", "--group-support=0.6", "--quiet"]
+#: The default graph (calibrated cut, margin, contest, coherence of the groups
+#: of four), with cuts loose enough that the tiny model's meaningless cosines
+#: leave pairs to compare (16).
+OPTIONS = ["--max-false-accept=0.4", "--group-support=0.6", "--coherence-min-group=4", "--quiet"]
 
 
 def write_bitext(path: Path) -> Path:
     """Groups of four candidates per pivot, and single pairs for the calibration sample."""
-    lines = [f"{pivot}\t{variant} {i}" for i, pivot in enumerate(PIVOTS) for variant in VARIANTS]
+    lines = [f"{p}\t{w} {w} {w} {v}" for w, p in zip(WORDS, PIVOTS, strict=True) for v in VARIANTS]
     lines += [f"Single line {i} alone.\tpojedyncze zdanie {i} tutaj" for i in range(60)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

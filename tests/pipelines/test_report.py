@@ -304,6 +304,16 @@ def _worker(n: int) -> None:
     tap.flush()
 
 
+def _next_line(stream: io.StringIO, start: str, seconds: float = 20.0) -> str:
+    """The progress thread's last line once it starts with ``start`` (a loaded machine is slow)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        lines = stream.getvalue().splitlines()
+        if (lines and lines[-1].startswith(start)) or time.monotonic() > deadline:
+            return lines[-1] if lines else ""
+        time.sleep(0.05)
+
+
 class TestProgress:
     def test_worker_processes_report_to_the_launcher(self) -> None:
         stream = io.StringIO()
@@ -325,13 +335,12 @@ class TestProgress:
         stream = io.StringIO()
         with RunProgress(100, stream=stream, log_seconds=0.2, capture_output=False) as progress:
             _worker(10)  # all 100 bytes read
-            time.sleep(0.5)
-            before = stream.getvalue().splitlines()[-1]
+            before = _next_line(stream, "paramine: read 100.0%")
             tap = worker_tap()
             tap.add_out("prefilter", "aligned pair", 9)
             tap.add_out("encoding", "text", 12)
             tap.flush()
-            time.sleep(0.5)
+            _next_line(stream, "paramine: encoding:")
         assert before.startswith("paramine: read 100.0%") and "ETA none (reading done)" in before
         assert progress.running is not None and progress.running.stage == "encoding"
         assert progress.stages["prefilter"].n == 9

@@ -1,0 +1,51 @@
+"""Evaluation sentences kept out of a mined dataset (``--exclude-sentences``, ``--exclude-suite``).
+
+A dataset mined to train an encoder should not hold the sentences the
+encoder will be judged on: on Tatoeba eng-pol, 156 of the 1,000 Polish
+sentences of the LASER pol-eng test set occur word for word in the input
+(docs/training.md). ``paramine train`` drops such pairs itself
+(encoders/overlap.py); this is the same rule at mining time, for datasets
+that other trainers will use. The sentences are read, and normalized as the
+trainer does (``comparison_key``), before the pipeline is built: a missing
+file stops the run before anything is written. PostFilter drops a pair one
+of whose sentences is among them as ``eval_overlap``.
+"""
+
+from __future__ import annotations
+
+import fsspec
+from paramine.encoders.overlap import eval_keys
+from paramine.pipelines.run.config import MineConfig
+from paramine.schemas.errors import InputError
+from paramine.schemas.text_keys import comparison_key
+
+
+def _file_keys(url: str) -> set[str]:
+    try:
+        with fsspec.open(url, "rt", encoding="utf-8", errors="replace") as lines:
+            keys = {comparison_key(line) for line in lines}
+    except (OSError, ValueError) as error:
+        raise InputError(f"--exclude-sentences {url}: {error}") from None
+    keys.discard("")
+    return keys
+
+
+def exclusion_keys(config: MineConfig) -> frozenset[str]:
+    """The normalized sentences a run keeps out of its pairs; empty when none are given.
+
+    Raises:
+        InputError: a file cannot be read, or a suite's file is missing.
+        UsageError: a suite is unknown or its data folder is not given.
+    """
+    keys: set[str] = set()
+    for url in config.exclude_sentences:
+        keys |= _file_keys(url)
+    if config.exclude_suite:
+        from paramine.encoders.suite import check_files, load_suite, read_task, resolve_data_root
+
+        suite = load_suite(config.exclude_suite)
+        root = resolve_data_root(suite, config.suite_data)
+        check_files(suite, root)
+        splits = [split for task in suite.tasks for split in read_task(task, root).values()]
+        keys |= eval_keys(suite_splits=splits)
+    return frozenset(keys)
