@@ -1,8 +1,9 @@
 """Build a tiny sentence-transformers model offline, for fast tests.
 
 Random BERT weights (seeded) with a WordPiece vocabulary of a few sentences:
-no download, under a second to build, the same model in every process. Its embeddings carry no meaning, but
-identical texts get identical vectors, which is what the pipeline tests need.
+no download, under a second to build, the same model in every process. Its
+embeddings carry no meaning, but identical texts get identical vectors,
+which is what the pipeline tests need.
 """
 
 from __future__ import annotations
