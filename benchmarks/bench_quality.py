@@ -38,6 +38,12 @@ the post-filter; of the last, how many were near-equal to every group-mate
 that passed (dropped by design), and how many are in a right pair written
 under another pivot with the same candidates (``pairing_loss``).
 
+The corrupted corpus is built in ``noisy_corpus.py`` and the per-line scores
+are recomputed in ``line_scores.py`` (bench_signals.py uses both). Why this
+file is still a little over 500 lines: the planted-line accounting (where
+each planted line was stopped) reads the run's manifest and output in one
+place, beside the figures it prints.
+
 Usage::
 
     python benchmarks/bench_quality.py \\
@@ -52,13 +58,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import re
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,317 +73,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paramine.pipelines.core.cuts import sample_rank
+from line_scores import cached_handler, encode_all, line_margin_scores, line_scores, run_prefilter
+from noisy_corpus import Corpus, corrupted_pair
 from paramine.pipelines.core.groups import pivot_key
-from paramine.pipelines.core.junk import Limits
 from paramine.pipelines.core.language_id import LanguageCheck, detector_label
-from paramine.pipelines.core.text import canonical_lang, comparison_key, normalize, trivial_reason
+from paramine.pipelines.core.text import trivial_reason
 from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
-from paramine.schemas.records import AlignedPair, ScoredPair
-from planted_noise import corrupt_junk, corrupt_language, load_donors
-
-TATOEBA_STEM = "tatoeba-test-v2021-08-07"
-WORD = re.compile(r"\w+")
-
-
-@dataclass
-class Corpus:
-    """The corrupted bitext and what is known about every line of it."""
-
-    pivots: list[str]  # normalized pivot of each line
-    candidates: list[str]  # normalized candidate of each line (after replacement)
-    replaced: list[bool]
-    pivot_lang: str
-    lang: str
-    # pivot key -> distinct original (not replaced) candidates
-    originals: dict[str, set[str]] = field(default_factory=dict)
-    # per line: what was planted there (donor language, junk kind), "" for none
-    planted: list[str] = field(default_factory=list)
-
-
-def find_sides(directory: Path, pivot: str) -> tuple[Path, Path]:
-    """Return the pivot-side and target-side files of a Moses pair directory."""
-    files = sorted(
-        p for p in directory.iterdir() if p.is_file() and p.suffix and p.suffix != ".labels"
-    )
-    files = [p for p in files if p.name.startswith(TATOEBA_STEM + ".")] or files
-    sides = [p for p in files if len(p.suffix) in (3, 4) and p.suffix[1:].isalpha()]
-    pivots = [p for p in sides if p.suffix[1:] == pivot]
-    targets = [p for p in sides if p.suffix[1:] != pivot]
-    if len(pivots) != 1 or len(targets) != 1:
-        raise SystemExit(
-            f"{directory}: expected one .{pivot} file and one target file, found "
-            f"{[p.name for p in sides]}; use --pivot to name the pivot's extension"
-        )
-    return pivots[0], targets[0]
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines of a Moses file, line ends stripped."""
-    with path.open(encoding="utf-8") as handle:
-        return [line.rstrip("\n").rstrip("\r") for line in handle]
-
-
-def corrupt(
-    pivots: list[str], targets: list[str], share: float, seed: int
-) -> tuple[list[str], list[bool]]:
-    """Replace ``share`` of the target lines with target lines from elsewhere.
-
-    A donor line is drawn at random from the whole file; it is redrawn when
-    it could be a true translation of the pivot (same pivot, or a text that
-    the file already aligns with this pivot), so every replaced line is
-    noise.
-    """
-    rng = random.Random(seed)
-    n = len(targets)
-    aligned: dict[str, set[str]] = defaultdict(set)
-    for p, t in zip(pivots, targets, strict=True):
-        aligned[pivot_key(normalize(p))].add(normalize(t))
-    chosen = sorted(rng.sample(range(n), round(share * n)))
-    out = list(targets)
-    replaced = [False] * n
-    for i in chosen:
-        key = pivot_key(normalize(pivots[i]))
-        while True:
-            j = rng.randrange(n)
-            if key != pivot_key(normalize(pivots[j])) and normalize(targets[j]) not in aligned[key]:
-                break
-        out[i] = targets[j]
-        replaced[i] = True
-    return out, replaced
-
-
-def lexical_donors(pivots: list[str], chosen: list[int]) -> dict[int, int]:
-    """For each chosen line i: the line j whose source shares most lowercase words with i's.
-
-    Ties go to the lowest j; a j whose normalized source equals line i's is
-    never taken (its target could be a true translation of the same pivot).
-    """
-    words = [set(WORD.findall(p.lower())) for p in pivots]
-    keys = [pivot_key(normalize(p)) for p in pivots]
-    holders: dict[str, list[int]] = defaultdict(list)  # word -> lines holding it
-    for j, ws in enumerate(words):
-        for w in ws:
-            holders[w].append(j)
-    donors = {}
-    for i in chosen:
-        shared: dict[int, int] = defaultdict(int)
-        for w in words[i]:
-            for j in holders[w]:
-                shared[j] += 1
-        best = min(
-            (j for j in shared if keys[j] != keys[i]),
-            key=lambda j: (-shared[j], j),
-            default=None,
-        )
-        if best is None:  # shares no word with any other source: any other line
-            best = next(j for j in range(len(pivots)) if keys[j] != keys[i])
-        donors[i] = best
-    return donors
-
-
-def corrupt_lexical(
-    pivots: list[str], targets: list[str], share: float, seed: int
-) -> tuple[list[str], list[bool]]:
-    """Replace ``share`` of the target lines with the translation of a similar source.
-
-    The replacement of line i is line j's target, where j is the source line
-    sharing the most lowercase words with line i's (``lexical_donors``): the
-    plausible misalignment of subtitle and web corpora, not a random line.
-    """
-    rng = random.Random(seed)
-    chosen = sorted(rng.sample(range(len(targets)), round(share * len(targets))))
-    out = list(targets)
-    replaced = [False] * len(targets)
-    for i, j in lexical_donors(pivots, chosen).items():
-        out[i] = targets[j]
-        # A donor identical to the original is no noise at all.
-        replaced[i] = normalize(targets[j]) != normalize(targets[i])
-    return out, replaced
-
-
-def build_corpus(
-    pivots: list[str],
-    targets: list[str],
-    replaced: list[bool],
-    pivot_lang: str,
-    lang: str,
-    planted: list[str] | None = None,
-) -> Corpus:
-    """Normalize the lines as the pipeline does, and index the original candidates."""
-    corpus = Corpus(
-        pivots=[normalize(p) for p in pivots],
-        candidates=[normalize(t) for t in targets],
-        replaced=replaced,
-        pivot_lang=pivot_lang,
-        lang=lang,
-        planted=planted or ["planted" if r else "" for r in replaced],
-    )
-    originals: dict[str, set[str]] = defaultdict(set)
-    for p, c, r in zip(corpus.pivots, corpus.candidates, replaced, strict=True):
-        if not r and p and c:
-            originals[pivot_key(p)].add(c)
-    corpus.originals = dict(originals)
-    return corpus
-
-
-def corrupted_pair(
-    directory: Path,
-    pivot: str,
-    noise: str,
-    rate: float,
-    seed: int,
-    donor_root: Path | None = None,
-) -> tuple[list[str], list[str], Corpus]:
-    """Read a Tatoeba pair and replace ``rate`` of its target lines with ``noise``.
-
-    ``donor_root`` holds the close-language donors of ``language`` noise
-    (``planted_noise.load_donors``); by default shared/corpora, two levels
-    above ``directory``.
-
-    Returns the pivot lines, the target lines after the replacement, and the
-    corpus that labels them.
-    """
-    pivot_path, target_path = find_sides(directory, pivot)
-    pivot_lang = canonical_lang(pivot_path.suffix[1:])
-    lang = canonical_lang(target_path.suffix[1:])
-    pivots, targets = read_lines(pivot_path), read_lines(target_path)
-    planted: list[str] | None = None
-    if noise == "language":
-        donors = load_donors(lang, donor_root or directory.resolve().parents[1])
-        corrupted, replaced, planted = corrupt_language(pivots, targets, rate, seed, donors)
-    elif noise == "junk":
-        corrupted, replaced, planted = corrupt_junk(pivots, targets, rate, seed, lang)
-    else:
-        replace = corrupt_lexical if noise == "lexical" else corrupt
-        corrupted, replaced = replace(pivots, targets, rate, seed)
-    corpus = build_corpus(pivots, corrupted, replaced, pivot_lang, lang, planted)
-    return pivots, corrupted, corpus
-
-
-def encode_all(
-    corpus: Corpus, model_spec: str, cache: Path | None = None
-) -> tuple[dict[str, int], Any]:
-    """Encode every distinct text once, as the pipeline's handler does.
-
-    With ``cache``, reuses an ``.npz`` of (texts, emb) written by an earlier
-    run with the same model: only the texts it lacks are encoded, and the
-    union is written back (one cache serves every noise of a corpus). A
-    text's embedding does not depend on the others encoded with it.
-    """
-    import numpy as np
-    from paramine.encoders.models import resolve_model
-    from sentence_transformers import SentenceTransformer
-
-    resolved = resolve_model(model_spec)
-    texts = sorted(set(corpus.pivots) | set(corpus.candidates))
-    known: list[str] = []
-    known_emb = None
-    if cache is not None and cache.exists():
-        stored = np.load(cache, allow_pickle=True)
-        if str(stored["model"]) == resolved.revision:
-            known, known_emb = [str(t) for t in stored["texts"]], stored["emb"]
-    index = {t: i for i, t in enumerate(known)}
-    missing = [t for t in texts if t not in index]
-    if not missing:
-        return index, known_emb
-    model = SentenceTransformer(resolved.path, device="cpu")
-    start = time.monotonic()
-    embeddings = model.encode(
-        [resolved.prefix + t for t in missing],
-        batch_size=128,
-        convert_to_numpy=True,
-        normalize_embeddings=True,
-        show_progress_bar=False,
-    ).astype("float32")  # (missing, dim)
-    print(
-        f"[bench] encoded {len(missing):,} distinct texts in {time.monotonic() - start:.0f} s",
-        file=sys.stderr,
-    )
-    if known_emb is not None:
-        embeddings = np.concatenate([known_emb, embeddings])
-    texts = known + missing
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(
-            cache,
-            texts=np.array(texts, dtype=object),
-            emb=embeddings,
-            model=np.array(resolved.revision),
-        )
-    return {t: i for i, t in enumerate(texts)}, embeddings
-
-
-def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[float]:
-    """Cosine of every line's (pivot, candidate), from the shared embeddings."""
-    import numpy as np
-
-    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
-    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
-    return [float(x) for x in np.einsum("ij,ij->i", p, c)]
-
-
-def run_prefilter(manifest: Any) -> tuple[PrefilterOptions, LanguageCheck | None]:
-    """The prefilter's settings of a run, from its manifest (the profile's, resolved)."""
-    options = manifest.options
-    filters = options.get("filters") or {}
-    limits = Limits()
-    prefilter = PrefilterOptions(
-        min_words=int(options.get("min_words", 1)),
-        max_words=int(options.get("max_words", 80)),
-        max_length_ratio=float(options.get("max_length_ratio", 2.5)),
-        sentence_count_filter=bool(options.get("sentence_count_filter", False)),
-        junk_rules=tuple(filters.get("junk_rules") or ()),
-        limits=Limits(
-            float(filters.get("min_letter_share", limits.min_letter_share)),
-            float(filters.get("min_script_share", limits.min_script_share)),
-        ),
-        language_ratio=filters.get("language_check"),
-    )
-    ratio = prefilter.language_ratio
-    return prefilter, (LanguageCheck((), ratio) if ratio is not None else None)
-
-
-def line_margin_scores(
-    corpus: Corpus,
-    index: dict[str, int],
-    embeddings: Any,
-    k: int,
-    sample_size: int,
-    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
-) -> list[float]:
-    """Ratio margin of every line's (pivot, candidate), as a margin run scores it.
-
-    The background is rebuilt the pipeline's way: the prefiltered, deduplicated
-    pairs with the ``sample_size`` smallest calibration hashes. ``prefilter``:
-    the run's settings (``run_prefilter``); by default ``PrefilterOptions()``.
-    """
-    import numpy as np
-    from paramine.pipelines.core.margin import build_background, margin_scores
-
-    options, languages = prefilter or (PrefilterOptions(), None)
-    kept: set[tuple[str, str]] = set()
-    for p, c in zip(corpus.pivots, corpus.candidates, strict=True):
-        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
-        if not prefilter_reason(pair, options, languages):
-            kept.add((p, c))
-    pairs = [
-        AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0) for p, c in kept
-    ]
-    sample = sorted(pairs, key=sample_rank)[:sample_size]
-    background = build_background(
-        [
-            ScoredPair(a, 0.0, embeddings[index[a.pivot]], embeddings[index[a.candidate]])
-            for a in sample
-        ]
-    )
-    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
-    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
-    keys = [
-        (pivot_key(a), comparison_key(b))
-        for a, b in zip(corpus.pivots, corpus.candidates, strict=True)
-    ]
-    return [float(x) for x in np.asarray(margin_scores(background, p, c, keys, k))]
+from paramine.schemas.records import AlignedPair
 
 
 def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
@@ -645,48 +344,6 @@ def format_planted(result: dict[str, Any]) -> str:
             f"detector: {example['detector']}"
         )
     return "\n".join(lines)
-
-
-class _LookupModel:
-    """Stands in for a SentenceTransformer: returns stored embeddings of texts."""
-
-    def __init__(self, cache: Path, prefix: str) -> None:
-        import numpy as np
-
-        stored = np.load(cache, allow_pickle=True)
-        self.index = {str(t): i for i, t in enumerate(stored["texts"])}
-        self.embeddings = stored["emb"]
-        self.prefix = prefix
-
-    def preprocess(self, texts: list[str]) -> dict[str, Any]:
-        """One token per text: ``encode_unpadded`` then looks all of them up at once."""
-        import torch
-
-        return {"attention_mask": torch.ones((len(texts), 1), dtype=torch.long)}
-
-    def get_embedding_dimension(self) -> int:
-        return int(self.embeddings.shape[1])
-
-    def encode(self, texts: list[str], **_: Any) -> Any:
-        n = len(self.prefix)
-        return self.embeddings[[self.index[t[n:]] for t in texts]]
-
-
-def cached_handler(cache: Path) -> type:
-    """An ``EncoderHandler`` whose model looks embeddings up in ``cache``.
-
-    Everything else is the pipeline's own: batching, the cosine, the
-    calibration sample and shifts, the cut, grouping, pairing, post-filter.
-    Only the encoder's forward pass is memoized, so the scores are the same
-    model's (up to float noise from batch padding).
-    """
-    from paramine.encoders.handler import EncoderHandler, LoadedEncoder
-
-    class CachedEncoderHandler(EncoderHandler):
-        def load_model(self) -> Any:
-            return LoadedEncoder(_LookupModel(cache, self.prefix))
-
-    return CachedEncoderHandler
 
 
 def mine(

@@ -45,7 +45,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_quality import WORD, Corpus, corrupted_pair, encode_all
+from line_scores import encode_all
+from noisy_corpus import WORD, Corpus, corrupted_pair
 from paramine.pipelines.core.groups import pivot_key
 from paramine.schemas.reader import read_pairs
 
@@ -211,7 +212,7 @@ def other_pivot_leans(
     The pool is every (pivot, candidate) of the input whose score reaches the
     run's floor (``threshold.support.floor``, or the cut), as the run kept them.
     """
-    from bench_quality import line_margin_scores, line_scores
+    from line_scores import line_margin_scores, line_scores
     from paramine.pipelines.core.neighbours import nearest
     from paramine.schemas.text_keys import comparison_key
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def signals():
-    """benchmarks/bench_signals.py as a module; it imports bench_quality beside it."""
+    """benchmarks/bench_signals.py as a module; it imports the modules beside it."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location(
         "bench_signals", ROOT / "benchmarks/bench_signals.py"
@@ -23,7 +23,8 @@ def signals():
     spec.loader.exec_module(module)
     yield module
     sys.path.remove(str(ROOT / "benchmarks"))
-    sys.modules.pop("bench_quality", None)
+    for name in ("bench_quality", "line_scores", "noisy_corpus", "planted_noise"):
+        sys.modules.pop(name, None)
 
 
 def test_ibm1_learns_which_word_translates_which(signals):

@@ -1,9 +1,10 @@
-"""Helpers shared by the format tests: read shards as ``paramine mine`` does, count reasons."""
+"""Helpers shared by the pipeline tests: write bitext, read shards as ``paramine mine`` does."""
 
 from __future__ import annotations
 
 import collections
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from paramine.pipelines.formats import (
@@ -55,4 +56,10 @@ def write_zip(path: Path, members: dict[str, bytes]) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         for name, data in members.items():
             archive.writestr(zipfile.ZipInfo(name), data)
+    return path
+
+
+def write_tsv(path: Path, pairs: Iterable[tuple[str, str]]) -> Path:
+    """Write (pivot, candidate) pairs as a two-column TSV file; return its path."""
+    path.write_text("".join(f"{p}\t{c}\n" for p, c in pairs), encoding="utf-8")
     return path

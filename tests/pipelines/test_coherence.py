@@ -24,6 +24,8 @@ from paramine.pipelines.stages.coherence_filter import CoherenceFilter
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
+from tests.pipelines.format_helpers import write_tsv
+
 
 def unit(*values: float) -> np.ndarray:
     vector = np.asarray(values, dtype="float32")
@@ -95,8 +97,7 @@ def test_a_mine_run_records_the_coherence_cut_and_balances(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
     lines = [(f"Sentence {i % 40}.", f"Zdanie numer {i} {i % 7}.") for i in range(240)]
-    tsv = tmp_path / "bitext.tsv"
-    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in lines), encoding="utf-8")
+    tsv = write_tsv(tmp_path / "bitext.tsv", lines)
     manifest = run([str(tsv), "--output", str(tmp_path / "out"), "--model", str(tiny_model_dir)])
     assert manifest.accounting_errors() == []
     assert [s["name"] for s in manifest.stages].index("coherence") == (
@@ -181,8 +182,7 @@ def test_a_mine_run_with_hard_negatives_records_the_cut_and_balances(
 ) -> None:
     pytest.importorskip("faiss")
     lines = [(f"Sentence {i % 40}.", f"Zdanie numer {i} {i % 7}.") for i in range(240)]
-    tsv = tmp_path / "bitext.tsv"
-    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in lines), encoding="utf-8")
+    tsv = write_tsv(tmp_path / "bitext.tsv", lines)
     common = [str(tsv), "--model", str(tiny_model_dir), "--threshold", "-1.0"]
     plain = run([*common, "--output", str(tmp_path / "plain")])
     manifest = run([*common, "--output", str(tmp_path / "hard"), "--hard-negative-accept", "0.5"])
@@ -292,8 +292,7 @@ def support_bitext(path: Path) -> Path:
                 candidate[rng.randrange(6)] = rng.choice(words)
             lines.append((pivot, " ".join(candidate) + " x."))
         lines.append((pivot, " ".join(rng.sample(words, 6)) + " y."))
-    path.write_text("".join(f"{p}\t{c}\n" for p, c in lines), encoding="utf-8")
-    return path
+    return write_tsv(path, lines)
 
 
 def test_a_mine_run_with_group_support_records_its_cuts_and_balances(

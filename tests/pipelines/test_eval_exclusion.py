@@ -11,6 +11,8 @@ from paramine.pipelines.run.eval_exclusion import exclusion_keys
 from paramine.pipelines.run.mine import run
 from paramine.schemas.errors import InputError, UsageError
 
+from tests.pipelines.format_helpers import write_tsv
+
 
 def test_evaluation_sentences_are_kept_out_on_request(tmp_path: Path, tiny_model_dir: Path) -> None:
     bitext = [
@@ -19,8 +21,7 @@ def test_evaluation_sentences_are_kept_out_on_request(tmp_path: Path, tiny_model
         ("I'm tired.", "Jestem zmęczony."),
         ("I'm tired.", "Padam z nóg."),
     ]
-    tsv = tmp_path / "bitext.tsv"
-    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in bitext), encoding="utf-8")
+    tsv = write_tsv(tmp_path / "bitext.tsv", bitext)
     # An evaluation file, one sentence a line; case and punctuation differ.
     held = tmp_path / "test.pol"
     held.write_text("ODBIŁO CI\nKot śpi.\n", encoding="utf-8")

@@ -20,6 +20,7 @@ from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.postfilter import PostFilter
 from paramine.schemas.errors import UsageError
 
+from tests.pipelines.format_helpers import write_tsv
 from tests.pipelines.test_transforms import check_stage, paraphrase
 
 # Real near-duplicates from the x-pol dataset of docs/training.md, and pairs
@@ -143,8 +144,7 @@ def test_a_run_counts_them_in_its_stats_and_drops_them_on_request(
         ("Are you crazy?", "Odbiło ci?"),
         ("Are you crazy?", "Zwariowałeś?"),
     ]
-    tsv = tmp_path / "bitext.tsv"
-    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in bitext), encoding="utf-8")
+    tsv = write_tsv(tmp_path / "bitext.tsv", bitext)
     for drop in (False, True):
         output = tmp_path / f"out-{drop}"
         flags = ["--threshold", "-1"] + (["--near-duplicates", "0.8"] if drop else [])

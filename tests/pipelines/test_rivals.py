@@ -18,6 +18,8 @@ from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.stages import accounting_errors
 
+from tests.pipelines.format_helpers import write_tsv
+
 
 def aligned(pivot: str, candidate: str, line: int) -> AlignedPair:
     return AlignedPair(pivot, candidate, "en", "pl", "fixture", "mem://bitext", line)
@@ -192,8 +194,7 @@ def test_inflection_pairs_are_counted_and_dropped_on_request(
         ("Are you crazy?", "Odbiło ci?"),
         ("Are you crazy?", "Zwariowałeś?"),
     ]
-    tsv = tmp_path / "bitext.tsv"
-    tsv.write_text("".join(f"{p}\t{c}\n" for p, c in bitext), encoding="utf-8")
+    tsv = write_tsv(tmp_path / "bitext.tsv", bitext)
     written = {}
     for drop in (False, True):
         output = tmp_path / f"out-{drop}"

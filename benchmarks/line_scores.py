@@ -1,0 +1,191 @@
+"""The scores a mining run gave each line of bench_quality's corpus, recomputed.
+
+The pipeline writes pairs, not per-line scores; bench_quality.py and
+bench_signals.py recompute them with the same model, prefix and
+normalization (and, for margin scoring, the run's background). The
+embeddings are cached per corpus (``encode_all``), and ``cached_handler``
+lets a mining run look them up instead of running the model again.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from noisy_corpus import Corpus
+from paramine.pipelines.core.cuts import sample_rank
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.junk import Limits
+from paramine.pipelines.core.language_id import LanguageCheck
+from paramine.pipelines.core.text import comparison_key
+from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
+from paramine.schemas.records import AlignedPair, ScoredPair
+
+
+def encode_all(
+    corpus: Corpus, model_spec: str, cache: Path | None = None
+) -> tuple[dict[str, int], Any]:
+    """Encode every distinct text once, as the pipeline's handler does.
+
+    With ``cache``, reuses an ``.npz`` of (texts, emb) written by an earlier
+    run with the same model: only the texts it lacks are encoded, and the
+    union is written back (one cache serves every noise of a corpus). A
+    text's embedding does not depend on the others encoded with it.
+    """
+    import numpy as np
+    from paramine.encoders.models import resolve_model
+    from sentence_transformers import SentenceTransformer
+
+    resolved = resolve_model(model_spec)
+    texts = sorted(set(corpus.pivots) | set(corpus.candidates))
+    known: list[str] = []
+    known_emb = None
+    if cache is not None and cache.exists():
+        stored = np.load(cache, allow_pickle=True)
+        if str(stored["model"]) == resolved.revision:
+            known, known_emb = [str(t) for t in stored["texts"]], stored["emb"]
+    index = {t: i for i, t in enumerate(known)}
+    missing = [t for t in texts if t not in index]
+    if not missing:
+        return index, known_emb
+    model = SentenceTransformer(resolved.path, device="cpu")
+    start = time.monotonic()
+    embeddings = model.encode(
+        [resolved.prefix + t for t in missing],
+        batch_size=128,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+        show_progress_bar=False,
+    ).astype("float32")  # (missing, dim)
+    print(
+        f"[bench] encoded {len(missing):,} distinct texts in {time.monotonic() - start:.0f} s",
+        file=sys.stderr,
+    )
+    if known_emb is not None:
+        embeddings = np.concatenate([known_emb, embeddings])
+    texts = known + missing
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(
+            cache,
+            texts=np.array(texts, dtype=object),
+            emb=embeddings,
+            model=np.array(resolved.revision),
+        )
+    return {t: i for i, t in enumerate(texts)}, embeddings
+
+
+def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[float]:
+    """Cosine of every line's (pivot, candidate), from the shared embeddings."""
+    import numpy as np
+
+    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
+    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
+    return [float(x) for x in np.einsum("ij,ij->i", p, c)]
+
+
+def run_prefilter(manifest: Any) -> tuple[PrefilterOptions, LanguageCheck | None]:
+    """The prefilter's settings of a run, from its manifest (the profile's, resolved)."""
+    options = manifest.options
+    filters = options.get("filters") or {}
+    limits = Limits()
+    prefilter = PrefilterOptions(
+        min_words=int(options.get("min_words", 1)),
+        max_words=int(options.get("max_words", 80)),
+        max_length_ratio=float(options.get("max_length_ratio", 2.5)),
+        sentence_count_filter=bool(options.get("sentence_count_filter", False)),
+        junk_rules=tuple(filters.get("junk_rules") or ()),
+        limits=Limits(
+            float(filters.get("min_letter_share", limits.min_letter_share)),
+            float(filters.get("min_script_share", limits.min_script_share)),
+        ),
+        language_ratio=filters.get("language_check"),
+    )
+    ratio = prefilter.language_ratio
+    return prefilter, (LanguageCheck((), ratio) if ratio is not None else None)
+
+
+def line_margin_scores(
+    corpus: Corpus,
+    index: dict[str, int],
+    embeddings: Any,
+    k: int,
+    sample_size: int,
+    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
+) -> list[float]:
+    """Ratio margin of every line's (pivot, candidate), as a margin run scores it.
+
+    The background is rebuilt the pipeline's way: the prefiltered, deduplicated
+    pairs with the ``sample_size`` smallest calibration hashes. ``prefilter``:
+    the run's settings (``run_prefilter``); by default ``PrefilterOptions()``.
+    """
+    import numpy as np
+    from paramine.pipelines.core.margin import build_background, margin_scores
+
+    options, languages = prefilter or (PrefilterOptions(), None)
+    kept: set[tuple[str, str]] = set()
+    for p, c in zip(corpus.pivots, corpus.candidates, strict=True):
+        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
+        if not prefilter_reason(pair, options, languages):
+            kept.add((p, c))
+    pairs = [
+        AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0) for p, c in kept
+    ]
+    sample = sorted(pairs, key=sample_rank)[:sample_size]
+    background = build_background(
+        [
+            ScoredPair(a, 0.0, embeddings[index[a.pivot]], embeddings[index[a.candidate]])
+            for a in sample
+        ]
+    )
+    p = embeddings[[index[t] for t in corpus.pivots]]  # (lines, dim)
+    c = embeddings[[index[t] for t in corpus.candidates]]  # (lines, dim)
+    keys = [
+        (pivot_key(a), comparison_key(b))
+        for a, b in zip(corpus.pivots, corpus.candidates, strict=True)
+    ]
+    return [float(x) for x in np.asarray(margin_scores(background, p, c, keys, k))]
+
+
+class _LookupModel:
+    """Stands in for a SentenceTransformer: returns stored embeddings of texts."""
+
+    def __init__(self, cache: Path, prefix: str) -> None:
+        import numpy as np
+
+        stored = np.load(cache, allow_pickle=True)
+        self.index = {str(t): i for i, t in enumerate(stored["texts"])}
+        self.embeddings = stored["emb"]
+        self.prefix = prefix
+
+    def preprocess(self, texts: list[str]) -> dict[str, Any]:
+        """One token per text: ``encode_unpadded`` then looks all of them up at once."""
+        import torch
+
+        return {"attention_mask": torch.ones((len(texts), 1), dtype=torch.long)}
+
+    def get_embedding_dimension(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        n = len(self.prefix)
+        return self.embeddings[[self.index[t[n:]] for t in texts]]
+
+
+def cached_handler(cache: Path) -> type:
+    """An ``EncoderHandler`` whose model looks embeddings up in ``cache``.
+
+    Everything else is the pipeline's own: batching, the cosine, the
+    calibration sample and shifts, the cut, grouping, pairing, post-filter.
+    Only the encoder's forward pass is memoized, so the scores are the same
+    model's (up to float noise from batch padding).
+    """
+    from paramine.encoders.handler import EncoderHandler, LoadedEncoder
+
+    class CachedEncoderHandler(EncoderHandler):
+        def load_model(self) -> Any:
+            return LoadedEncoder(_LookupModel(cache, self.prefix))
+
+    return CachedEncoderHandler
