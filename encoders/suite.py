@@ -94,8 +94,10 @@ def builtin_suites() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-def load_suite(spec: str) -> Suite:
+def load_suite(spec: str, flag: str = "--suite") -> Suite:
     """Read a suite: a built-in name (``pl``) or the path of a YAML/JSON file.
+
+    ``flag`` is the option that named it, for the error message.
 
     Raises:
         UsageError: ``spec`` is neither a built-in name nor an existing file.
@@ -110,7 +112,7 @@ def load_suite(spec: str) -> Suite:
         text, source = resource.read_text(encoding="utf-8"), f"built-in suite {spec!r}"
     else:
         raise UsageError(
-            f"--suite {spec!r} is neither a built-in suite ({', '.join(builtin_suites())}) nor "
+            f"{flag} {spec!r} is neither a built-in suite ({', '.join(builtin_suites())}) nor "
             "a suite file; write one like encoders/suites/pl.yaml and pass its path"
         )
     try:

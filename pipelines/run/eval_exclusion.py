@@ -43,7 +43,7 @@ def exclusion_keys(config: MineConfig) -> frozenset[str]:
     if config.exclude_suite:
         from paramine.encoders.suite import check_files, load_suite, read_task, resolve_data_root
 
-        suite = load_suite(config.exclude_suite)
+        suite = load_suite(config.exclude_suite, "--exclude-suite")
         root = resolve_data_root(suite, config.suite_data)
         check_files(suite, root)
         splits = [split for task in suite.tasks for split in read_task(task, root).values()]

@@ -71,3 +71,7 @@ def test_a_suite_gives_every_split_s_sentences(tmp_path: Path) -> None:
     (data / "toy" / "dev.txt").unlink()
     with pytest.raises(InputError, match=r"toy/dev\.txt"):
         exclusion_keys(config)
+    # An unknown suite is named with the option that named it.
+    unknown = MineConfig(inputs=("x.tsv",), src_lang="en", tgt_lang="pl", exclude_suite="nosuch")
+    with pytest.raises(UsageError, match="^--exclude-suite 'nosuch' is neither a built-in suite"):
+        exclusion_keys(unknown)
