@@ -40,7 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "evaluate": (
         "paramine.encoders.evaluate",
-        "score an encoder on paraphrase retrieval and STS",
+        "score encoders on a task suite (--suite pl: the paper's eight), retrieval and STS",
     ),
     "refresh": (
         "paramine.pipelines.refresh.cli",

@@ -135,7 +135,14 @@ def _chain(url: str) -> tuple[str, str]:
 
 
 class _Unpaired(InputError):
-    """One side of a Moses pair whose other side is not beside it."""
+    """One side of a Moses pair whose other side is not beside it.
+
+    ``hint``: what the file's siblings suggest (another pivot language), or "".
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message + (f" ({hint})" if hint else ""))
+        self.hint = hint
 
 
 def _check_archive(url: str) -> None:
@@ -392,6 +399,7 @@ def resolve_inputs(
     shards: dict[tuple[str, ...], Shard] = {}
     # Moses files of other languages skipped in a directory: named if nothing is left.
     skipped: list[str] = []
+    hints: list[str] = []  # what stray Moses files' siblings suggest
     for url in inputs:
         files, many = _expand(url)
         if not files:
@@ -407,6 +415,8 @@ def resolve_inputs(
                 if not many:
                     raise
                 log.warning("skipping %s; it is counted as rejected (unpaired_file)", stray)
+                if stray.hint:
+                    hints.append(stray.hint)
                 found = [_unpaired_shard(file, str(stray), sides, corpus)]
             except _NoTarget as other:
                 if not many:
@@ -431,6 +441,8 @@ def resolve_inputs(
         others = ""
         if skipped:
             others = f" ({skipped[0]}" + (f"; and {len(skipped) - 1} more)" if skipped[1:] else ")")
+        if hints:  # the first stray's siblings name another pivot language
+            others += f" ({hints[0]})"
         raise InputError(
             f"no bitext to read in {', '.join(inputs)}"
             + (f": only Moses files without a partner ({', '.join(strays)})" if strays else "")
@@ -439,6 +451,19 @@ def resolve_inputs(
             "files"
         )
     return resolved
+
+
+def _other_pivots_hint(stem: str, rest: str, url: str) -> str:
+    """What a target file's siblings say: another pivot language, given by --src-lang."""
+    own = _strip_compression(_chain(url)[0])[0].rpartition(".")[2]
+    others = sorted({suffix for _, suffix in _siblings(stem, rest) if suffix != own})
+    if not others:
+        return ""
+    shown = ", ".join(f".{suffix}" for suffix in others)
+    return (
+        f"beside it: {shown}; for another pivot language give --src-lang {others[0]}, "
+        "or --src-lang auto for several"
+    )
 
 
 class _NoTarget(InputError):
@@ -550,7 +575,8 @@ def _classify(url: str, sides: _Sides, fmt: str, corpus: str | None) -> list[Sha
             if not pivots:
                 raise _Unpaired(
                     f"{url} looks like one side of a Moses pair, but no "
-                    f"{stem}.{sides.shown()}{rest} file is beside it"
+                    f"{stem}.{sides.shown()}{rest} file is beside it",
+                    _other_pivots_hint(stem, rest, url),
                 )
         return [
             Shard(

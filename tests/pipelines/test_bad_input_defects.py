@@ -218,6 +218,18 @@ class TestStrayFile:
         with pytest.raises(InputError, match=r"x\.en looks like one side of a Moses pair"):
             resolve_inputs([str(tmp_path / "x.en")], "en", "pl")
 
+    def test_a_target_beside_another_pivot_language_says_which_flag(self, tmp_path: Path) -> None:
+        # Tatoeba's x-pol folders: German and Polish, mined with the default --src-lang en.
+        (tmp_path / "t.deu").write_text("Katze.\n")
+        (tmp_path / "t.pol").write_text("Kot.\n")
+        hint = r"\(beside it: \.deu; for another pivot language give --src-lang deu"
+        with pytest.raises(InputError, match=r"only Moses files without a partner .*" + hint):
+            resolve_inputs([str(tmp_path)], "en", "pl")
+        with pytest.raises(InputError, match=r"no .*t\.en file is beside it " + hint):
+            resolve_inputs([str(tmp_path / "t.pol")], "en", "pl")
+        [shard] = resolve_inputs([str(tmp_path)], "deu", "pl")
+        assert (shard.pivot_lang, shard.lang) == ("de", "pl")
+
     def test_unpaired_is_not_a_user_format(self, tmp_path: Path) -> None:
         (tmp_path / "a.tsv").write_text("a\tb\n")
         with pytest.raises(UsageError, match="unknown"):
