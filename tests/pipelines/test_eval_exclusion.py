@@ -73,5 +73,5 @@ def test_a_suite_gives_every_split_s_sentences(tmp_path: Path) -> None:
         exclusion_keys(config)
     # An unknown suite is named with the option that named it.
     unknown = MineConfig(inputs=("x.tsv",), src_lang="en", tgt_lang="pl", exclude_suite="nosuch")
-    with pytest.raises(UsageError, match="^--exclude-suite 'nosuch' is neither a built-in suite"):
+    with pytest.raises(UsageError, match=r"^--exclude-suite 'nosuch' is neither a built-in suite"):
         exclusion_keys(unknown)
