@@ -214,14 +214,23 @@ def task_paths(task: SuiteTask, root: str) -> dict[str, str]:
     return {split: posixpath.join(root.rstrip("/"), path) for split, path in task.files.items()}
 
 
+#: Missing files named in check_files' message; the rest are counted.
+SHOWN_MISSING = 4
+
+
 def check_files(suite: Suite, root: str) -> None:
     """Fail before any model loads when a file of the suite is absent.
 
     Raises:
-        InputError: naming every missing file, its task and split.
+        InputError: the root is not a folder, or naming the first missing
+            files (with their task and split) and counting the rest.
     """
     import fsspec
 
+    where = f". Pass the folder that holds them with --suite-data DIR (or ${DATA_ENV})"
+    fs, local_root = fsspec.core.url_to_fs(root)
+    if not fs.isdir(local_root):
+        raise InputError(f"suite {suite.name!r}: the data root {root} is not a folder" + where)
     missing = []
     for task in suite.tasks:
         for split, path in task_paths(task, root).items():
@@ -229,11 +238,10 @@ def check_files(suite: Suite, root: str) -> None:
             if not fs.isfile(local):
                 missing.append(f"{path} ({task.name} {split})")
     if missing:
-        raise InputError(
-            f"suite {suite.name!r}, data root {root}: missing "
-            + "; ".join(missing)
-            + f". Pass the folder that holds them with --suite-data DIR (or ${DATA_ENV})"
-        )
+        shown = "; ".join(missing[:SHOWN_MISSING])
+        if len(missing) > SHOWN_MISSING:
+            shown += f"; and {len(missing) - SHOWN_MISSING} more"
+        raise InputError(f"suite {suite.name!r}, data root {root}: missing {shown}" + where)
 
 
 def read_task(task: SuiteTask, root: str) -> dict[str, Split]:

@@ -373,6 +373,12 @@ def test_cli_names_the_missing_data_and_refuses_mixing(
     error = capsys.readouterr().err
     assert f"{tmp_path}/PPC/train.txt (PPC train)" in error
     assert "--suite-data DIR" in error
+    # All 24 files are missing: the first four are named, the rest counted.
+    assert "(CR-H train)" in error and "(CR-H dev)" not in error and "and 20 more" in error
+    # A root that is not there at all is said in one line.
+    assert main([str(tiny_model_dir), "--suite", "pl", "--suite-data", str(tmp_path / "no")]) == 2
+    error = capsys.readouterr().err
+    assert f"the data root {tmp_path}/no is not a folder" in error and "PPC" not in error
     sts = tmp_path / "sts.tsv"
     sts.write_text("a\tb\t1\nc\td\t2\n", encoding="utf-8")
     argv = [str(tiny_model_dir), "--suite", "pl", "--eval-sts", str(sts)]
