@@ -222,13 +222,24 @@ class ScoreGroups(beam.PTransform):
             | "EncodeTexts" >> EncodeTexts(encoder_handler(config))
         )
 
-        # The contest compares candidates by their vectors too; margin rescores with them.
-        scored = to_encode | "ScorePairs" >> ScoreByText(vectors, keep_vectors=margin or contest)
+        # One pass of joins scores every part: the grouped pairs (the contest
+        # compares candidates by their vectors too; margin rescores with
+        # them), the rivals' and the calibration sample's.
+        parts = {"grouped": to_encode}
+        keep = {"grouped"} if margin or contest else set()
+        if rivals is not None:
+            parts["rival"] = rivals
+            keep.add("rival")
+        if sample is not None:
+            parts["sample"] = sample | "SamplePairs" >> beam.FlatMap(lambda pairs: pairs)
+            keep.add("sample")
+        scored_parts = parts | "ScorePairs" >> ScoreByText(vectors, keep_vectors=keep)
+        scored = scored_parts["grouped"]
         fresh = [scored]
         if prescored is not None:
             scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
         if rivals is not None and config.rival_margin is not None:
-            rival_scores = rivals | "ScoreRivals" >> ScoreByText(vectors, keep_vectors=True)
+            rival_scores = scored_parts["rival"]
             fresh.append(rival_scores)
             if rivals_prescored is not None:
                 rival_scores = (
@@ -246,7 +257,7 @@ class ScoreGroups(beam.PTransform):
 
         embedded = coherence = None
         if sample is not None:
-            embedded = sample | "EmbedSample" >> EmbedSample(vectors)
+            embedded = scored_parts["sample"] | "EmbedSample" >> EmbedSample()
             scoring = None
             if margin:
                 scored = scored | "MarginScore" >> MarginScore(config.margin_k, embedded)

@@ -44,7 +44,6 @@ from paramine.pipelines.core.cuts import (
     small_sample_warning,
     support_record,
 )
-from paramine.pipelines.core.vectors import ScoreByText
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -86,35 +85,25 @@ def sample_texts(sample: list[AlignedPair]) -> Iterator[str]:
 
 
 class EmbedSample(beam.PTransform):
-    """The calibration sample with its vectors, taken from the run's encoded texts.
+    """The calibration sample with its vectors, as one list in hash order.
 
     The sample's texts are encoded with the run's other texts (each distinct
-    text once), and joined back here; the result is both the calibration's
-    data and the margin's background.
+    text once) and its pairs scored with theirs (``ScoreByText``'s ``sample``
+    part in ``ScoreGroups``, keeping the vectors); this gathers them. The
+    result is both the calibration's data and the margin's background.
 
-    Args:
-        vectors: ``(text, vector)`` for at least every text of the sample.
+    Applied to the sample's ScoredPairs, carrying their vectors.
 
     Returns:
         A singleton PCollection: the sample as ScoredPairs (cosines) carrying
         their vectors, in hash order.
     """
 
-    def __init__(self, vectors: beam.PCollection) -> None:
-        super().__init__()
-        self.vectors = vectors
+    def expand(self, scored: beam.PCollection) -> beam.PCollection:
+        def in_hash_order(sample: list[ScoredPair]) -> list[ScoredPair]:
+            return sorted(sample, key=lambda s: sample_rank(s.pair))
 
-    def expand(self, sample: beam.PCollection) -> beam.PCollection:
-        def in_hash_order(scored: list[ScoredPair]) -> list[ScoredPair]:
-            return sorted(scored, key=lambda s: sample_rank(s.pair))
-
-        return (
-            sample
-            | "Pairs" >> beam.FlatMap(lambda pairs: pairs)
-            | "Embed" >> ScoreByText(self.vectors, keep_vectors=True)
-            | "Gather" >> beam.combiners.ToList()
-            | "HashOrder" >> beam.Map(in_hash_order)
-        )
+        return scored | "Gather" >> beam.combiners.ToList() | "HashOrder" >> beam.Map(in_hash_order)
 
 
 class CalibrateThreshold(beam.PTransform):

@@ -221,6 +221,15 @@ def contest_key(scored: ScoredPair) -> tuple[CandidateKey, ScoredPair]:
     return candidate_key(scored.pair), scored
 
 
+def rival_key(rival: ScoredPair) -> tuple[CandidateKey, ScoredPair]:
+    """A rival keyed for its contest, without its candidate's vector.
+
+    The contest reads a rival's pivot vector and score only (the candidate
+    is one of the group's own), and the join buffers every rival of the run.
+    """
+    return candidate_key(rival.pair), ScoredPair(rival.pair, rival.score, rival.pivot_vector)
+
+
 class ContestCandidates(beam.PTransform):
     """Drops a scored pair when its candidate translates another pivot better.
 
@@ -247,7 +256,7 @@ class ContestCandidates(beam.PTransform):
         self.margin = margin
 
     def expand(self, scored: beam.PCollection) -> StageResult:
-        rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(contest_key)
+        rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(rival_key)
         absolute = (
             {"scored": scored | "ByCandidate" >> beam.Map(contest_key), "rival": rivals}
             | "JoinRivals" >> beam.CoGroupByKey()

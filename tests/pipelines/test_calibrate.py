@@ -20,6 +20,7 @@ from paramine.pipelines.core.cuts import (
     score_sample,
     shift_count,
 )
+from paramine.pipelines.core.vectors import ScoreByText
 from paramine.pipelines.stages.calibrate_threshold import (
     CalibrateThreshold,
     CalibrationSample,
@@ -141,7 +142,12 @@ class EmbeddedSample(beam.PTransform):
         vectors = (
             sample | "Texts" >> beam.FlatMap(sample_texts) | "Encode" >> EncodeTexts(self.handler)
         )
-        return sample | "Embed" >> EmbedSample(vectors)
+        return (
+            sample
+            | "Pairs" >> beam.FlatMap(lambda pairs: pairs)
+            | "Score" >> ScoreByText(vectors, keep_vectors=True)
+            | "Embed" >> EmbedSample()
+        )
 
 
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:

@@ -68,6 +68,56 @@ class TestScorePairs:
             )
             assert_that(scores, equal_to([(i, 1.0) for i in range(5)]))
 
+    def test_named_parts_in_one_pass(self, tiny_model_dir: Path) -> None:
+        # Three parts share texts ("a" is a pivot of two parts); each comes back
+        # under its own name, with the score it gets alone, vectors where asked.
+        handler = EncoderHandler(str(tiny_model_dir))
+        parts = {
+            "grouped": [AlignedPair("a", "b", "en", "pl", "c", "s", 1)],
+            "rival": [AlignedPair("a", "c", "en", "pl", "c", "s", 2)],
+            "sample": [AlignedPair("d", "b", "en", "pl", "c", "s", 3)],
+        }
+        with TestPipeline(runner="FnApiRunner") as p:
+            pcolls = {name: p | f"Create[{name}]" >> beam.Create(ps) for name, ps in parts.items()}
+            everything = list(pcolls.values()) | "Everything" >> beam.Flatten()
+            vectors = everything | beam.FlatMap(pair_texts) | EncodeTexts(handler)
+            alone = everything | "Alone" >> ScoreByText(vectors)
+            together = pcolls | "Together" >> ScoreByText(vectors, keep_vectors={"rival"})
+            by_part = [
+                together[name]
+                | f"Of[{name}]"
+                >> beam.Map(
+                    lambda s, n: (s.pair.line, (n, s.score, s.pivot_vector is not None)), name
+                )
+                for name in parts
+            ]
+            joined = (
+                {
+                    "alone": alone | beam.Map(lambda s: (s.pair.line, s.score)),
+                    "together": by_part | "ByPart" >> beam.Flatten(),
+                }
+                | beam.CoGroupByKey()
+                | beam.MapTuple(
+                    lambda line, sides: (
+                        line,
+                        [
+                            (n, score == sides["alone"][0], kept)
+                            for n, score, kept in sides["together"]
+                        ],
+                    )
+                )
+            )
+            assert_that(
+                joined,
+                equal_to(
+                    [
+                        (1, [("grouped", True, False)]),
+                        (2, [("rival", True, True)]),
+                        (3, [("sample", True, False)]),
+                    ]
+                ),
+            )
+
 
 class TestReadBitext:
     def test_moses_and_tsv_with_rejects(self, tmp_path: Path) -> None:
