@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
+from typing import Any
 
 import apache_beam as beam
 import numpy as np
@@ -50,6 +51,14 @@ class _ScoreFn(beam.DoFn):
                     yield part, ScoredPair(pair, value, pivot_vector, candidate_vector)
                 else:
                     yield part, ScoredPair(pair, value)
+
+
+class _ByPart(beam.PartitionFn):
+    """A scored pair's part: the index it was tagged with."""
+
+    def partition_for(self, element: Any, num_partitions: int, *args: Any, **kwargs: Any) -> int:
+        part: int = element[0]
+        return part
 
 
 class ScoreByText(beam.PTransform):
@@ -109,7 +118,7 @@ class ScoreByText(beam.PTransform):
         )
         if not isinstance(pairs, dict):
             return scored | "Untag" >> beam.MapTuple(lambda _, pair: pair)
-        split = scored | "Split" >> beam.Partition(lambda tagged, _: tagged[0], len(names))
+        split = scored | "Split" >> beam.Partition(_ByPart(), len(names))
         return {
             name: split[i] | f"Untag[{name}]" >> beam.MapTuple(lambda _, pair: pair)
             for i, name in enumerate(names)
