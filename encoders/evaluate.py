@@ -81,41 +81,47 @@ def read_sts_tsv(path: str) -> StsData:
     A first line whose score is not a number is taken as a header. Blank
     lines are skipped; any other malformed line is an error naming it.
     """
-    import fsspec
-
     s1: list[str] = []
     s2: list[str] = []
     scores: list[float] = []
-    with fsspec.open(path, "r", encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if len(fields) != 3:
-                raise InputError(
-                    f"{path}:{number}: expected 3 tab-separated fields "
-                    f"(sentence1, sentence2, score), found {len(fields)}"
-                )
-            try:
-                score = float(fields[2])
-            except ValueError:
-                if number == 1:
-                    continue  # a header
-                raise InputError(f"{path}:{number}: score {fields[2]!r} is not a number") from None
-            s1.append(fields[0])
-            s2.append(fields[1])
-            scores.append(score)
+    for number, line in enumerate(_read_lines(path, "--eval-sts"), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise InputError(
+                f"{path}:{number}: expected 3 tab-separated fields "
+                f"(sentence1, sentence2, score), found {len(fields)}"
+            )
+        try:
+            score = float(fields[2])
+        except ValueError:
+            if number == 1:
+                continue  # a header
+            raise InputError(f"{path}:{number}: score {fields[2]!r} is not a number") from None
+        s1.append(fields[0])
+        s2.append(fields[1])
+        scores.append(score)
     if len(scores) < 2:
         raise InputError(f"{path}: {len(scores)} scored sentence pairs; Spearman needs 2 or more")
     return StsData(s1, s2, scores)
 
 
-def _read_lines(path: str) -> list[str]:
+def _read_lines(path: str, flag: str) -> list[str]:
+    """The lines of a UTF-8 text file, line ends stripped; ``flag`` names it in errors."""
     import fsspec
 
-    with fsspec.open(path, "r", encoding="utf-8") as f:
-        return [line.rstrip("\r\n") for line in f]
+    try:
+        with fsspec.open(path, "r", encoding="utf-8") as f:
+            return [line.rstrip("\r\n") for line in f]
+    except FileNotFoundError:
+        raise InputError(f"{flag}: {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{flag}: {path} is a folder; give a file") from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{flag}: {path} is not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from None
 
 
 def read_bitext(paths: Sequence[str]) -> Bitext:
@@ -126,7 +132,7 @@ def read_bitext(paths: Sequence[str]) -> Bitext:
             or fewer than 2 pairs remain (retrieval needs a distractor).
     """
     if len(paths) == 2:
-        source, target = (_read_lines(path) for path in paths)
+        source, target = (_read_lines(path, "--eval-bitext") for path in paths)
         if len(source) != len(target):
             raise InputError(
                 f"--eval-bitext: {paths[0]} has {len(source)} lines but {paths[1]} has "
@@ -137,7 +143,7 @@ def read_bitext(paths: Sequence[str]) -> Bitext:
         name = name if name != "x-x" else PurePosixPath(paths[0]).stem
     elif len(paths) == 1:
         source, target = [], []
-        for number, line in enumerate(_read_lines(paths[0]), start=1):
+        for number, line in enumerate(_read_lines(paths[0], "--eval-bitext"), start=1):
             fields = line.split("\t")
             if len(fields) != 2:
                 raise InputError(
@@ -343,7 +349,7 @@ def _evaluate(config: EvaluateConfig) -> int:
 
     columns: list[tuple[str, dict[str, float]]] = []
     for spec in config.scored:
-        resolved = resolve_model(spec)
+        resolved = resolve_model(spec, flag="MODEL")
         model = load_encoder(resolved.path, device=config.device)
         metrics = evaluate_model(model, tasks, resolved.prefix)
         name = f"{spec} (base)" if config.base and spec == config.base and not columns else spec

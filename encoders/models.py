@@ -37,13 +37,14 @@ __all__ = ["ResolvedModel", "resolve_model"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?$")
 
 
-def resolve_model(spec: str, cache_dir: str | None = None) -> ResolvedModel:
+def resolve_model(spec: str, cache_dir: str | None = None, flag: str = "--model") -> ResolvedModel:
     """Resolve a ``--model`` value into a loadable model, its id, revision and prefix.
 
     Args:
         spec: A short name from the registry, a local folder, a folder URL
             (``gs://bucket/model``), or a Hugging Face hub id.
         cache_dir: The paramine cache; default per :func:`~paramine.encoders.cache.cache_root`.
+        flag: The option (or argument) that gave ``spec``, as errors name it.
 
     Raises:
         ModelError: the value names nothing loadable, or names a hub model
@@ -51,7 +52,7 @@ def resolve_model(spec: str, cache_dir: str | None = None) -> ResolvedModel:
     """
     spec = spec.strip()
     if not spec:
-        raise ModelError("--model is empty; give e.g. `--model e5-small` (the offline default)")
+        raise ModelError(f"{flag} is empty; give e.g. e5-small (the offline default)")
     entry = REGISTRY.get(spec) or REGISTRY.get(spec.lower())
     if entry is not None:
         if entry.offline:
@@ -63,30 +64,30 @@ def resolve_model(spec: str, cache_dir: str | None = None) -> ResolvedModel:
         return resolve_hub(entry.hub_id)
 
     if "://" in spec:
-        return _resolve_url(spec, cache_dir)
+        return _resolve_url(spec, cache_dir, flag)
     if os.path.exists(spec):
-        return _resolve_local(Path(spec))
+        return _resolve_local(Path(spec), flag)
     if _HUB_ID.match(spec) and not spec.startswith((".", "~")):
         return resolve_hub(spec)
     raise ModelError(
-        f"--model {spec!r} is neither a short name ({', '.join(REGISTRY)}), an existing "
+        f"{flag} {spec!r} is neither a short name ({', '.join(REGISTRY)}), an existing "
         "folder, a folder URL, nor a hub id; `paramine models` lists the short names"
     )
 
 
-def _check_model_folder(folder: Path, shown: str) -> None:
+def _check_model_folder(folder: Path, shown: str, flag: str) -> None:
     if not folder.is_dir():
-        raise ModelError(f"--model {shown!r} is a file; give the sentence-transformers folder")
+        raise ModelError(f"{flag} {shown!r} is a file; give the sentence-transformers folder")
     if not any((folder / name).is_file() for name in ("modules.json", "config.json")):
         raise ModelError(
-            f"--model {shown!r} has neither modules.json nor config.json: it is not a "
+            f"{flag} {shown!r} has neither modules.json nor config.json: it is not a "
             "sentence-transformers or transformers model folder"
         )
 
 
-def _resolve_local(folder: Path) -> ResolvedModel:
+def _resolve_local(folder: Path, flag: str) -> ResolvedModel:
     folder = folder.expanduser().resolve()
-    _check_model_folder(folder, str(folder))
+    _check_model_folder(folder, str(folder), flag)
     return ResolvedModel(
         path=str(folder),
         model_id=str(folder),
@@ -95,7 +96,7 @@ def _resolve_local(folder: Path) -> ResolvedModel:
     )
 
 
-def _resolve_url(url: str, cache_dir: str | None) -> ResolvedModel:
+def _resolve_url(url: str, cache_dir: str | None, flag: str) -> ResolvedModel:
     import fsspec
 
     url = url.rstrip("/")  # one cache entry and one model id for gs://b/m and gs://b/m/
@@ -103,17 +104,17 @@ def _resolve_url(url: str, cache_dir: str | None) -> ResolvedModel:
         fs, root = fsspec.core.url_to_fs(url)
     except (ImportError, ValueError) as err:
         raise ModelError(
-            f"--model {url!r}: cannot open this URL ({err}); for gs:// install "
+            f"{flag} {url!r}: cannot open this URL ({err}); for gs:// install "
             "`paramine[gcs]`, for s3:// `paramine[s3]`"
         ) from err
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
     if "file" in protocols or "local" in protocols:
         if not os.path.exists(root):
-            raise ModelError(f"--model {url!r}: no such folder {root}")
-        return _resolve_local(Path(root))
+            raise ModelError(f"{flag} {url!r}: no such folder {root}")
+        return _resolve_local(Path(root), flag)
     root = root.rstrip("/")
     if not fs.isdir(root):
-        raise ModelError(f"--model {url!r} is not a folder (or cannot be listed)")
+        raise ModelError(f"{flag} {url!r} is not a folder (or cannot be listed)")
     fingerprint = folder_fingerprint(fs, root)
     key = text_digest(f"{url}\0{fingerprint}")
     base = re.sub(r"[^\w.-]", "_", root.rsplit("/", 1)[-1]) or "model"
@@ -129,7 +130,7 @@ def _resolve_url(url: str, cache_dir: str | None) -> ResolvedModel:
         return {"source": url, "fingerprint": fingerprint}
 
     atomic_build(target, copy)
-    _check_model_folder(target, url)
+    _check_model_folder(target, url, flag)
     return ResolvedModel(
         path=str(target), model_id=url, revision=fingerprint, prefix=detect_prefix(base, target)
     )

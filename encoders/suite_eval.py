@@ -232,7 +232,7 @@ def suite_command(config: EvaluateConfig) -> int:
     rows: list[tuple[str, dict[str, Any]]] = []
     for spec in config.scored:
         started = time.perf_counter()
-        resolved = resolve_model(spec)
+        resolved = resolve_model(spec, flag="MODEL")
         model = load_encoder(resolved.path, choice, resolved.revision)
         log.info("%s on %s, backend %s", resolved.model_id, device, choice.backend)
         result = evaluate_on_suite(model, suite, root, resolved.prefix, config.batch_size)

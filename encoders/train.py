@@ -322,7 +322,7 @@ def _train(
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     torch.manual_seed(config.seed)  # the LSTM's initial weights
-    resolved = resolve_model(config.base)
+    resolved = resolve_model(config.base, flag="--base")
     base = load_encoder(resolved.path, device=config.device)
     prefix = default_prefix(base, resolved.prefix)
     tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)

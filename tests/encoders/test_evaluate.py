@@ -21,6 +21,7 @@ from paramine.encoders.evaluate import (
     sts_task,
 )
 from paramine.encoders.models import prompt_applied
+from paramine.schemas.errors import InputError
 from sentence_transformers import SentenceTransformer
 
 from tests.encoders.datasets import make_rows, write_dataset
@@ -116,6 +117,20 @@ def test_read_bitext_pair_of_files_and_tsv(tmp_path: Path) -> None:
     (tmp_path / "short.eng").write_text("one\n")
     with pytest.raises(ValueError, match=r"has 4 lines but .* has 1"):
         read_bitext([str(tmp_path / "t.pol-eng.pol"), str(tmp_path / "short.eng")])
+
+
+def test_unreadable_evaluation_files_are_named(tmp_path: Path) -> None:
+    # One line naming the option and the file, not a traceback.
+    with pytest.raises(InputError, match=r"^--eval-bitext: .*missing\.tsv does not exist$"):
+        read_bitext([str(tmp_path / "missing.tsv")])
+    with pytest.raises(InputError, match=r"^--eval-bitext: .* is a folder; give a file$"):
+        read_bitext([str(tmp_path), str(tmp_path)])
+    latin = tmp_path / "latin1.tsv"
+    latin.write_bytes("zażółć\tgęślą\t1\n".encode("iso-8859-2"))
+    with pytest.raises(InputError, match=r"^--eval-sts: .*latin1\.tsv is not UTF-8 text"):
+        read_sts_tsv(str(latin))
+    with pytest.raises(InputError, match=r"^--eval-sts: .*nope\.tsv does not exist$"):
+        read_sts_tsv(str(tmp_path / "nope.tsv"))
 
 
 def test_laser_tatoeba_bitext_reads_1000_pairs(shared_corpora: Path) -> None:

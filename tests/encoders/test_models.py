@@ -217,6 +217,11 @@ def test_local_folder_errors(tmp_path: Path) -> None:
         resolve_model("./no/such/folder")
     with pytest.raises(ValueError, match="empty"):
         resolve_model("  ")
+    # Errors name the option that gave the model: train's --base, evaluate's MODEL.
+    with pytest.raises(ValueError, match=r"^--base '\./no/such/folder' is neither a short name"):
+        resolve_model("./no/such/folder", flag="--base")
+    with pytest.raises(ValueError, match=r"^MODEL '.*' has neither modules\.json"):
+        resolve_model(str(tmp_path), flag="MODEL")
 
 
 def test_fsspec_folder_is_copied_into_the_cache(
