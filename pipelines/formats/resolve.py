@@ -454,9 +454,13 @@ def resolve_inputs(
 
 
 def _other_pivots_hint(stem: str, rest: str, url: str) -> str:
-    """What a target file's siblings say: another pivot language, given by --src-lang."""
+    """What a target file's siblings say: another pivot language, given by --src-lang.
+
+    Only suffixes that are language codes count (``.deu``, not ``.ids``).
+    """
     own = _strip_compression(_chain(url)[0])[0].rpartition(".")[2]
-    others = sorted({suffix for _, suffix in _siblings(stem, rest) if suffix != own})
+    siblings = {suffix for _, suffix in _siblings(stem, rest) if suffix != own}
+    others = sorted(suffix for suffix in siblings if len(lang_aliases(suffix)) > 1)
     if not others:
         return ""
     shown = ", ".join(f".{suffix}" for suffix in others)

@@ -222,6 +222,7 @@ class TestStrayFile:
         # Tatoeba's x-pol folders: German and Polish, mined with the default --src-lang en.
         (tmp_path / "t.deu").write_text("Katze.\n")
         (tmp_path / "t.pol").write_text("Kot.\n")
+        (tmp_path / "t.ids").write_text("1\n")  # not a language: never suggested
         hint = r"\(beside it: \.deu; for another pivot language give --src-lang deu"
         with pytest.raises(InputError, match=r"only Moses files without a partner .*" + hint):
             resolve_inputs([str(tmp_path)], "en", "pl")
