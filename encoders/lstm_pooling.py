@@ -21,16 +21,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import torch
+from paramine.encoders.module_classes import CLASS_REF, LEGACY_CLASS_REFS, trusted_class_ref
+from paramine.schemas.errors import ModelError
 from sentence_transformers.sentence_transformer.modules import Module
 from torch import nn
 
+__all__ = ["CLASS_REF", "LEGACY_CLASS_REFS", "LSTMPooling", "load_encoder", "right_align"]
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
-
-#: The ``type`` that ``modules.json`` records for this module.
-CLASS_REF = "paramine.encoders.lstm_pooling.LSTMPooling"
-#: ``modules.json`` types written by older paramine releases, and what they are now.
-LEGACY_CLASS_REFS = {"encoders.lstm_pooling.LSTMPooling": CLASS_REF}
 
 
 def right_align(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -172,25 +171,32 @@ def load_encoder(path: str, device: str | None = None, **kwargs: Any) -> Sentenc
 
     ``SentenceTransformer(path)`` for any folder, except that module types
     paramine wrote under an older name (:data:`LEGACY_CLASS_REFS`) load as the
-    class that replaced them. The folder is only read, never rewritten; saving
-    the loaded model records the new name.
+    class that replaced them, and a module class that is neither
+    sentence-transformers' nor paramine's is refused before it is imported
+    (:func:`trusted_class_ref`). The folder is only read, never rewritten;
+    saving the loaded model records the new name.
 
     Args:
         path: A local folder or hub id.
         device: ``cpu``, ``cuda``...; None lets sentence-transformers choose.
         **kwargs: Passed on to ``SentenceTransformer``.
+
+    Raises:
+        ModelError: The folder names a module class paramine does not load.
     """
     from sentence_transformers import SentenceTransformer
 
-    class _LegacyAware(SentenceTransformer):
+    class _Guarded(SentenceTransformer):
         # The one hook sentence-transformers offers between modules.json and
         # the import of a module's class.
         def _load_module_class_from_ref(self, class_ref: str, *args: Any, **kw: Any) -> Any:
-            return super()._load_module_class_from_ref(
-                LEGACY_CLASS_REFS.get(class_ref, class_ref), *args, **kw
-            )
+            try:
+                trusted = trusted_class_ref(class_ref)
+            except ValueError as error:
+                raise ModelError(f"{path}: its modules.json {error}") from None
+            return super()._load_module_class_from_ref(trusted, *args, **kw)
 
-    model = _LegacyAware(path, device=device, **kwargs)
+    model = _Guarded(path, device=device, **kwargs)
     # The subclass was only needed to read the folder: callers get the plain class.
     model.__class__ = SentenceTransformer
     return model

@@ -8,6 +8,7 @@ which is what the pipeline tests need.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,17 @@ def build_tiny_model(folder: Path, hidden: int = 32, layers: int = 2, seed: int 
     pooling = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(folder))
     return folder
+
+
+def with_code_module(folder: Path, marker: Path) -> str:
+    """Make ``folder`` name a module class defined in a file beside it; return that class."""
+    (folder / "own_code.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "from sentence_transformers.models import Normalize as OwnModule\n",
+        encoding="utf-8",
+    )
+    modules_json = folder / "modules.json"
+    modules = json.loads(modules_json.read_text())
+    modules.append({"idx": len(modules), "name": "own", "path": "", "type": "own_code.OwnModule"})
+    modules_json.write_text(json.dumps(modules))
+    return "own_code.OwnModule"

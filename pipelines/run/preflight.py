@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paramine.encoders.module_classes import trusted_class_ref
 from paramine.pipelines.formats import Shard, resolve_inputs
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.eval_exclusion import exclusion_keys
@@ -126,6 +127,11 @@ def check_model_folder(path: str, spec: str) -> None:
                 f"--model {spec}: {folder / 'modules.json'} is not a sentence-transformers "
                 f"module list (a JSON list of objects with a path); {_DAMAGED}"
             )
+        for module in modules:
+            try:
+                trusted_class_ref(str(module.get("type", "")))
+            except ValueError as error:
+                raise ModelError(f"--model {spec}: {folder / 'modules.json'} {error}") from None
         module_dirs = [folder / m["path"] for m in modules]
         transformer_dirs = [
             folder / m["path"]
@@ -154,18 +160,24 @@ def _read_json(path: Path, spec: str) -> Any:
 
 
 def _load_config_and_tokenizer(folder: Path, spec: str) -> None:
-    settings_file = folder / "sentence_bert_config.json"
-    settings = _read_json(settings_file, spec) if settings_file.is_file() else {}
-    if isinstance(settings, dict) and any(
-        isinstance(args, dict) and args.get("trust_remote_code") for args in settings.values()
-    ):
-        return  # its own code decides what it reads; the workers run it, not the launcher
+    """Load the config and tokenizer as a worker will: never with the model's own code.
+
+    A folder whose settings ask for ``trust_remote_code`` is checked like any
+    other: sentence-transformers drops that flag from a folder's settings,
+    and paramine never passes it.
+    """
     from transformers import AutoConfig, AutoTokenizer
 
     for what, loader in (("config", AutoConfig), ("tokenizer", AutoTokenizer)):
         try:
             loader.from_pretrained(str(folder), local_files_only=True)
         except Exception as error:  # the loaders raise OSError, ValueError, tokenizers' own
+            if "trust_remote_code" in str(error):
+                raise ModelError(
+                    f"--model {spec}: the {what} in {folder} needs code that comes with the "
+                    "model (trust_remote_code), which paramine never runs; choose a model "
+                    "that transformers' own classes load"
+                ) from None
             text = str(error).strip()
             reason = text.splitlines()[0] if text else type(error).__name__
             if isinstance(error, KeyError):  # its text is the bare key

@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 from paramine.encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
+from paramine.encoders.module_classes import trusted_class_ref
+from paramine.schemas.errors import ModelError
 from sentence_transformers import SentenceTransformer
+
+from tests.tiny_model import with_code_module
 
 SHORT = "ala ma kota"
 LONG = "the quick brown fox jumps over the lazy dog " * 6
@@ -143,3 +147,29 @@ def test_model_saved_before_the_namespace_move_still_loads(
     loaded.save(str(tmp_path / "new"))
     assert CLASS_REF in (tmp_path / "new" / "modules.json").read_text()
     assert isinstance(SentenceTransformer(str(tmp_path / "new"), device="cpu")[1], LSTMPooling)
+
+
+def test_a_module_class_that_comes_with_the_folder_is_refused_never_run(
+    tiny_model_copy: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    class_ref = with_code_module(tiny_model_copy, marker)
+    # (sentence-transformers 5 alone would import it from the folder and run it.)
+    with pytest.raises(ModelError) as raised:
+        load_encoder(str(tiny_model_copy), device="cpu")
+    assert str(raised.value) == (
+        f"{tiny_model_copy}: its modules.json names the module class {class_ref!r}, which is "
+        "neither sentence-transformers' nor paramine's: paramine does not run code that comes "
+        "with a model; save the model with sentence-transformers' modules, or choose another model"
+    )
+    assert not marker.exists()
+
+
+def test_only_sentence_transformers_and_paramine_classes_are_trusted() -> None:
+    assert trusted_class_ref(CLASS_REF) == CLASS_REF
+    assert trusted_class_ref("encoders.lstm_pooling.LSTMPooling") == CLASS_REF
+    pooling = "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
+    assert trusted_class_ref(pooling) == pooling
+    for other in ("own_code.OwnModule", "paramine.encoders.train.train", "os.system", ""):
+        with pytest.raises(ValueError, match="names the module class"):
+            trusted_class_ref(other)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -26,6 +27,7 @@ from paramine.pipelines.run.preflight import check_model_folder
 from paramine.schemas.errors import ModelError
 
 from tests.encoders.datasets import make_rows, write_dataset
+from tests.tiny_model import with_code_module
 
 #: Lines a run prints besides its verdict: progress, and Beam's import-time noise.
 NOT_THE_VERDICT = ("apitools",)
@@ -345,3 +347,49 @@ def test_a_deploy_dry_run_returns_instead_of_exiting(
     # The command prints the same and exits 0.
     assert main(["mine", *argv, "--deploy-dry-run"]) == 0
     assert result.dry_run in capsys.readouterr().err
+
+
+def test_a_model_folder_that_brings_its_own_code_is_refused_before_anything_runs(
+    tiny_model_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "ran"
+    class_ref = with_code_module(tiny_model_copy, marker)
+    output = tmp_path / "out"
+    status = main(
+        mine_args(write_bitext(tmp_path / "in.tsv"), tiny_model_copy, "--output", str(output))
+    )
+    assert status == 2
+    assert verdicts(capsys.readouterr().err) == [
+        f"paramine: error: --model {tiny_model_copy}: {tiny_model_copy / 'modules.json'} names "
+        f"the module class {class_ref!r}, which is neither sentence-transformers' nor paramine's: "
+        "paramine does not run code that comes with a model; save the model with "
+        "sentence-transformers' modules, or choose another model"
+    ]
+    assert not marker.exists() and not output.exists()
+
+
+def test_a_config_that_needs_the_models_own_code_is_named_as_such(tiny_model_copy: Path) -> None:
+    config_file = tiny_model_copy / "config.json"
+    config = json.loads(config_file.read_text())
+    config["model_type"] = "own_bert"  # not a transformers architecture
+    config["auto_map"] = {"AutoConfig": "own_config.OwnConfig", "AutoModel": "own_model.OwnModel"}
+    config_file.write_text(json.dumps(config))
+    with pytest.raises(ModelError) as raised:
+        check_model_folder(str(tiny_model_copy), "tiny")
+    assert str(raised.value) == (
+        f"--model tiny: the config in {tiny_model_copy} needs code that comes with the model "
+        "(trust_remote_code), which paramine never runs; choose a model that transformers' own "
+        "classes load"
+    )
+
+
+def test_settings_asking_for_trust_remote_code_do_not_skip_the_check(tiny_model_copy: Path) -> None:
+    # sentence-transformers drops the flag from a folder's settings, and
+    # paramine never passes it: the folder is read as the workers will read it.
+    settings_file = tiny_model_copy / "sentence_bert_config.json"
+    settings = json.loads(settings_file.read_text())
+    settings_file.write_text(json.dumps({**settings, "model_args": {"trust_remote_code": True}}))
+    check_model_folder(str(tiny_model_copy), "tiny")  # a good folder still passes
+    (tiny_model_copy / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "Nope"}}')
+    with pytest.raises(ModelError, match=r"the tokenizer in .*tiny-model-copy does not load"):
+        check_model_folder(str(tiny_model_copy), "tiny")
