@@ -30,6 +30,18 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_paramine_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The session's paramine cache: model exports and copies stay out of the user's.
+
+    Set in the environment, so that CLI subprocesses and Beam's worker
+    processes use it too. (A test of the cache's own logic sets its own.)
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PARAMINE_CACHE", str(tmp_path_factory.mktemp("paramine-cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random-weight sentence-transformers model, built offline once."""
