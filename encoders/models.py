@@ -59,7 +59,9 @@ def resolve_model(spec: str, cache_dir: str | None = None, flag: str = "--model"
             from paramine.encoders import e5_small
 
             folder, revision = e5_small.materialize(cache_dir)
-            return ResolvedModel(str(folder), e5_small.NAME, revision, e5_small.QUERY_PREFIX)
+            return ResolvedModel(
+                str(folder), e5_small.NAME, revision, e5_small.QUERY_PREFIX, built_here=True
+            )
         assert entry.hub_id is not None  # registry invariant, not user input
         return resolve_hub(entry.hub_id)
 

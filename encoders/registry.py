@@ -22,12 +22,15 @@ class ResolvedModel:
         revision: Content fingerprint or hub revision, when known.
         prefix: Text prepended to every sentence before encoding
             (``query: `` for e5 models).
+        built_here: paramine built the folder itself and marked it complete
+            (the offline default), so a run's checks need not read it again.
     """
 
     path: str
     model_id: str
     revision: str | None = None
     prefix: str = ""
+    built_here: bool = False
 
 
 @dataclass(frozen=True)

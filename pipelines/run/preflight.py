@@ -82,7 +82,10 @@ def check_model(config: MineConfig) -> dict[str, Any]:
         raise
     except (ValueError, OSError) as error:
         raise ModelError(str(error)) from None
-    if Path(model.path).is_dir():  # a hub model not yet downloaded is read by the workers
+    # A hub model not yet downloaded is read by the workers; the offline
+    # default was built and marked complete by paramine (reading its 17 MB
+    # tokenizer.json again would cost two seconds a run).
+    if Path(model.path).is_dir() and not model.built_here:
         check_model_folder(model.path, config.model)
     return {
         "spec": config.model,

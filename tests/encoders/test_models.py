@@ -333,7 +333,7 @@ def test_e5_small_short_name_routes_to_materialize(
 
     monkeypatch.setattr(e5_small, "materialize", fake)
     assert resolve_model("E5-small", cache_dir="/somewhere") == ResolvedModel(
-        str(tmp_path), "e5-small", "sha256:0011", "query: "
+        str(tmp_path), "e5-small", "sha256:0011", "query: ", built_here=True
     )
     assert seen == ["/somewhere"]
 

@@ -393,3 +393,25 @@ def test_settings_asking_for_trust_remote_code_do_not_skip_the_check(tiny_model_
     (tiny_model_copy / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "Nope"}}')
     with pytest.raises(ModelError, match=r"the tokenizer in .*tiny-model-copy does not load"):
         check_model_folder(str(tiny_model_copy), "tiny")
+
+
+def test_the_checks_read_a_folder_unless_paramine_built_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paramine.encoders import models
+    from paramine.encoders.registry import ResolvedModel
+    from paramine.pipelines.run.config import MineConfig
+    from paramine.pipelines.run.preflight import check_model
+
+    garbage = tmp_path / "garbage-model"
+    garbage.mkdir()
+    (garbage / "modules.json").write_bytes(b"\x8d")
+    config = MineConfig(model="some-model")
+    for built_here in (False, True):
+        resolved = ResolvedModel(str(garbage), "some-model", "r1", built_here=built_here)
+        monkeypatch.setattr(models, "resolve_model", lambda spec, r=resolved: r)
+        if built_here:  # the offline default, built and marked complete by paramine
+            assert check_model(config)["id"] == "some-model"
+        else:
+            with pytest.raises(ModelError, match=r"modules\.json is not UTF-8 text"):
+                check_model(config)
