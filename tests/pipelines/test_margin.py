@@ -14,9 +14,11 @@ from paramine.pipelines.core.cuts import sample_embedder, sample_rank, score_sam
 from paramine.pipelines.core.margin import (
     FALLBACK_MARGIN,
     MarginScoring,
+    _Neighbours,
     build_background,
     margin_of,
     margin_scores,
+    pair_keys,
 )
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.mine import demo_input, run
@@ -43,6 +45,33 @@ def random_sample(n: int, dim: int = 16, seed: int = 0) -> list[ScoredPair]:
         c = unit(*(p + 0.8 * rng.standard_normal(dim)))
         out.append(scored(f"Pivot {i}.", f"kandydat {i}", p, c, line=i + 1))
     return out
+
+
+def test_the_calibrations_remembered_neighbours_give_the_same_bits() -> None:
+    # Shifted alignments score the sample's vectors again and again, with
+    # exclusions that change from shift to shift; remembered, every margin
+    # must be the one computed afresh, to the bit.
+    sample = random_sample(60, seed=3)
+    # Shared keys, so that exclusions reach a vector's nearest neighbours.
+    sample += [
+        scored(s.pair.pivot, f"inny {i}", s.pivot_vector, s.pivot_vector, line=100 + i)
+        for i, s in enumerate(sample[:10])
+    ]
+    background = build_background(sample)
+    pivots = np.stack([s.pivot_vector for s in sample])
+    candidates = np.stack([s.candidate_vector for s in sample])
+    keys = [pair_keys(s) for s in sample]
+    neighbours = _Neighbours()
+    n = len(sample)
+    for shift in range(12):
+        other = [(i + shift) % n for i in range(n)]
+        shifted = [(keys[j][0], keys[i][1]) for i, j in enumerate(other)]
+        for k in (1, 8):
+            fresh = margin_scores(background, pivots[other], candidates, shifted, k)
+            remembered = margin_scores(
+                background, pivots[other], candidates, shifted, k, neighbours
+            )
+            assert fresh.tobytes() == remembered.tobytes()
 
 
 # --- the formula ----------------------------------------------------------------
