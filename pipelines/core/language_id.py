@@ -102,13 +102,23 @@ class LanguageCheck:
         self._identifier: Any = None
         self._scorer: Any = None
         self._labels: frozenset[str] = frozenset()
+        #: The languages the identifier is restricted for; None: not yet.
+        self._restricted: list[str] | None = None
         self._cache: dict[tuple[str, str], bool] = {}
 
     def _load(self) -> Any:
+        """The identifier, restricted to what ``self.languages`` needs.
+
+        The model file is read once (half a second); a language declared
+        later restricts the same model again (py3langid keeps the full one).
+        """
         if self._identifier is None:
             from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            self._identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        if self._restricted != self.languages:
+            identifier = self._identifier
+            identifier.set_languages(None)
             known = set(identifier.labels)
             wanted = set(WIDESPREAD)
             for lang in self.languages:
@@ -116,8 +126,8 @@ class LanguageCheck:
                 wanted |= {label for group in FOLDS if lang in group for label in group}
             identifier.set_languages(sorted(wanted & known))
             self._labels = frozenset(identifier.labels)
-            self._identifier = identifier
             self._scorer = _BatchScorer(identifier)
+            self._restricted = list(self.languages)
         return self._identifier
 
     def supported(self, lang: str) -> bool:
@@ -140,7 +150,6 @@ class LanguageCheck:
             # Every language the batch declares, before any of it is judged;
             # the labels change, and with them the answers already cached.
             self.languages = sorted({*self.languages, *new})
-            self._identifier = None
             self._cache.clear()
         cached = [self._cache.get(line) for line in lines]
         todo = list(dict.fromkeys(line for line in lines if line not in self._cache))

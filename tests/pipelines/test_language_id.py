@@ -128,3 +128,33 @@ def test_batched_verdicts_are_the_rule_line_by_line() -> None:
     assert check.passes_many(lines_[::-1]) == got[::-1]
     fresh = LanguageCheck(declared)
     assert [fresh.passes(text, lang) for text, lang in lines_[:50]] == got[:50]
+
+
+def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from py3langid.langid import LanguageIdentifier
+
+    reads: list[str] = []
+    read = LanguageIdentifier.from_model_file.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type, *args: object, **kwargs: object) -> LanguageIdentifier:
+        reads.append("model")
+        return read(cls, *args, **kwargs)
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counted))
+    texts = sample_lines()[:600]
+    declared = ["pl", "en", "cs", "sr-latn"]
+    learning = LanguageCheck(())  # as the prefilter's is: it learns each batch's languages
+    got: list[bool] = []
+    for lang in declared:
+        got += learning.passes_many([(text, lang) for text in texts])
+    assert learning.languages == sorted(detector_label(lang) for lang in declared)
+    assert reads == ["model"]
+    # Each batch judged as a check told the languages known by then would judge it.
+    expected = []
+    for i, lang in enumerate(declared):
+        told = LanguageCheck(declared[: i + 1])
+        expected += [told.passes(text, lang) for text in texts]
+    assert got == expected
+    assert 0 < sum(got) < len(got)
