@@ -3,9 +3,10 @@
 A job that will fail should fail in the first second, with one line that
 says why, not after an hour on a cluster or with half a dataset written.
 ``check_run`` resolves the inputs into shards and fingerprints them, resolves
-the model and reads its folder (every JSON file, then its config and
-tokenizer, not its weights), and checks the output (``DatasetOutput``); what
-it learns is recorded in the manifest.
+the model and reads its folder (every JSON file, the module classes it
+names, then its config and tokenizer, not its weights; not the offline
+default's folder, which paramine built itself), and checks the output
+(``DatasetOutput``); what it learns is recorded in the manifest.
 """
 
 from __future__ import annotations
