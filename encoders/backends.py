@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paramine.encoders.cache import EXPORTS_DIR
 from paramine.encoders.models import atomic_build, cache_root, folder_fingerprint
 from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import ModelError, UsageError
@@ -172,7 +173,7 @@ def export_dir(
         fingerprint = folder_fingerprint(LocalFileSystem(), str(path.resolve()))
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name) or "model"
     key = export_key(fingerprint, backend, quantize)
-    return cache_root(cache_dir) / "models" / "exports" / f"{name}-{backend}-{quantize}-{key}"
+    return cache_root(cache_dir) / EXPORTS_DIR / f"{name}-{backend}-{quantize}-{key}"
 
 
 def _transformer_module(model: Any, shown: str) -> Any:

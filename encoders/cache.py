@@ -4,6 +4,11 @@ The cache lives in ``$PARAMINE_CACHE``, else ``$XDG_CACHE_HOME/paramine``,
 else ``~/.cache/paramine``. Every cached folder is built in a temporary folder
 beside its final name and renamed into place with a completion marker inside,
 so a crash or a concurrent process never leaves a half-written model in use.
+
+The marker's mtime records the folder's last use (``mark_used``), so that
+``paramine models --prune-unused DAYS`` can remove what no run has used for a
+while (``unused_folders``): nothing in the cache is pruned otherwise, and each
+model version, sentence-transformers release and backend adds a folder.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,14 @@ COMPLETE_MARKER = ".paramine-complete.json"
 # A build takes well under a minute; temp folders this old belong to a process
 # that died, and are removed by the next build of the same target.
 STALE_TEMP_SECONDS = 6 * 3600
+#: A folder's use is recorded at most this often: every worker of a run loads
+#: the model, and a shared cache should not take a write from each.
+USE_RECORD_SECONDS = 3600
+#: Where in the cache paramine builds folders: the offline default and URL
+#: copies, and the backends' exports.
+MODELS_DIR = "models"
+EXPORTS_DIR = "models/exports"
+BUILT_FOLDERS_IN = (MODELS_DIR, EXPORTS_DIR)
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -39,6 +53,23 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 def is_complete(folder: Path) -> bool:
     """Whether ``folder`` was fully built: only then does it hold the marker."""
     return (folder / COMPLETE_MARKER).is_file()
+
+
+def mark_used(folder: Path) -> None:
+    """Record that a complete cached folder is used now: its marker's mtime.
+
+    Best effort: a read-only or shared cache whose marker cannot be touched
+    is used all the same (it is only never pruned by its last use).
+    """
+    marker = folder / COMPLETE_MARKER
+    with contextlib.suppress(OSError):
+        if time.time() - marker.stat().st_mtime >= USE_RECORD_SECONDS:
+            os.utime(marker)
+
+
+def last_used(folder: Path) -> float:
+    """When a complete cached folder was last used (its build, if never since), as epoch seconds."""
+    return (folder / COMPLETE_MARKER).stat().st_mtime
 
 
 def _remove_stale_temps(parent: Path, name: str) -> None:
@@ -63,6 +94,7 @@ def atomic_build(target: Path, build: Callable[[Path], dict[str, Any]]) -> Path:
         ``target``, complete.
     """
     if is_complete(target):
+        mark_used(target)
         return target
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -94,3 +126,65 @@ def atomic_build(target: Path, build: Callable[[Path], dict[str, Any]]) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@dataclass(frozen=True)
+class CachedFolder:
+    """A complete folder of the cache: a built model, a URL copy or an export."""
+
+    path: Path
+    size: int
+    last_used: float
+    source: str
+
+
+def _size(folder: Path) -> int:
+    return sum(
+        (Path(root) / name).stat().st_size for root, _, names in os.walk(folder) for name in names
+    )
+
+
+def _cache_dirs(root: Path) -> list[Path]:
+    """The folders of the cache that hold paramine's built folders."""
+    return [root / sub for sub in BUILT_FOLDERS_IN if (root / sub).is_dir()]
+
+
+def cached_folders(root: Path) -> list[CachedFolder]:
+    """Every complete folder paramine built in the cache at ``root``, last used first.
+
+    Only folders holding paramine's completion marker count: anything else
+    under the cache is not paramine's and is never listed or removed.
+    """
+    found = []
+    for parent in _cache_dirs(root):
+        for folder in parent.iterdir():
+            if folder.name.startswith(".") or not is_complete(folder):
+                continue
+            try:
+                info = json.loads((folder / COMPLETE_MARKER).read_text())
+                source = str(info.get("source", "")) if isinstance(info, dict) else ""
+                found.append(CachedFolder(folder, _size(folder), last_used(folder), source))
+            except FileNotFoundError:
+                continue  # removed by another process meanwhile
+            except ValueError:
+                found.append(CachedFolder(folder, _size(folder), last_used(folder), ""))
+    return sorted(found, key=lambda f: -f.last_used)
+
+
+def leftover_temps(root: Path) -> list[Path]:
+    """Temporary folders of builds that died, older than ``STALE_TEMP_SECONDS``."""
+    now = time.time()
+    leftovers = []
+    for parent in _cache_dirs(root):
+        for path in parent.glob(".*"):
+            if (".tmp-" in path.name or ".broken-" in path.name) and path.is_dir():
+                with contextlib.suppress(FileNotFoundError):
+                    if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                        leftovers.append(path)
+    return sorted(leftovers)
+
+
+def unused_folders(root: Path, days: float) -> list[CachedFolder]:
+    """The complete folders not used for ``days`` days (``mark_used``)."""
+    cutoff = time.time() - days * 86400
+    return [f for f in cached_folders(root) if f.last_used < cutoff]

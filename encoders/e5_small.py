@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paramine.encoders.cache import atomic_build, cache_root, is_complete
+from paramine.encoders.cache import atomic_build, cache_root, is_complete, mark_used
 from paramine.encoders.fingerprint import file_sha256
 from paramine.schemas.errors import ModelError
 from paramine.schemas.storage import atomic_write
@@ -528,6 +528,7 @@ def materialize(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, 
     """
     folder = cached_folder(cache_dir)
     if folder is not None:
+        mark_used(folder)
         return folder, _revision_of(folder)
 
     source = bundled_bin_path()

@@ -1,12 +1,20 @@
-"""``paramine models``: list the short names, what is cached and where."""
+"""``paramine models``: list the short names, what is cached and where; prune the cache."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
+from pathlib import Path
 
-from paramine.encoders.cache import cache_root
+from paramine.encoders.cache import (
+    CachedFolder,
+    cache_root,
+    cached_folders,
+    leftover_temps,
+    unused_folders,
+)
 from paramine.encoders.hub import hf_cached_snapshot
 from paramine.encoders.models import resolve_model
 from paramine.encoders.registry import DEFAULT_MODEL, REGISTRY
@@ -39,6 +47,55 @@ def status_lines(cache_dir: str | None) -> list[str]:
         "--model also takes a local sentence-transformers folder, a folder URL "
         "(gs://, s3://, memory://), or a hub id where the hub is reachable.",
     ]
+    return [*lines, "", *cached_lines(cache_root(cache_dir))]
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+def _folder_line(folder: CachedFolder, root: Path, now: float) -> str:
+    days = max(0.0, (now - folder.last_used) / 86400)
+    source = f"; from {folder.source}" if folder.source else ""
+    return (
+        f"  {folder.path.relative_to(root)}  {_mb(folder.size)}, "
+        f"last used {days:.1f} days ago{source}"
+    )
+
+
+def cached_lines(root: Path) -> list[str]:
+    """The folders paramine built in the cache: size, last use, source."""
+    folders = cached_folders(root)
+    total = sum(f.size for f in folders)
+    lines = [
+        f"cached folders: {len(folders)}, {_mb(total)} "
+        "(paramine models --prune-unused DAYS removes those unused for DAYS days)"
+    ]
+    now = time.time()
+    return [*lines, *(_folder_line(f, root, now) for f in folders)]
+
+
+def prune(root: Path, days: float) -> list[str]:
+    """Remove the cached folders unused for ``days`` days and dead builds' temporary folders.
+
+    Returns:
+        The lines to print: each folder removed, then the totals.
+    """
+    now = time.time()
+    unused = unused_folders(root, days)
+    lines = []
+    for folder in unused:
+        shutil.rmtree(folder.path, ignore_errors=True)
+        lines.append("removed" + _folder_line(folder, root, now)[1:])
+    temps = leftover_temps(root)
+    for temp in temps:
+        shutil.rmtree(temp, ignore_errors=True)
+        lines.append(f"removed {temp.relative_to(root)} (a build that did not finish)")
+    kept = cached_folders(root)
+    lines.append(
+        f"removed {len(unused)} cached folders ({_mb(sum(f.size for f in unused))}) and "
+        f"{len(temps)} temporary ones; kept {len(kept)} ({_mb(sum(f.size for f in kept))})"
+    )
     return lines
 
 
@@ -60,7 +117,20 @@ def main(argv: list[str] | None = None) -> int:
         choices=[name for name, entry in REGISTRY.items() if entry.offline],
         help="build an offline model into the cache now (e5-small), instead of on first use",
     )
+    parser.add_argument(
+        "--prune-unused",
+        metavar="DAYS",
+        type=float,
+        help="remove the folders paramine built in the cache (models, URL copies, "
+        "backend exports) that no run has used for DAYS days; a removed one is "
+        "built again when next needed",
+    )
     args = parser.parse_args(argv)
+    if args.prune_unused is not None:
+        if args.prune_unused < 0:
+            parser.error(f"--prune-unused {args.prune_unused:g}: DAYS must be 0 or more")
+        print("\n".join(prune(cache_root(args.cache_dir), args.prune_unused)))
+        return 0
     if args.materialize:
         started = time.perf_counter()
         resolved = resolve_model(args.materialize, args.cache_dir)

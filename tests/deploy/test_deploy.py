@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from paramine.encoders import models_command
 from paramine.pipelines.refresh import cli as refresh
 from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.run import mine
@@ -195,7 +196,7 @@ def test_flex_template_parameters_reach_mine() -> None:
     assert names - {"input"} <= fields, "a template parameter is not a mine option"
 
 
-def test_schedules() -> None:
+def test_schedules(tmp_path: Path) -> None:
     dag = ast.parse((ROOT / "deploy/schedule/paramine_refresh_dag.py").read_text())
     text = ast.unparse(dag)
     assert "max_active_runs=1" in text and "paramine refresh" in text
@@ -204,7 +205,12 @@ def test_schedules() -> None:
         for line in (ROOT / "deploy/schedule/crontab").read_text().splitlines()
         if line and not line.startswith("#") and "=" not in line.split()[0]
     ]
-    assert len(cron) == 1
-    fields = cron[0].split()
-    assert len(fields[:5]) == 5 and all(re.fullmatch(r"[\d*/,-]+", f) for f in fields[:5])
+    assert len(cron) == 2
+    for line in cron:
+        fields = line.split()
+        assert len(fields[:5]) == 5 and all(re.fullmatch(r"[\d*/,-]+", f) for f in fields[:5])
     assert "flock -n" in cron[0] and "paramine refresh deploy/schedule/" in cron[0]
+    # The cache prune is a command `paramine models` takes.
+    prune = cron[1].split("paramine models ", 1)[1].split(" >>")[0].split()
+    assert prune == ["--prune-unused", "30"]
+    assert models_command.main([*prune, "--cache-dir", str(tmp_path)]) == 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -251,10 +253,10 @@ def test_fsspec_folder_reused_until_it_changes(memory_model: str, cache: Path) -
     import fsspec
 
     first = resolve_model(memory_model)
-    marker = Path(first.path) / COMPLETE_MARKER
-    built_at = marker.stat().st_mtime_ns
+    # A copy is a new folder renamed into place (the marker's mtime is its last use).
+    folder = Path(first.path).stat().st_ino
     assert resolve_model(memory_model + "/") == first
-    assert marker.stat().st_mtime_ns == built_at  # not copied again
+    assert Path(first.path).stat().st_ino == folder  # not copied again
 
     fs = fsspec.filesystem("memory")
     fs.pipe(memory_model.removeprefix("memory://") + "/README.md", b"retrained")
@@ -373,3 +375,97 @@ def test_models_command_materialize(
     with pytest.raises(SystemExit):
         models_command.main(["--materialize", "labse"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+# ------------------------------------------------- the cache's last uses
+
+
+def _built(target: Path, size: int = 10, days_unused: float = 0.0) -> Path:
+    """A folder built by ``atomic_build``, last used ``days_unused`` days ago."""
+
+    def build(tmp: Path) -> dict[str, str]:
+        (tmp / "weights").write_bytes(b"w" * size)
+        return {"source": "s"}
+
+    atomic_build(target, build)
+    when = time.time() - days_unused * 86400
+    os.utime(target / COMPLETE_MARKER, (when, when))
+    return target
+
+
+def test_a_use_is_recorded_at_most_hourly_and_never_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _built(tmp_path / "out", days_unused=2)
+    atomic_build(target, lambda tmp: pytest.fail("built twice"))
+    assert time.time() - model_cache.last_used(target) < 60
+    # Used half an hour ago: not written again.
+    half_hour_ago = time.time() - 1800
+    os.utime(target / COMPLETE_MARKER, (half_hour_ago, half_hour_ago))
+    atomic_build(target, lambda tmp: pytest.fail("built twice"))
+    assert model_cache.last_used(target) == pytest.approx(half_hour_ago)
+    # A cache that cannot be written to is used all the same.
+    os.utime(target / COMPLETE_MARKER, (0, 0))
+
+    def refuse(*args: object) -> None:
+        raise PermissionError("read-only cache")
+
+    monkeypatch.setattr(model_cache.os, "utime", refuse)
+    assert atomic_build(target, lambda tmp: pytest.fail("built twice")) == target
+    assert model_cache.last_used(target) == 0
+
+
+def test_the_offline_default_records_its_use(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, empty_hf_cache: Path
+) -> None:
+    fake_build(monkeypatch, "34" * 32)
+    folder = Path(resolve_model("e5-small").path)
+    os.utime(folder / COMPLETE_MARKER, (0, 0))
+    assert Path(resolve_model("e5-small").path) == folder  # the fast path
+    assert time.time() - model_cache.last_used(folder) < 60
+
+
+def test_prune_removes_only_what_paramine_built_and_nobody_used(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    models = cache / "models"
+    _built(models / "url-old-1", size=2_000_000, days_unused=40)
+    _built(models / "exports" / "old-onnx-none-2", size=1_000_000, days_unused=31)
+    _built(models / "exports" / "fresh-onnx-none-3", days_unused=29)
+    # Not paramine's: a folder without the marker, a file beside the folders.
+    (models / "users-own").mkdir()
+    (models / "users-own" / "notes.txt").write_text("mine")
+    os.utime(models / "users-own", (0, 0))
+    (models / "e5-small.source.json").write_text("{}")
+    # A build that died a day ago, and one under way.
+    dead = models / "exports" / ".x.tmp-1-abc"
+    dead.mkdir()
+    os.utime(dead, (time.time() - 86400,) * 2)
+    (models / "exports" / ".y.tmp-2-def").mkdir()
+
+    assert models_command.main(["--prune-unused", "30"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert sorted(p.name for p in models.iterdir()) == [
+        "e5-small.source.json",
+        "exports",
+        "users-own",
+    ]
+    assert sorted(p.name for p in (models / "exports").iterdir()) == [
+        ".y.tmp-2-def",
+        "fresh-onnx-none-3",
+    ]
+    # Last used first, as the listing.
+    assert (
+        out[0] == "removed models/exports/old-onnx-none-2  1.0 MB, last used 31.0 days ago; from s"
+    )
+    assert out[1] == "removed models/url-old-1  2.0 MB, last used 40.0 days ago; from s"
+    assert out[2] == "removed models/exports/.x.tmp-1-abc (a build that did not finish)"
+    assert out[3] == ("removed 2 cached folders (3.0 MB) and 1 temporary ones; kept 1 (0.0 MB)")
+
+    assert models_command.main([]) == 0
+    listing = capsys.readouterr().out
+    assert "cached folders: 1, 0.0 MB" in listing
+    assert "  models/exports/fresh-onnx-none-3  0.0 MB, last used 29.0 days ago; from s" in listing
+    with pytest.raises(SystemExit):
+        models_command.main(["--prune-unused", "-1"])
+    assert "DAYS must be 0 or more" in capsys.readouterr().err
