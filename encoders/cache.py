@@ -184,6 +184,21 @@ def leftover_temps(root: Path) -> list[Path]:
     return sorted(leftovers)
 
 
+def remove_folder(folder: Path) -> None:
+    """Remove a cached folder so that no reader ever sees part of it.
+
+    It is first renamed aside (atomic): a run resolving it meanwhile finds it
+    whole or not at all, and builds it again. A removal cut short leaves a
+    ``.broken-`` folder, which ``leftover_temps`` finds later.
+
+    Raises:
+        OSError: The folder could not be moved aside (it is left as it was).
+    """
+    aside = folder.parent / f".{folder.name}.broken-{os.getpid()}-{time.monotonic_ns()}"
+    os.rename(folder, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def unused_folders(root: Path, days: float) -> list[CachedFolder]:
     """The complete folders not used for ``days`` days (``mark_used``)."""
     cutoff = time.time() - days * 86400

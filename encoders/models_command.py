@@ -13,6 +13,7 @@ from paramine.encoders.cache import (
     cache_root,
     cached_folders,
     leftover_temps,
+    remove_folder,
     unused_folders,
 )
 from paramine.encoders.hub import hf_cached_snapshot
@@ -75,17 +76,27 @@ def cached_lines(root: Path) -> list[str]:
     return [*lines, *(_folder_line(f, root, now) for f in folders)]
 
 
-def prune(root: Path, days: float) -> list[str]:
+def prune(root: Path, days: float) -> tuple[list[str], int]:
     """Remove the cached folders unused for ``days`` days and dead builds' temporary folders.
 
     Returns:
-        The lines to print: each folder removed, then the totals.
+        The lines to print (each folder removed or not removable, then the
+        totals), and how many folders could not be removed.
     """
     now = time.time()
-    unused = unused_folders(root, days)
     lines = []
-    for folder in unused:
-        shutil.rmtree(folder.path, ignore_errors=True)
+    removed: list[CachedFolder] = []
+    failed = 0
+    for folder in unused_folders(root, days):
+        try:
+            remove_folder(folder.path)
+        except FileNotFoundError:
+            continue  # another prune got there first
+        except OSError as error:
+            lines.append(f"could not remove {folder.path}: {error.strerror or error}")
+            failed += 1
+            continue
+        removed.append(folder)
         lines.append("removed" + _folder_line(folder, root, now)[1:])
     temps = leftover_temps(root)
     for temp in temps:
@@ -93,10 +104,10 @@ def prune(root: Path, days: float) -> list[str]:
         lines.append(f"removed {temp.relative_to(root)} (a build that did not finish)")
     kept = cached_folders(root)
     lines.append(
-        f"removed {len(unused)} cached folders ({_mb(sum(f.size for f in unused))}) and "
+        f"removed {len(removed)} cached folders ({_mb(sum(f.size for f in removed))}) and "
         f"{len(temps)} temporary ones; kept {len(kept)} ({_mb(sum(f.size for f in kept))})"
     )
-    return lines
+    return lines, failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.prune_unused is not None:
         if args.prune_unused < 0:
             parser.error(f"--prune-unused {args.prune_unused:g}: DAYS must be 0 or more")
-        print("\n".join(prune(cache_root(args.cache_dir), args.prune_unused)))
-        return 0
+        lines, failed = prune(cache_root(args.cache_dir), args.prune_unused)
+        print("\n".join(lines))
+        return 1 if failed else 0
     if args.materialize:
         started = time.perf_counter()
         resolved = resolve_model(args.materialize, args.cache_dir)

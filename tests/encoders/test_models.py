@@ -469,3 +469,24 @@ def test_prune_removes_only_what_paramine_built_and_nobody_used(
     with pytest.raises(SystemExit):
         models_command.main(["--prune-unused", "-1"])
     assert "DAYS must be 0 or more" in capsys.readouterr().err
+
+
+def test_prune_reports_a_folder_it_cannot_remove(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stuck = _built(cache / "models" / "url-stuck-1", days_unused=40)
+    _built(cache / "models" / "url-gone-2", days_unused=40)
+    rename = os.rename
+
+    def refuse_stuck(src: object, dst: object) -> None:
+        if Path(str(src)) == stuck:
+            raise PermissionError(13, "Permission denied")
+        rename(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(model_cache.os, "rename", refuse_stuck)
+    assert models_command.main(["--prune-unused", "30"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert f"could not remove {stuck}: Permission denied" in out
+    assert out[-1] == "removed 1 cached folders (0.0 MB) and 0 temporary ones; kept 1 (0.0 MB)"
+    # Moved aside, then deleted: no half-removed folder under a name a run would use.
+    assert sorted(p.name for p in (cache / "models").iterdir()) == ["url-stuck-1"]
