@@ -72,14 +72,20 @@ def last_used(folder: Path) -> float:
     return (folder / COMPLETE_MARKER).stat().st_mtime
 
 
-def _remove_stale_temps(parent: Path, name: str) -> None:
+def _stale_temps(parent: Path, pattern: str) -> list[Path]:
+    """Temporary folders matching ``pattern`` older than ``STALE_TEMP_SECONDS``."""
     now = time.time()
-    for leftover in parent.glob(f".{name}.*"):
-        try:
-            if now - leftover.stat().st_mtime > STALE_TEMP_SECONDS:
-                shutil.rmtree(leftover, ignore_errors=True)
-        except FileNotFoundError:
-            pass  # another process cleaned it first
+    stale = []
+    for path in parent.glob(pattern):
+        with contextlib.suppress(FileNotFoundError):  # another process cleaned it first
+            if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                stale.append(path)
+    return stale
+
+
+def _remove_stale_temps(parent: Path, name: str) -> None:
+    for leftover in _stale_temps(parent, f".{name}.*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def atomic_build(target: Path, build: Callable[[Path], dict[str, Any]]) -> Path:
@@ -118,10 +124,8 @@ def atomic_build(target: Path, build: Callable[[Path], dict[str, Any]]) -> Path:
                 if not target.exists():
                     raise
                 # An incomplete folder blocks the name: move it aside, then retry.
-                aside = parent / f".{target.name}.broken-{os.getpid()}-{time.monotonic_ns()}"
                 with contextlib.suppress(FileNotFoundError):
-                    os.rename(target, aside)
-                shutil.rmtree(aside, ignore_errors=True)
+                    remove_folder(target)
         raise OSError(f"could not move {tmp} into place as {target}")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -144,6 +148,15 @@ def _size(folder: Path) -> int:
     )
 
 
+def _source(folder: Path) -> str:
+    """What the folder was built from, as its marker says ("" if it does not say)."""
+    try:
+        info = json.loads((folder / COMPLETE_MARKER).read_text())
+    except ValueError:
+        return ""
+    return str(info.get("source", "")) if isinstance(info, dict) else ""
+
+
 def _cache_dirs(root: Path) -> list[Path]:
     """The folders of the cache that hold paramine's built folders."""
     return [root / sub for sub in BUILT_FOLDERS_IN if (root / sub).is_dir()]
@@ -161,27 +174,23 @@ def cached_folders(root: Path) -> list[CachedFolder]:
             if folder.name.startswith(".") or not is_complete(folder):
                 continue
             try:
-                info = json.loads((folder / COMPLETE_MARKER).read_text())
-                source = str(info.get("source", "")) if isinstance(info, dict) else ""
-                found.append(CachedFolder(folder, _size(folder), last_used(folder), source))
+                found.append(
+                    CachedFolder(folder, _size(folder), last_used(folder), _source(folder))
+                )
             except FileNotFoundError:
                 continue  # removed by another process meanwhile
-            except ValueError:
-                found.append(CachedFolder(folder, _size(folder), last_used(folder), ""))
     return sorted(found, key=lambda f: -f.last_used)
 
 
 def leftover_temps(root: Path) -> list[Path]:
-    """Temporary folders of builds that died, older than ``STALE_TEMP_SECONDS``."""
-    now = time.time()
-    leftovers = []
-    for parent in _cache_dirs(root):
-        for path in parent.glob(".*"):
-            if (".tmp-" in path.name or ".broken-" in path.name) and path.is_dir():
-                with contextlib.suppress(FileNotFoundError):
-                    if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
-                        leftovers.append(path)
-    return sorted(leftovers)
+    """Temporary folders of builds or removals that died, older than ``STALE_TEMP_SECONDS``."""
+    return sorted(
+        path
+        for parent in _cache_dirs(root)
+        for pattern in (".*.tmp-*", ".*.broken-*")
+        for path in _stale_temps(parent, pattern)
+        if path.is_dir()
+    )
 
 
 def remove_folder(folder: Path) -> None:
