@@ -25,7 +25,13 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.handler import EncoderHandler
-from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
+from paramine.pipelines.core.accounting import (
+    ENCODING,
+    CountNote,
+    CountStage,
+    GatherCounts,
+    StageResult,
+)
 from paramine.pipelines.core.cuts import coherence_cut, support_floor
 from paramine.pipelines.core.groups import group_weight
 from paramine.pipelines.core.junk import Limits
@@ -338,13 +344,9 @@ def _threshold_record(
     return record
 
 
-def _optional_singleton(
-    pipeline: beam.Pipeline, label: str, value: beam.PCollection | None
-) -> beam.pvalue.AsSingleton:
-    """A side input of ``value``, or of ``None`` where there is none."""
-    if value is None:
-        value = pipeline | label >> beam.Create([None])
-    return beam.pvalue.AsSingleton(value)
+def _optional_singleton(value: beam.PCollection | None) -> beam.pvalue.AsSingleton | None:
+    """A side input of ``value``; ``None`` (a plain argument) where there is none."""
+    return None if value is None else beam.pvalue.AsSingleton(value)
 
 
 class ThresholdRecord(beam.PTransform):
@@ -360,18 +362,20 @@ class ThresholdRecord(beam.PTransform):
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
         core = self.core
-        pipeline = pbegin.pipeline
         true_scores = core.scored | "SummarizeScores" >> SummarizeScores()
+        # From a Create of its own: the threshold as the main input would
+        # fuse this step into the stage that makes the threshold, which the
+        # side inputs wait for.
         return (
-            pipeline
+            pbegin
             | "Once" >> beam.Create([None])
             | "Record"
             >> beam.Map(
                 _threshold_record,
                 beam.pvalue.AsSingleton(core.threshold),
                 beam.pvalue.AsSingleton(true_scores),
-                _optional_singleton(pipeline, "NoCoherenceCut", core.coherence),
-                _optional_singleton(pipeline, "NoHardNegativeCut", core.hard_negative),
+                _optional_singleton(core.coherence),
+                _optional_singleton(core.hard_negative),
             )
         )
 
@@ -444,7 +448,7 @@ class MineParaphrases(beam.PTransform):
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
             core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded", "text"),
-        ) | "AllCounts" >> beam.Flatten()
+        ) | "AllCounts" >> GatherCounts(MINE_STAGES, [(ENCODING, "texts_encoded")])
         threshold = source.pipeline | "ThresholdRecord" >> ThresholdRecord(core)
         scored_all = None
         if config.write_scored:

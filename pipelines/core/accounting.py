@@ -9,7 +9,7 @@ counter ``<stage>.<reason>`` for runner UIs. ``CountStage`` folds both into
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -67,6 +67,11 @@ class Dropper:
         return {"stage": self.stage, "_counters": {}}
 
 
+def _global(row: tuple[Any, ...]) -> WindowedValue:
+    """``row`` as ``finish_bundle`` must emit it: in the global window."""
+    return WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
+
+
 class DropTally:
     """A stage's drops summed over a bundle: one ``(reason, n)`` per reason at the bundle's end.
 
@@ -88,10 +93,7 @@ class DropTally:
     def flush(self) -> Iterator[pvalue.TaggedOutput]:
         """The bundle's drops as outputs for ``finish_bundle`` (global window)."""
         for reason, n in sorted(self._counts.items()):
-            row = self.drop(reason, n).value
-            yield pvalue.TaggedOutput(
-                DROPPED, WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
-            )
+            yield pvalue.TaggedOutput(DROPPED, _global(self.drop(reason, n).value))
         self._counts.clear()
 
     def __getstate__(self) -> dict:
@@ -193,66 +195,90 @@ class KeepFirst(beam.PTransform):
 
 
 class _CountOut(beam.DoFn):
-    """Counts a bundle's elements (one number out per bundle, to be summed).
+    """Counts a bundle's elements into one ``(book, key, n)`` row, emitted at the bundle's end.
 
-    It also tells a local run's progress what the stage let out, every
-    ``REPORT_EVERY`` elements and at the end of each bundle, when the count
-    is flushed: a worker process may stop right after its last bundle.
-    ``stage`` None: a count the progress does not show (a stage's input).
+    A row per bundle rather than a combine per count: every count of a run is
+    summed once, in ``GatherCounts``. It also tells a local run's progress what
+    the stage let out, every ``REPORT_EVERY`` elements and at the end of each
+    bundle, when the count is flushed: a worker process may stop right after
+    its last bundle.
+
+    Args:
+        book: The stage (or note) the row belongs to.
+        key: The row's key (``kept``, ``in``, a note's figure).
+        unit: What one element is, for the progress.
+        progress: Report the count to a local run's progress (not for a
+            stage's input, which the stage before it reported as its output).
+        weight: How many records one element stands for; 1 without one.
     """
 
     REPORT_EVERY = 256
 
-    def __init__(self, stage: str | None, unit: str) -> None:
-        self.stage = stage
+    def __init__(
+        self,
+        book: str,
+        key: str,
+        unit: str,
+        progress: bool = True,
+        weight: Callable[[Any], int] | None = None,
+    ) -> None:
+        self.book = book
+        self.key = key
         self.unit = unit
+        self.progress = progress
+        self.weight = weight
         self._n = self._unreported = 0
 
     def start_bundle(self) -> None:
         self._n = self._unreported = 0
 
     def process(self, element: Any) -> Iterator[int]:
-        self._n += 1
-        if self.stage is not None:
-            self._unreported += 1
+        n = 1 if self.weight is None else self.weight(element)
+        self._n += n
+        if self.progress:
+            self._unreported += n
             if self._unreported >= self.REPORT_EVERY:
-                worker_tap().add_out(self.stage, self.unit, self._unreported)
+                worker_tap().add_out(self.book, self.unit, self._unreported)
                 self._unreported = 0
         return iter(())
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
-        if self.stage is not None:
+        if self.progress:
             tap = worker_tap()
             if self._unreported:
-                tap.add_out(self.stage, self.unit, self._unreported)
+                tap.add_out(self.book, self.unit, self._unreported)
             tap.flush()
-        yield WindowedValue(self._n, GlobalWindow().max_timestamp(), (GlobalWindow(),))
+        yield _global((self.book, self.key, self._n))
 
 
-class CountElements(beam.PTransform):
-    """``Count.Globally`` at one counter bump per element, reporting a local run's progress.
+class _SumDrops(beam.DoFn):
+    """Sums a stage's ``(reason, n)`` drops over a bundle into ``(stage, reason, n)`` rows."""
 
-    Args:
-        stage: The stage whose output this is, for the progress (``_CountOut``);
-            ``None`` for a count the progress does not show.
-        unit: What one element is.
-    """
-
-    def __init__(self, stage: str | None, unit: str) -> None:
-        super().__init__()
+    def __init__(self, stage: str) -> None:
         self.stage = stage
-        self.unit = unit
+        self._counts: dict[str, int] = {}
 
-    def expand(self, elements: beam.PCollection) -> beam.PCollection:
-        return (
-            elements
-            | "CountBundles" >> beam.ParDo(_CountOut(self.stage, self.unit))
-            | "Sum" >> beam.CombineGlobally(sum)
-        )
+    def start_bundle(self) -> None:
+        self._counts = {}
+
+    def process(self, dropped: tuple[str, int]) -> Iterator[int]:
+        reason, n = dropped
+        self._counts[reason] = self._counts.get(reason, 0) + n
+        return iter(())
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        for reason, n in sorted(self._counts.items()):
+            yield _global((self.stage, reason, n))
 
 
 class CountStage(beam.PTransform):
     """Turns a stage's input, kept and dropped collections into count rows.
+
+    The rows are partial counts (one per bundle and key); ``GatherCounts``
+    sums them, and ``counts_from_rows`` folds any list of them. Three DoFns
+    a stage and no shuffle: a combine per count put 26 transforms and three
+    shuffles into the graph for each stage's books, most of a small run's
+    fixed cost.
 
     Args:
         stage: The stage whose books these are.
@@ -274,34 +300,21 @@ class CountStage(beam.PTransform):
         self.weight = weight
 
     def expand(self, result: StageResult) -> beam.PCollection:
-        stage = self.stage.name
-        if self.weight is None:
-            kept_n = result.kept | "CountKept" >> CountElements(stage, self.stage.unit)
-        else:
-            kept_n = (
-                result.kept
-                | "WeighKept" >> beam.Map(self.weight)
-                | "CountKept" >> beam.CombineGlobally(sum)
-            )
-        kept = kept_n | "TagKept" >> beam.Map(lambda n: (stage, KEPT, n))
-        dropped = (
-            result.dropped
-            | "SumDropped" >> beam.CombinePerKey(sum)
-            | "TagDropped" >> beam.Map(lambda kv: (stage, kv[0], kv[1]))
-        )
-        rows = [kept, dropped]
+        stage, unit = self.stage.name, self.stage.unit
+        rows = [
+            result.kept
+            | "CountKept" >> beam.ParDo(_CountOut(stage, KEPT, unit, weight=self.weight)),
+            result.dropped | "SumDropped" >> beam.ParDo(_SumDrops(stage)),
+        ]
         if self.taken_in is not None:
             rows.append(
-                self.taken_in
-                # Per bundle, not per element: the first stages take in every pair.
-                | "CountIn" >> CountElements(None, self.stage.unit)
-                | "TagIn" >> beam.Map(lambda n: (stage, IN, n))
+                self.taken_in | "CountIn" >> beam.ParDo(_CountOut(stage, IN, unit, progress=False))
             )
         return rows | "Rows" >> beam.Flatten()
 
 
 class CountNote(beam.PTransform):
-    """Counts a PCollection into one ``(note, key, n)`` row, such as texts encoded.
+    """Counts a PCollection into ``(note, key, n)`` rows, such as texts encoded.
 
     Args:
         note: The pseudo-stage (``ENCODING``).
@@ -318,11 +331,36 @@ class CountNote(beam.PTransform):
         self.unit = unit
 
     def expand(self, elements: beam.PCollection) -> beam.PCollection:
-        note, key = self.note, self.key
+        return elements | "Count" >> beam.ParDo(_CountOut(self.note, self.key, self.unit))
+
+
+class GatherCounts(beam.PTransform):
+    """A run's count rows summed per ``(stage, key)``, every book opened at zero.
+
+    Applied to a tuple of row PCollections (``CountStage``, ``CountNote``,
+    repairs); one row per ``(stage, key)`` out. The count books emit a row
+    per bundle, and an empty collection may have no bundle at all, so each
+    stage's ``kept`` and each note's figure starts from a zero row: a stage
+    that saw nothing still has its books.
+
+    Args:
+        stages: The stages whose books are in the rows.
+        figures: The ``(note, key)`` figures counted by ``CountNote``.
+    """
+
+    def __init__(self, stages: Sequence[Stage], figures: Sequence[tuple[str, str]]) -> None:
+        super().__init__()
+        self.opening = [(stage.name, KEPT, 0) for stage in stages]
+        self.opening += [(note, key, 0) for note, key in figures]
+
+    def expand(self, rows: tuple[beam.PCollection, ...]) -> beam.PCollection:
+        opened = rows[0].pipeline | "Open" >> beam.Create(self.opening, reshuffle=False)
         return (
-            elements
-            | "Count" >> CountElements(note, self.unit)
-            | "Tag" >> beam.Map(lambda n: (note, key, n))
+            (*rows, opened)
+            | "Rows" >> beam.Flatten()
+            | "ByKey" >> beam.Map(lambda row: ((row[0], row[1]), row[2]))
+            | "Sum" >> beam.CombinePerKey(sum)
+            | "Row" >> beam.Map(lambda kv: (*kv[0], kv[1]))
         )
 
 

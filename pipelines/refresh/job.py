@@ -38,6 +38,7 @@ from paramine.pipelines.core.accounting import (
     CountNote,
     CountStage,
     Dropper,
+    GatherCounts,
     StageResult,
 )
 from paramine.pipelines.core.groups import Group, GroupKey, group_key
@@ -92,6 +93,13 @@ REFRESH_STAGES: tuple[Stage, ...] = (
     AFFECTED,
     *MINE_STAGES[MINE_STAGES.index(GROUP) :],
 )
+
+#: The refresh's figures of its table rewrite (``counts["table"]``).
+OLD_KEPT = "old_pairs_kept"
+OLD_REPLACED = "old_pairs_replaced"
+STATE_ROWS = "state_rows_written"
+PAIR_ROWS = "pair_rows_written"
+TABLE_KEYS = (OLD_KEPT, OLD_REPLACED, STATE_ROWS, PAIR_ROWS)
 
 
 @dataclass(frozen=True)
@@ -367,11 +375,17 @@ class RefreshParaphrases(beam.PTransform):
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=made),
             read.repairs,
             core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded", "text"),
-            staying | "CountStaying" >> CountNote(TABLE, "old_pairs_kept"),
-            gone | "CountGone" >> CountNote(TABLE, "old_pairs_replaced"),
-            state_rows | "CountStateRows" >> CountNote(TABLE, "state_rows_written"),
-            pair_rows | "CountPairRows" >> CountNote(TABLE, "pair_rows_written"),
-        ) | "AllCounts" >> beam.Flatten()
+            staying | "CountStaying" >> CountNote(TABLE, OLD_KEPT),
+            gone | "CountGone" >> CountNote(TABLE, OLD_REPLACED),
+            state_rows | "CountStateRows" >> CountNote(TABLE, STATE_ROWS),
+            pair_rows | "CountPairRows" >> CountNote(TABLE, PAIR_ROWS),
+        ) | "AllCounts" >> GatherCounts(
+            REFRESH_STAGES,
+            [
+                (ENCODING, "texts_encoded"),
+                *((TABLE, key) for key in TABLE_KEYS),
+            ],
+        )
         threshold = p | "ThresholdRecord" >> ThresholdRecord(core)
         summary_url = job.summary_url
 

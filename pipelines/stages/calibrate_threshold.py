@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.transforms.combiners import SingleInputTupleCombineFn
+from apache_beam.transforms.stats import ApproximateQuantilesCombineFn
 from paramine.pipelines.core.calibration_report import borderline, score_histograms
 from paramine.pipelines.core.cuts import (
     DEFAULT_SAMPLE,
@@ -188,29 +190,28 @@ class SummarizeScores(beam.PTransform):
     """
 
     def expand(self, scored: beam.PCollection) -> beam.PCollection:
-        scores = scored | "Scores" >> beam.Map(lambda s: s.score)
-        percentiles = scores | "Percentiles" >> beam.ApproximateQuantiles.Globally(101)
-        mean = scores | "Mean" >> beam.combiners.Mean.Globally()
-        count = scores | "Count" >> beam.combiners.Count.Globally()
-
-        def summary(_: None, p: list[float], mean: float, n: int) -> dict[str, Any]:
-            if not n:
-                return {"n": 0}
-            picks = {"q02": 2, "q05": 5, "q25": 25, "q50": 50, "q75": 75, "q95": 95, "q98": 98}
-            return {
-                "n": n,
-                "mean": round(float(mean), 4),
-                **{name: round(float(p[i]), 4) for name, i in picks.items()},
-            }
-
-        return (
-            scored.pipeline
-            | "Once" >> beam.Create([None])
-            | "Summarize"
-            >> beam.Map(
-                summary,
-                beam.pvalue.AsSingleton(percentiles),
-                beam.pvalue.AsSingleton(mean),
-                beam.pvalue.AsSingleton(count),
-            )
+        # One combine for the three figures: each global combine is a shuffle
+        # and a dozen transforms of the graph, a fixed cost of every run.
+        figures = SingleInputTupleCombineFn(
+            ApproximateQuantilesCombineFn.create(num_quantiles=101),
+            beam.combiners.MeanCombineFn(),
+            beam.combiners.CountCombineFn(),
         )
+        return (
+            scored
+            | "Scores" >> beam.Map(lambda s: s.score)
+            | "Figures" >> beam.CombineGlobally(figures)
+            | "Summarize" >> beam.MapTuple(_score_summary)
+        )
+
+
+def _score_summary(percentiles: list[float], mean: float, n: int) -> dict[str, Any]:
+    """The manifest's summary of scores from their percentiles, mean and count."""
+    if not n:
+        return {"n": 0}
+    picks = {"q02": 2, "q05": 5, "q25": 25, "q50": 50, "q75": 75, "q95": 95, "q98": 98}
+    return {
+        "n": n,
+        "mean": round(float(mean), 4),
+        **{name: round(float(percentiles[i]), 4) for name, i in picks.items()},
+    }

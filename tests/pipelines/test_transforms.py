@@ -8,7 +8,14 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.core.accounting import CountStage, counts_from_rows
+from paramine.pipelines.core.accounting import (
+    KEPT,
+    CountStage,
+    GatherCounts,
+    StageResult,
+    _CountOut,
+    counts_from_rows,
+)
 from paramine.pipelines.core.groups import Group, group_weight
 from paramine.pipelines.stages.group_by_pivot import GROUP
 from paramine.pipelines.stages.make_pairs import MakePairs, make_pairs, pair_id
@@ -49,6 +56,38 @@ def check_stage(transform: beam.PTransform, elements: list, kept, counts: dict) 
         assert_that(result.kept, kept, label="Kept")
         stage = Stage("s", ALIGNED_PAIR, None, "the stage under test")
         assert_that(result | CountStage(stage), counts_equal("s", counts), label="Counts")
+
+
+class TestCountBooks:
+    def test_a_row_per_bundle(self) -> None:
+        count = _CountOut("s", KEPT, "pair", progress=False)
+        rows = []
+        for bundle in (["a", "b"], [], ["c"]):
+            count.start_bundle()
+            for element in bundle:
+                list(count.process(element))
+            rows += [row.value for row in count.finish_bundle()]
+        assert rows == [("s", KEPT, 2), ("s", KEPT, 0), ("s", KEPT, 1)]
+
+    def test_gathered_rows_are_summed_and_every_book_is_opened(self) -> None:
+        seen, empty = (Stage(name, ALIGNED_PAIR, None, "a stage") for name in ("seen", "empty"))
+        partial = [("seen", "kept", 2), ("seen", "kept", 3), ("seen", "empty", 1)]
+        with TestPipeline(runner="FnApiRunner") as p:
+            rows = p | "Rows" >> beam.Create(partial)
+            nothing = StageResult(p | "None" >> beam.Create([]), p | "NoDrops" >> beam.Create([]))
+            books = nothing | CountStage(empty, taken_in=p | "NoInput" >> beam.Create([]))
+            gathered = (rows, books) | GatherCounts([seen, empty], [("encoding", "texts")])
+
+            def check(rows: list) -> None:
+                assert len({row[:2] for row in rows}) == len(rows), rows  # summed per key
+                counts = counts_from_rows(rows)
+                assert counts["seen"] == {"in": 6, "kept": 5, "dropped": {"empty": 1}}
+                # An empty collection may run no bundle: the opening rows are
+                # what put the empty stage and the note in the books.
+                assert counts["empty"] == {"in": 0, "kept": 0, "dropped": {}}
+                assert counts["encoding"] == {"texts": 0}
+
+            assert_that(gathered, check)
 
 
 class TestPrefilter:
