@@ -245,6 +245,8 @@ def test_a_signal_stops_the_run_and_removes_what_it_made(
         **os.environ,
         "TMPDIR": str(tmpdir),
         "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "torchinductor"),
+        # A run that does not stop prints every thread's stack on SIGABRT.
+        "PYTHONFAULTHANDLER": "1",
     }
     source = write_bitext(tmp_path / "in.tsv")
     process = subprocess.Popen(
@@ -265,7 +267,12 @@ def test_a_signal_stops_the_run_and_removes_what_it_made(
         time.sleep(0.5)
         assert process.poll() is None, "the run finished before the signal"
         process.send_signal(signum)
-        _, stderr = process.communicate(timeout=120)
+        try:
+            _, stderr = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            _, stderr = process.communicate(timeout=60)
+            pytest.fail(f"the run did not stop within 120 s of {signum}; its threads:\n{stderr}")
     finally:
         if process.poll() is None:
             process.kill()
