@@ -363,9 +363,9 @@ class ThresholdRecord(beam.PTransform):
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
         core = self.core
         true_scores = core.scored | "SummarizeScores" >> SummarizeScores()
-        # From a Create of its own: the threshold as the main input would
-        # fuse this step into the stage that makes the threshold, which the
-        # side inputs wait for.
+        # From a Create of its own: with the threshold as the main input the
+        # FnApiRunner stalled ("watermark-pending bundles did not execute"),
+        # presumably fusing this step into the stage its side inputs wait on.
         return (
             pbegin
             | "Once" >> beam.Create([None])
