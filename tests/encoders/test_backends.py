@@ -175,6 +175,27 @@ def test_each_backend_loads_and_agrees_with_torch(
         assert abs(float(got[a] @ got[b]) - torch_cos) < (1e-4 if quantize == "none" else 0.02)
 
 
+def test_the_unpadded_encoding_gives_the_bits_of_encode(tiny_model_dir: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    model.train()  # encode switches dropout off; so must the cut batches
+    texts = [*TEXTS, "query: " + "long " * 400]  # the last one truncated
+
+    def by_encode() -> np.ndarray:
+        # Each text beside a copy of itself: its own length, two rows.
+        return np.stack([model.encode([t, t], normalize_embeddings=True)[0] for t in texts])
+
+    np.testing.assert_array_equal(encode_unpadded(model, texts), by_encode())
+    # A stored default prompt is applied, as encode applies it.
+    model.prompts = {**model.prompts, "q": "passage: "}
+    model.default_prompt_name = "q"
+    with_prompt = encode_unpadded(model, texts)
+    np.testing.assert_array_equal(with_prompt, by_encode())
+    model.default_prompt_name = None
+    assert not np.allclose(with_prompt, encode_unpadded(model, texts))
+
+
 @pytest.mark.parametrize(
     ("backend", "quantize"),
     [
