@@ -105,31 +105,31 @@ def prefilter_reason(
 
 def rule_reason(pair: AlignedPair, options: PrefilterOptions) -> str:
     """``prefilter_reason`` without the language check."""
-    if not pair.pivot or not pair.candidate:
+    return text_rule_reason(pair.pivot, pair.candidate, pair.pivot_lang, pair.lang, options)
+
+
+def text_rule_reason(
+    pivot: str, candidate: str, pivot_lang: str, lang: str, options: PrefilterOptions
+) -> str:
+    """``rule_reason`` of a pair given by its normalized texts and languages."""
+    if not pivot or not candidate:
         return "empty"
-    if comparison_key(pair.pivot) == comparison_key(pair.candidate):
+    if comparison_key(pivot) == comparison_key(candidate):
         return "untranslated"
-    pivot_words = word_count(pair.pivot, pair.pivot_lang)
-    candidate_words = word_count(pair.candidate, pair.lang)
-    shorter, longer = sorted((pivot_words, candidate_words))
+    shorter, longer = sorted((word_count(pivot, pivot_lang), word_count(candidate, lang)))
     if shorter < options.min_words:
         return "too_short"
     if longer > options.max_words:
         return "too_long"
     if (longer + 1) / (shorter + 1) > options.max_length_ratio:
         return "length_ratio"
-    if options.sentence_count_filter and sentence_count(
-        pair.pivot, pair.pivot_lang
-    ) != sentence_count(pair.candidate, pair.lang):
+    if options.sentence_count_filter and sentence_count(pivot, pivot_lang) != sentence_count(
+        candidate, lang
+    ):
         return "sentence_count_mismatch"
     if options.junk_rules:
         reason = first_failure(
-            options.junk_rules,
-            pair.pivot,
-            pair.candidate,
-            pair.pivot_lang,
-            pair.lang,
-            options.limits,
+            options.junk_rules, pivot, candidate, pivot_lang, lang, options.limits
         )
         if reason:
             return reason
@@ -214,44 +214,35 @@ class _FilterFn(beam.DoFn):
 
     def _judge(self, pairs: list[AlignedPair]) -> list[Verdict]:
         """The verdicts of pairs not seen lately: normalize, the rules, then the language check."""
-        normalized = [
-            AlignedPair(
-                normalize(p.pivot),
-                normalize(p.candidate),
-                p.pivot_lang,
-                p.lang,
-                p.corpus,
-                p.shard,
-                p.line,
-            )
-            for p in pairs
+        # Texts, not records: a frozen record costs a microsecond to build.
+        pivots = [normalize(p.pivot) for p in pairs]
+        candidates = [normalize(p.candidate) for p in pairs]
+        options = self.options
+        reasons = [
+            text_rule_reason(pivot, candidate, p.pivot_lang, p.lang, options)
+            for pivot, candidate, p in zip(pivots, candidates, pairs, strict=True)
         ]
-        reasons = [rule_reason(pair, self.options) for pair in normalized]
         languages = self.languages
         if languages is not None:
             checked = [i for i, reason in enumerate(reasons) if not reason]
-            candidates = languages.passes_many(
-                [(normalized[i].candidate, normalized[i].lang) for i in checked]
-            )
+            candidate_ok = languages.passes_many([(candidates[i], pairs[i].lang) for i in checked])
             # The pivots of pairs whose candidate passed, as one batch too.
-            passed = [i for i, ok in zip(checked, candidates, strict=True) if ok]
-            pivots = dict(
+            passed = [i for i, ok in zip(checked, candidate_ok, strict=True) if ok]
+            pivot_ok = dict(
                 zip(
                     passed,
-                    languages.passes_many(
-                        [(normalized[i].pivot, normalized[i].pivot_lang) for i in passed]
-                    ),
+                    languages.passes_many([(pivots[i], pairs[i].pivot_lang) for i in passed]),
                     strict=True,
                 )
             )
-            for i, candidate_passes in zip(checked, candidates, strict=True):
+            for i, candidate_passes in zip(checked, candidate_ok, strict=True):
                 if not candidate_passes:
                     reasons[i] = "wrong_language_candidate"
-                elif not pivots[i]:
+                elif not pivot_ok[i]:
                     reasons[i] = "wrong_language_pivot"
         return [
-            reason or (pair.pivot, pair.candidate, pivot_language(pair.pivot_lang))
-            for reason, pair in zip(reasons, normalized, strict=True)
+            reason or (pivot, candidate, pivot_language(p.pivot_lang))
+            for reason, pivot, candidate, p in zip(reasons, pivots, candidates, pairs, strict=True)
         ]
 
 
