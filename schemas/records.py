@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class AlignedPair:
     """One aligned (pivot, candidate) pair as read from a shard.
 
@@ -31,6 +31,30 @@ class AlignedPair:
     corpus: str
     shard: str
     line: int
+
+    def __init__(
+        self,
+        pivot: str,
+        candidate: str,
+        pivot_lang: str,
+        lang: str,
+        corpus: str,
+        shard: str,
+        line: int,
+    ) -> None:
+        # A frozen dataclass's own __init__ sets each field through
+        # object.__setattr__: 0.8 us a record against 0.4 here. A run builds
+        # two or three records per input pair (the read, the kept pair, each
+        # decode). Equality, hashing and repr are still the dataclass's.
+        self.__dict__.update(
+            pivot=pivot,
+            candidate=candidate,
+            pivot_lang=pivot_lang,
+            lang=lang,
+            corpus=corpus,
+            shard=shard,
+            line=line,
+        )
 
 
 @dataclass(frozen=True)
