@@ -214,7 +214,8 @@ class _FilterFn(beam.DoFn):
 
     def _judge(self, pairs: list[AlignedPair]) -> list[Verdict]:
         """The verdicts of pairs not seen lately: normalize, the rules, then the language check."""
-        # Texts, not records: a frozen record costs a microsecond to build.
+        # Texts, not records: the rules read only texts and languages, and a
+        # record per pair would cost its construction for nothing.
         pivots = [normalize(p.pivot) for p in pairs]
         candidates = [normalize(p.candidate) for p in pairs]
         options = self.options
