@@ -97,8 +97,8 @@ class RecordsCoder(coders.Coder):
             fields = (
                 *_pair_fields(value.pair),
                 value.score,
-                self._array_or_none(value.pivot_vector),
-                self._array_or_none(value.candidate_vector),
+                self._optional(value.pivot_vector),
+                self._optional(value.candidate_vector),
             )
             return _SCORED + self._fields.encode(fields)
         if kind is np.ndarray and value.dtype.kind in _RAW_KINDS:
@@ -114,8 +114,8 @@ class RecordsCoder(coders.Coder):
             return ScoredPair(
                 AlignedPair(*fields[:7]),
                 fields[7],
-                self._array_from(fields[8]),
-                self._array_from(fields[9]),
+                self._optional_from(fields[8]),
+                self._optional_from(fields[9]),
             )
         if tag == _ARRAY:
             return self._decode_array(body)
@@ -130,21 +130,12 @@ class RecordsCoder(coders.Coder):
         dtype, shape, raw = self._fields.decode(encoded)
         return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
-    def _array_or_none(self, value: Any) -> bytes | None:
-        """A vector field of ``ScoredPair``: None, or an array's encoding."""
-        if value is None:
-            return None
-        if type(value) is not np.ndarray or value.dtype.kind not in _RAW_KINDS:
-            # Not a plain array: pickled whole, so that it comes back as it was.
-            return _PICKLED + pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-        return _ARRAY + self._encode_array(value)
+    def _optional(self, value: Any) -> bytes | None:
+        """A vector field of ``ScoredPair``: None, or the value's own encoding."""
+        return None if value is None else self.encode(value)
 
-    def _array_from(self, encoded: bytes | None) -> Any:
-        if encoded is None:
-            return None
-        if encoded[:1] == _PICKLED:
-            return pickle.loads(encoded[1:])
-        return self._decode_array(encoded[1:])
+    def _optional_from(self, encoded: bytes | None) -> Any:
+        return None if encoded is None else self.decode(encoded)
 
     def is_deterministic(self) -> bool:
         return False
