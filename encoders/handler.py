@@ -22,7 +22,7 @@ graph or encode, never for ``--help`` or config checks.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from apache_beam.metrics import Metrics
@@ -68,6 +68,13 @@ def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
     tiny test model: bit-identical embeddings in batches of 2 to 129 rows,
     in any order. It also spends no time on padding.
 
+    The rows of a forward pass are a power of two (``row_batches``): the
+    OpenVINO runtime compiles and keeps kernels for every input shape it
+    meets (up to 5,000), and a run's many batches would meet most row
+    counts at every length. With the tiny test model, 400,000 texts grew
+    the process from 0.7 to 4.4 GiB that way, and to 1.8 GiB with these
+    shapes, in 15% less CPU.
+
     The texts are tokenized once, by the model's own preprocessing
     (truncation and a stored default prompt included, as ``encode`` does),
     and each batch is cut from that: the same bits as calling ``encode`` per
@@ -112,9 +119,8 @@ def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
     with torch.inference_mode():
         for length, rows in by_length.items():
             tokens = slice(width - length, width) if left else slice(0, length)
-            for start in range(0, len(rows), batch_size):
-                chunk = rows[start : start + batch_size]
-                index = torch.tensor(chunk if len(chunk) > 1 else chunk * 2)
+            for chunk, run in row_batches(rows, batch_size):
+                index = torch.tensor(run)
                 batch = {name: value[index, tokens].to(device) for name, value in per_token.items()}
                 if not bool(batch["attention_mask"].all()):
                     raise RuntimeError(
@@ -125,6 +131,41 @@ def encode_unpadded(model: Any, texts: list[str], batch_size: int = 128) -> Any:
                 vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
                 out[chunk] = vectors.cpu().numpy()[: len(chunk)]
     return out
+
+
+def row_batches(rows: list[int], batch_size: int) -> Iterator[tuple[list[int], list[int]]]:
+    """Cut rows into forward passes of few shapes: ``(rows written, rows run)`` per pass.
+
+    Each pass runs a power of two rows (2 up to ``batch_size``), so a model
+    meets at most eight row counts per token length, however many batches
+    a run has. Full passes take ``batch_size`` rows; what is left is cut
+    into halving powers of two, and the last piece is padded with copies of
+    its first row when that adds at most a third of its rows (a lone row
+    always: one row takes another BLAS path, see ``encode_unpadded``). The
+    copies are computed and thrown away: a row's vector does not depend on
+    its batch.
+
+    Args:
+        rows: Indices of texts of one token length.
+        batch_size: Most rows in one pass (at least 2).
+
+    Yields:
+        The rows whose vectors the pass gives, and the rows it runs: the
+        same, or the same followed by copies of the first.
+    """
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start : start + batch_size]
+        while chunk:
+            size = 2
+            while size < len(chunk):
+                size *= 2
+            padding = size - len(chunk)
+            if size > batch_size or (padding > len(chunk) // 3 and size > 2):
+                head, chunk = chunk[: size // 2], chunk[size // 2 :]
+                yield head, head
+            else:
+                yield chunk, chunk + chunk[:1] * padding
+                chunk = []
 
 
 class LoadedEncoder:

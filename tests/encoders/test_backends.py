@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from paramine.encoders import backends, bucketed
 from paramine.encoders.backends import BackendChoice, choose_backend, export_dir, export_model
-from paramine.encoders.handler import EncoderHandler, encode_unpadded
+from paramine.encoders.handler import EncoderHandler, encode_unpadded, row_batches
 from paramine.schemas.errors import ModelError, UsageError
 
 TEXTS = [
@@ -232,6 +232,46 @@ def test_a_vector_does_not_depend_on_its_batch(
     # Bit for bit: mining's equivalences (grouping before scoring, the same
     # pairs from any bundling of the input) rest on it.
     np.testing.assert_array_equal(together, alone)
+
+
+@pytest.mark.parametrize("batch_size", [2, 3, 64, 100, 128])
+def test_row_batches_cover_every_row_once_in_few_shapes(batch_size: int) -> None:
+    for n in range(1, 400):
+        rows = list(range(1000, 1000 + n))
+        passes = list(row_batches(rows, batch_size))
+        assert [row for written, _ in passes for row in written] == rows
+        for written, run in passes:
+            size = len(run)
+            assert 2 <= size <= max(batch_size, 2) and size & (size - 1) == 0, (n, size)
+            assert run[: len(written)] == written
+            padding = run[len(written) :]
+            assert padding == written[:1] * len(padding)
+            # Copies are at most a third of the rows they pad, but for a lone row.
+            assert len(padding) <= len(written) // 3 or size == 2, (n, written, run)
+
+
+def test_the_model_meets_a_power_of_two_rows_per_pass(tiny_model_dir: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    shapes: set[tuple[int, int]] = set()
+    forward = model.forward
+
+    def spy(features: dict, **kwargs: object) -> dict:
+        shapes.add(tuple(features["attention_mask"].shape))
+        return forward(features, **kwargs)
+
+    model.forward = spy  # type: ignore[method-assign]
+    words = ["red", "cold", "old", "car", "tea", "sky", "hat", "a", "b", "c", "d"]
+    # Batches of 2 to 120 short texts: many row counts at each token length.
+    texts = [f"query: {a} {b}" for a in words for b in words]
+    got = [encode_unpadded(model, texts[:n] * 2)[:n] for n in range(1, 61)]
+    rows = {r for r, _ in shapes}
+    assert len(rows) > 3 and rows <= {2, 4, 8, 16, 32, 64, 128}, rows
+    # The padded passes' vectors are those of the texts encoded alone.
+    alone = encode_unpadded(model, texts[:60])
+    for vectors in got:
+        np.testing.assert_array_equal(vectors, alone[: len(vectors)])
 
 
 def test_auto_picks_a_batch_independent_backend() -> None:
