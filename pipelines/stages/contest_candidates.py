@@ -31,7 +31,6 @@ The measured effect is in docs/thresholds.md.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -68,23 +67,48 @@ def candidate_key(pair: AlignedPair) -> CandidateKey:
     return pivot_language(pair.pivot_lang), comparison_key(pair.candidate)
 
 
-def _rivals_of(keyed: tuple[CandidateKey, dict[str, Iterable[Any]]]) -> Iterator[AlignedPair]:
-    """The pairs of a candidate's other pivots, if it is a grouped candidate at all."""
-    _, joined = keyed
-    grouped = set(joined["grouped"])
-    if not grouped:
-        return
-    # One pair per rival pivot (the earliest line), at most MAX_RIVALS pivots.
-    first: dict[str, AlignedPair] = {}
-    for pair in joined["all"]:
+#: A candidate's rivals so far: per rival pivot key, its hash and its earliest pair.
+Rivals = dict[str, tuple[int, AlignedPair]]
+
+
+class LowestRivalsFn(beam.CombineFn):
+    """A candidate's ``MAX_RIVALS`` rival pivots of lowest hash, each by its earliest pair.
+
+    Bounded state per candidate however many pivots the input aligns it
+    with ("Tak." with thousands), so the runner never holds a hot
+    candidate's pairs as a list. The same result in any order of inputs and
+    merges: a pivot left out of a partial set had ``MAX_RIVALS`` lower ones
+    beside it, so it is not among the lowest of all; one that is among
+    them is never left out, so its earliest pair is found.
+    """
+
+    def create_accumulator(self) -> Rivals:
+        return {}
+
+    def add_input(self, rivals: Rivals, pair: AlignedPair) -> Rivals:
         key = pivot_key(pair.pivot)
-        if key in grouped:
-            continue
-        seen = first.get(key)
-        if seen is None or (pair.shard, pair.line) < (seen.shard, seen.line):
-            first[key] = pair
-    lowest = heapq.nsmallest(MAX_RIVALS, first, key=stable_hash)
-    yield from (first[key] for key in sorted(lowest))
+        held = rivals.get(key)
+        if held is not None:
+            if (pair.shard, pair.line) < (held[1].shard, held[1].line):
+                rivals[key] = held[0], pair
+            return rivals
+        rivals[key] = stable_hash(key), pair
+        if len(rivals) > MAX_RIVALS:
+            del rivals[max(rivals, key=lambda k: (rivals[k][0], k))]
+        return rivals
+
+    def merge_accumulators(self, accumulators: Iterable[Rivals]) -> Rivals:
+        merged: Rivals = {}
+        for rivals in accumulators:
+            for key, (rank, pair) in rivals.items():
+                held = merged.get(key)
+                if held is None or (pair.shard, pair.line) < (held[1].shard, held[1].line):
+                    merged[key] = rank, pair
+        lowest = sorted(merged, key=lambda k: (merged[k][0], k))[:MAX_RIVALS]
+        return {key: merged[key] for key in lowest}
+
+    def extract_output(self, rivals: Rivals) -> list[AlignedPair]:
+        return [rivals[key][1] for key in sorted(rivals)]
 
 
 class RivalPairs(beam.PTransform):
@@ -101,30 +125,34 @@ class RivalPairs(beam.PTransform):
         self.grouped = grouped
 
     def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
-        grouped = self.grouped | "GroupedCandidates" >> beam.Map(
-            lambda p: (candidate_key(p), pivot_key(p.pivot))
+        # Each grouped candidate with the pivots it is grouped under: a side
+        # input, since the grouped pairs are few (2% of the input at a
+        # million subtitle pairs). A combine, not a join, then keeps a
+        # bounded set of rivals per candidate: a join would hold every pair
+        # of a grouped candidate (millions at 10M subtitle pairs).
+        grouped_pivots = beam.pvalue.AsDict(
+            self.grouped
+            | "GroupedCandidates" >> beam.Map(lambda p: (candidate_key(p), pivot_key(p.pivot)))
+            | "PivotsOfCandidates" >> beam.CombinePerKey(beam.combiners.ToSetCombineFn())
         )
-        # Only the pairs of grouped candidates are joined: the grouped pairs
-        # are few (2% of the input at a million subtitle pairs), and the join
-        # would otherwise hold every prefiltered pair.
-        wanted = beam.pvalue.AsDict(
-            grouped | "CandidateKeys" >> beam.Map(lambda keyed: (keyed[0], None))
-        )
-        everything = prefiltered | "ByCandidate" >> beam.FlatMap(
-            _of_grouped_candidates, wanted
-        ).with_output_types(tuple[tuple[str, str], AlignedPair])
         return (
-            {"grouped": grouped, "all": everything}
-            | "JoinCandidates" >> beam.CoGroupByKey()
-            | "Rivals" >> beam.FlatMap(_rivals_of)
+            prefiltered
+            | "ByCandidate"
+            >> beam.FlatMap(_of_grouped_candidates, grouped_pivots).with_output_types(
+                tuple[tuple[str, str], AlignedPair]
+            )
+            | "LowestRivals" >> beam.CombinePerKey(LowestRivalsFn())
+            | "Rivals" >> beam.FlatMap(lambda keyed: keyed[1]).with_output_types(AlignedPair)
         )
 
 
 def _of_grouped_candidates(
-    pair: AlignedPair, wanted: dict[CandidateKey, None]
+    pair: AlignedPair, grouped_pivots: dict[CandidateKey, set[str]]
 ) -> Iterator[tuple[CandidateKey, AlignedPair]]:
+    """The pair keyed by its candidate, if the candidate is grouped under other pivots."""
     key = candidate_key(pair)
-    if key in wanted:
+    pivots = grouped_pivots.get(key)
+    if pivots is not None and pivot_key(pair.pivot) not in pivots:
         yield key, pair
 
 

@@ -13,7 +13,13 @@ from paramine.pipelines.core.accounting import counts_from_rows
 from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.mine import run
-from paramine.pipelines.stages.contest_candidates import MAX_RIVALS, ContestCandidates, RivalPairs
+from paramine.pipelines.stages.contest_candidates import (
+    MAX_RIVALS,
+    ContestCandidates,
+    LowestRivalsFn,
+    RivalPairs,
+)
+from paramine.schemas.digest import stable_hash
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.stages import accounting_errors
@@ -60,6 +66,39 @@ def test_a_hot_candidate_brings_a_bounded_number_of_rivals() -> None:
             rivals | beam.combiners.Count.Globally(),
             equal_to([MAX_RIVALS]),
         )
+
+
+def test_the_rivals_combine_is_the_same_in_any_order_and_split() -> None:
+    import random
+
+    rng = random.Random(7)
+    # 60 rival pivots, some spelled two ways, each on several lines.
+    pairs = [
+        aligned(rng.choice([f"Yes {i}.", f"yes {i}."]), "Tak.", rng.randrange(10_000))
+        for i in range(60)
+        for _ in range(rng.randrange(1, 4))
+    ]
+    earliest: dict[str, AlignedPair] = {}
+    for pair in pairs:
+        key = pair.pivot.casefold()
+        if key not in earliest or pair.line < earliest[key].line:
+            earliest[key] = pair
+    lowest = sorted(earliest, key=lambda k: (stable_hash(k), k))[:MAX_RIVALS]
+    expected = [earliest[key] for key in sorted(lowest)]
+    combine = LowestRivalsFn()
+    for _ in range(20):
+        rng.shuffle(pairs)
+        cuts = sorted(rng.sample(range(1, len(pairs)), rng.randrange(0, 5)))
+        parts = [pairs[a:b] for a, b in zip([0, *cuts], [*cuts, len(pairs)], strict=True)]
+        accumulators = []
+        for part in parts:
+            accumulator = combine.create_accumulator()
+            for pair in part:
+                accumulator = combine.add_input(accumulator, pair)
+            assert len(accumulator) <= MAX_RIVALS
+            accumulators.append(accumulator)
+        got = combine.extract_output(combine.merge_accumulators(accumulators))
+        assert got == expected
 
 
 def test_the_contest_drops_a_candidate_that_translates_a_rival_better() -> None:
