@@ -46,6 +46,12 @@ class LowestRanksFn(beam.CombineFn):
     result whatever the order of inputs and merges: a rank left out of a
     partial set had ``cap`` lower ones beside it, so it is not among the
     lowest of all either.
+
+    The runner holds an accumulator per distinct pivot until the decision
+    is made (4.3M at 10M subtitle pairs), and most pivots have one pair: its
+    accumulator is that pair's rank alone, an int, and ``(n, ranks)`` once
+    the pivot has more (a tuple of a count and a tuple of one rank cost 104
+    bytes more a pivot).
     """
 
     def __init__(self, cap: int) -> None:
@@ -53,23 +59,30 @@ class LowestRanksFn(beam.CombineFn):
             raise ValueError(f"max_group_size must be at least 2, got {cap}")
         self.cap = cap
 
-    def create_accumulator(self) -> Ranks:
+    def create_accumulator(self) -> Ranks | int:
         return 0, ()
 
-    def add_input(self, acc: Ranks, rank: int) -> Ranks:
-        seen, ranks = acc
+    def add_input(self, acc: Ranks | int, rank: int) -> Ranks | int:
+        seen, ranks = self.extract_output(acc)
+        if not seen:
+            return rank
         if rank not in ranks and (len(ranks) < self.cap or rank < ranks[-1]):
             ranks = tuple(sorted((*ranks, rank))[: self.cap])
         return seen + 1, ranks
 
-    def merge_accumulators(self, accs: Iterable[Ranks]) -> Ranks:
+    def merge_accumulators(self, accs: Iterable[Ranks | int]) -> Ranks | int:
         seen, ranks = 0, set[int]()
-        for other_seen, other_ranks in accs:
+        for acc in accs:
+            other_seen, other_ranks = self.extract_output(acc)
             seen += other_seen
             ranks.update(other_ranks)
+        if seen == 1:
+            return ranks.pop()
         return seen, tuple(sorted(ranks)[: self.cap])
 
-    def extract_output(self, acc: Ranks) -> Ranks:
+    def extract_output(self, acc: Ranks | int) -> Ranks:
+        if isinstance(acc, int):
+            return 1, (acc,)
         return acc
 
 

@@ -19,6 +19,7 @@ from paramine.pipelines.mine_paraphrases import MineParaphrases, prefilter_optio
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.group_by_pivot import LowestRanksFn
 from paramine.pipelines.stages.make_pairs import MakePairs
 from paramine.pipelines.stages.postfilter import PostFilter
 from paramine.pipelines.stages.prefilter import Prefilter
@@ -203,3 +204,27 @@ def test_write_scored_writes_every_prefiltered_pair(tmp_path: Path, tiny_model_d
     # Every prefiltered text was encoded once, the single-candidate pivot's too.
     assert manifest.extra["encoding"]["texts_encoded"] == 11
     assert manifest.accounting_errors() == []
+
+
+def test_the_pivot_decision_is_the_same_in_any_order_and_split() -> None:
+    import random
+
+    rng = random.Random(5)
+    combine = LowestRanksFn(cap=4)
+    for n in (1, 2, 3, 9, 30):
+        ranks = [rng.randrange(20) for _ in range(n)]  # repeats: one candidate, many lines
+        expected = n, tuple(sorted(set(ranks))[:4])
+        for _ in range(10):
+            rng.shuffle(ranks)
+            cuts = sorted(rng.sample(range(n + 1), 2))
+            parts = [ranks[: cuts[0]], ranks[cuts[0] : cuts[1]], ranks[cuts[1] :]]
+            accumulators = []
+            for part in parts:
+                accumulator = combine.create_accumulator()
+                for rank in part:
+                    accumulator = combine.add_input(accumulator, rank)
+                accumulators.append(accumulator)
+            merged = combine.merge_accumulators(accumulators)
+            assert combine.extract_output(merged) == expected
+            # Most pivots have one pair: the runner then holds its rank alone.
+            assert (merged == ranks[0]) if n == 1 else merged == expected
