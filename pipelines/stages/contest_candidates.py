@@ -75,11 +75,11 @@ class LowestRivalsFn(beam.CombineFn):
     """A candidate's ``MAX_RIVALS`` rival pivots of lowest hash, each by its earliest pair.
 
     Bounded state per candidate however many pivots the input aligns it
-    with ("Tak." with thousands), so the runner never holds a hot
-    candidate's pairs as a list. The same result in any order of inputs and
-    merges: a pivot left out of a partial set had ``MAX_RIVALS`` lower ones
-    beside it, so it is not among the lowest of all; one that is among
-    them is never left out, so its earliest pair is found.
+    with, so the runner never holds a common candidate's pairs as a list.
+    The same result in any order of inputs and merges: a pivot left out of
+    a partial set had ``MAX_RIVALS`` lower ones beside it, so it is not
+    among the lowest of all; one that is among them is never left out, so
+    its earliest pair is found.
     """
 
     def create_accumulator(self) -> Rivals:
@@ -128,8 +128,8 @@ class RivalPairs(beam.PTransform):
         # Each grouped candidate with the pivots it is grouped under: a side
         # input, since the grouped pairs are few (2% of the input at a
         # million subtitle pairs). A combine, not a join, then keeps a
-        # bounded set of rivals per candidate: a join would hold every pair
-        # of a grouped candidate (millions at 10M subtitle pairs).
+        # bounded set of rivals per candidate: a join would hold all the
+        # pairs of a candidate as one list, however common the candidate.
         grouped_pivots = beam.pvalue.AsDict(
             self.grouped
             | "GroupedCandidates" >> beam.Map(lambda p: (candidate_key(p), pivot_key(p.pivot)))

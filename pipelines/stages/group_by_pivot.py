@@ -48,9 +48,9 @@ class LowestRanksFn(beam.CombineFn):
     lowest of all either.
 
     The runner holds an accumulator per distinct pivot until the decision
-    is made (4.3M at 10M subtitle pairs), and most pivots have one pair: its
-    accumulator is that pair's rank alone, an int, and ``(n, ranks)`` once
-    the pivot has more (a tuple of a count and a tuple of one rank cost 104
+    is made (millions at 10M subtitle pairs), and most pivots have one pair:
+    its accumulator is that pair's rank alone, an int, and ``(n, ranks)``
+    once the pivot has more (a count and a tuple of one rank cost about 110
     bytes more a pivot).
     """
 
