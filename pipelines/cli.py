@@ -21,6 +21,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 
 from paramine.schemas import errors
@@ -102,11 +103,33 @@ def _reader_gone() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a paramine subcommand; return its exit status."""
+    """Run a paramine subcommand; return its exit status.
+
+    After a run stopped by a signal, the process ends here, at once, if a
+    thread of the interrupted runner is still alive: the interpreter would
+    otherwise wait for it at exit, and one blocked in native code never
+    ends (seen in CI: SIGTERM handled and the staging removed, then the
+    main thread in ``threading._shutdown`` for two minutes).
+    """
     try:
-        return _main(argv)
+        status = _main(argv)
     except BrokenPipeError:
         return _reader_gone()
+    if _STOPPED_BY_SIGNAL and _lingering_threads():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+#: Set when a job ended on a signal (``RunInterrupted``); read by ``main``.
+_STOPPED_BY_SIGNAL = False
+
+
+def _lingering_threads() -> list[threading.Thread]:
+    """Non-daemon threads other than this one: what the interpreter would wait for at exit."""
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()]
 
 
 def _main(argv: list[str] | None) -> int:
@@ -157,6 +180,8 @@ def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool
     except Exception as error:
         found = find_paramine_error(error)
         if isinstance(found, errors.RunInterrupted):
+            global _STOPPED_BY_SIGNAL
+            _STOPPED_BY_SIGNAL = True
             if debug:
                 import traceback
 
