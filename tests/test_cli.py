@@ -193,3 +193,29 @@ def test_output_into_a_closed_pipe_ends_quietly(command: list[str]) -> None:
     stderr = done.stderr.read().decode()
     assert done.wait() == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+
+def test_a_run_stopped_by_a_signal_exits_though_a_runner_thread_lingers(tmp_path: Path) -> None:
+    # The interrupted runner can leave a non-daemon thread blocked for good;
+    # the interpreter would wait for it at exit, so the process would hang.
+    job = tmp_path / "lingering_job.py"
+    job.write_text(
+        "import threading\n"
+        "from paramine.schemas.errors import RunInterrupted\n"
+        "def main(argv):\n"
+        "    threading.Thread(target=threading.Event().wait).start()\n"
+        "    raise RunInterrupted('stopped by SIGTERM', 15)\n",
+        encoding="utf-8",
+    )
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from paramine.pipelines import cli\n"
+        "cli.SUBCOMMANDS['lingering'] = ('lingering_job', 'a test job')\n"
+        "sys.exit(cli.main(['lingering']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 143
+    assert done.stderr.strip() == "paramine: stopped by SIGTERM"
