@@ -421,7 +421,7 @@ class MineParaphrases(beam.PTransform):
             read = source | "ReadBitext" >> ReadBitext(self.shards, reader_options(config))
         else:
             read = source | "Bitext" >> _AsRead()
-        prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config))
+        prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config), self.shards)
         # Group before scoring: a pivot with one distinct candidate can never
         # make a pair, so its pairs are dropped here and never encoded.
         grouped = prefiltered.kept | "GroupByPivot" >> GroupByPivot(config.max_group_size)

@@ -211,7 +211,7 @@ class RefreshParaphrases(beam.PTransform):
         # New input (perhaps none), read and prefiltered as by `paramine mine`.
         read = pbegin | "ReadBitext" >> ReadBitext(list(job.shards), reader_options(config))
         read_kept, rejected = read.kept, read.rejected
-        prefiltered = read_kept | "Prefilter" >> Prefilter(prefilter_options(config))
+        prefiltered = read_kept | "Prefilter" >> Prefilter(prefilter_options(config), job.shards)
         new = prefiltered.kept
 
         # The state, less what is retracted.

@@ -10,15 +10,15 @@ before it worked as it does now (docs/results.md). So:
   judges the new lines of a batch in one pass (``LanguageCheck.passes_many``);
 - a worker remembers the verdicts of the pairs it saw last: subtitles repeat
   "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
-- the duplicate search groups a pair's texts with the rest of its record in
-  one string (``dedup_value``): the runner holds one such entry per distinct
-  pair until the search is done;
+- the duplicate search keys a pair by its texts and keeps the rest of its
+  record as one short string (``Origins``, shards named by number): the
+  runner holds one such entry per distinct pair until the search is done;
 - the pairs it keeps travel on with a coder of their own (``core.coders``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import apache_beam as beam
@@ -28,6 +28,7 @@ from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.junk import REASONS, Limits, first_failure
 from paramine.pipelines.core.language_id import LanguageCheck
 from paramine.pipelines.core.text import comparison_key, normalize, sentence_count, word_count
+from paramine.pipelines.formats import Shard
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
@@ -148,22 +149,62 @@ MEMO_SIZE = 1 << 16
 DedupKey = tuple[str, str, str, str]
 
 
-def dedup_value(shard: str, line: int, pivot_lang: str, corpus: str) -> str:
-    """The rest of a pair's record as one string that sorts as (shard, line) does.
+def ordinal(n: int) -> str:
+    """A count >= 0 as ASCII that sorts as the number does: its digit count, then its digits."""
+    digits = str(n)
+    return chr(ord("A") + len(digits)) + digits
 
-    The duplicate search keeps the smallest value of a key, and the runner
-    holds one value per distinct pair until the search ends: one string
-    (about 120 bytes) rather than a tuple of four objects (about 300). A
-    shard's URL holds no NUL, and the line is zero-padded to 20 digits.
+
+def _read_ordinal(text: str, at: int) -> tuple[int, int]:
+    """The number written by ``ordinal`` at ``text[at:]``, and where it ends."""
+    end = at + 1 + ord(text[at]) - ord("A")
+    return int(text[at + 1 : end]), end
+
+
+#: Marks a shard or corpus the run's table does not hold, written in full.
+_UNLISTED = "\x7f"
+
+
+class Origins:
+    """Where a kept pair came from, as the duplicate search's compact value.
+
+    The search keeps the smallest value of a key, and the runner holds one
+    value per distinct pair until the search ends (4.3M of them in a 10M
+    pair run, three times over at its peak: docs/results.md). A value is one
+    string that sorts as (shard, line, pivot language, corpus) do, with the
+    shard and corpus named by their rank among the run's shards and corpora:
+    about 17 characters where the shard's URL alone is often 60.
+
+    A shard or corpus not in the table (a bitext PCollection mined without
+    its shard list) is written in full after ``_UNLISTED``, so it sorts
+    after every listed one, and among its peers by name; a URL holds no NUL.
     """
-    return f"{shard}\x00{line:020d}\x00{pivot_lang}\x00{corpus}"
 
+    def __init__(self, shards: Sequence[Shard] = ()) -> None:
+        self.urls = sorted({shard.url for shard in shards})
+        self.corpora = sorted({shard.corpus for shard in shards})
+        self._url_codes = {url: ordinal(i) for i, url in enumerate(self.urls)}
+        self._corpus_codes = {corpus: ordinal(i) for i, corpus in enumerate(self.corpora)}
 
-def pair_of_entry(key: DedupKey, value: str) -> AlignedPair:
-    """The record of a pair from the duplicate search's key and kept value."""
-    pivot, candidate, lang, _ = key
-    shard, line, pivot_lang, corpus = value.split("\x00", 3)
-    return AlignedPair(pivot, candidate, pivot_lang, lang, corpus, shard, int(line))
+    def value(self, shard: str, line: int, pivot_lang: str, corpus: str) -> str:
+        """The entry of a pair found at ``line`` of ``shard``."""
+        url = self._url_codes.get(shard) or f"{_UNLISTED}{shard}\x00"
+        name = self._corpus_codes.get(corpus) or f"{_UNLISTED}{corpus}"
+        return f"{url}{ordinal(line)}{pivot_lang}\x00{name}"
+
+    def pair(self, key: DedupKey, value: str) -> AlignedPair:
+        """The record of a pair from the duplicate search's key and kept value."""
+        pivot, candidate, lang, _ = key
+        if value[0] == _UNLISTED:
+            end = value.index("\x00")
+            shard, at = value[1:end], end + 1
+        else:
+            rank, at = _read_ordinal(value, 0)
+            shard = self.urls[rank]
+        line, at = _read_ordinal(value, at)
+        pivot_lang, _, name = value[at:].partition("\x00")
+        corpus = name[1:] if name[0] == _UNLISTED else self.corpora[_read_ordinal(name, 0)[0]]
+        return AlignedPair(pivot, candidate, pivot_lang, lang, corpus, shard, line)
 
 
 #: A pair's verdict: its drop reason, or its normalized pivot and candidate
@@ -174,8 +215,9 @@ Verdict = str | tuple[str, str, str]
 class _FilterFn(beam.DoFn):
     """A batch of pairs in; the kept ones out as duplicate-search entries, the drops summed."""
 
-    def __init__(self, options: PrefilterOptions) -> None:
+    def __init__(self, options: PrefilterOptions, origins: Origins) -> None:
         self.options = options
+        self.origins = origins
         self.drop = Dropper(PREFILTER)
         self.languages: LanguageCheck | None = None
         self._memo: dict[tuple[str, str, str, str], Verdict] = {}
@@ -188,13 +230,14 @@ class _FilterFn(beam.DoFn):
 
     def process(self, batch: list[AlignedPair]) -> Iterator:
         drops: dict[str, int] = {}
+        value = self.origins.value
         for pair, verdict in zip(batch, self._verdicts(batch), strict=True):
             if isinstance(verdict, str):
                 drops[verdict] = drops.get(verdict, 0) + 1
             else:
                 pivot, candidate, pivot_lang = verdict
                 key: DedupKey = (pivot, candidate, pair.lang, pivot_lang)
-                yield key, dedup_value(pair.shard, pair.line, pair.pivot_lang, pair.corpus)
+                yield key, value(pair.shard, pair.line, pair.pivot_lang, pair.corpus)
         for reason, n in drops.items():
             yield self.drop(reason, n)
 
@@ -248,18 +291,28 @@ class _FilterFn(beam.DoFn):
 
 
 class Prefilter(beam.PTransform):
-    """Normalizes text, drops bad pairs by reason, then exact duplicate pairs."""
+    """Normalizes text, drops bad pairs by reason, then exact duplicate pairs.
 
-    def __init__(self, options: PrefilterOptions | None = None) -> None:
+    Args:
+        options: The limits and rules.
+        shards: The shards the pairs are read from, when known as the graph
+            is built: the duplicate search then names them by number
+            (``Origins``). The pairs kept are the same either way.
+    """
+
+    def __init__(
+        self, options: PrefilterOptions | None = None, shards: Sequence[Shard] = ()
+    ) -> None:
         super().__init__()
         self.options = options or PrefilterOptions()
+        self.origins = Origins(shards)
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
         filtered = (
             pairs
             | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
             | "NormalizeAndFilter"
-            >> beam.ParDo(_FilterFn(self.options)).with_outputs(DROPPED, main="kept")
+            >> beam.ParDo(_FilterFn(self.options, self.origins)).with_outputs(DROPPED, main="kept")
         )
         # The first occurrence in the input (shard, line) stands for all.
         deduped = filtered["kept"] | "FirstOfDuplicates" >> KeepFirst(
@@ -267,7 +320,7 @@ class Prefilter(beam.PTransform):
         )
         # Read again by GroupByPivot and the rival search: a compact coder.
         register_coders()
-        kept = deduped.kept | "AsPairs" >> beam.MapTuple(pair_of_entry).with_output_types(
+        kept = deduped.kept | "AsPairs" >> beam.MapTuple(self.origins.pair).with_output_types(
             AlignedPair
         )
         dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import apache_beam as beam
 import pytest
@@ -18,10 +19,16 @@ from paramine.pipelines.core.accounting import (
     counts_from_rows,
 )
 from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.group_by_pivot import GROUP
 from paramine.pipelines.stages.make_pairs import MakePairs, make_pairs, pair_id
 from paramine.pipelines.stages.postfilter import PostFilter, postfilter_reason
-from paramine.pipelines.stages.prefilter import Prefilter, PrefilterOptions, prefilter_reason
+from paramine.pipelines.stages.prefilter import (
+    Origins,
+    Prefilter,
+    PrefilterOptions,
+    prefilter_reason,
+)
 from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
 from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
@@ -147,7 +154,9 @@ class TestPrefilter:
         on = PrefilterOptions(sentence_count_filter=True)
         assert prefilter_reason(pair, on) == "sentence_count_mismatch"
 
-    def test_normalizes_and_dedups_keeping_the_first(self) -> None:
+    @pytest.mark.parametrize("listed", [False, True], ids=["unlisted", "listed"])
+    def test_normalizes_and_dedups_keeping_the_first(self, listed: bool) -> None:
+        shards = [Shard("tsv", url, "test", "en", "pl") for url in ("t", "s")] if listed else []
         pairs = [
             aligned("Yes.", "Tak.", line=3),
             aligned("Yes. ", "Tak.", line=1),
@@ -156,11 +165,43 @@ class TestPrefilter:
             aligned("No.", "Nie.", line=5),
         ]
         check_stage(
-            Prefilter(),
+            Prefilter(shards=shards),
             pairs,
             equal_to([aligned("Yes.", "Tak.", 1), aligned("No.", "Nie.", 5)]),
             {"in": 5, "kept": 2, "dropped": {"duplicate_pair": 2, "empty": 1}},
         )
+
+    def test_origins_sort_as_the_records_do_and_give_them_back(self) -> None:
+        # URLs that are prefixes of one another, line numbers of 1 to 12
+        # digits, pivot languages with subtags, two corpora on one file.
+        urls = ["s", "s2", "s/a", "gs://b/x.tsv", "gs://b/x.tsv.gz", "zip://m::a.zip"]
+        corpora = ["opus", "ccmatrix", "op"]
+        shards = [Shard("tsv", url, corpus, "en", "pl") for url in urls for corpus in corpora[:2]]
+        shards.append(Shard("tsv", urls[0], corpora[2], "en", "pl"))
+        rng = random.Random(7)
+        records = [
+            (
+                rng.choice(urls),
+                rng.choice([0, 1, 9, 10, 99, 100, 12_345, 99_999_999, 123_456_789_012]),
+                rng.choice(["en", "en-GB", "ja-Hira", "ja"]),
+                rng.choice(corpora),
+            )
+            for _ in range(2_000)
+        ]
+        key = ("Yes.", "Tak.", "pl", "en")
+        for origins in (Origins(shards), Origins()):
+            values = [origins.value(*record) for record in records]
+            assert sorted(records) == [
+                records[i] for i in sorted(range(2_000), key=values.__getitem__)
+            ]
+            for record, value in zip(records, values, strict=True):
+                pair = origins.pair(key, value)
+                assert (pair.shard, pair.line, pair.pivot_lang, pair.corpus) == record
+                assert (pair.pivot, pair.candidate, pair.lang) == key[:3]
+        # Named by number: the entry is short whatever the URL's length.
+        long_url = "gs://a-bucket/opus/OpenSubtitles/v2018/moses/en-pl/shard-00042.tsv.gz"
+        listed = Origins([Shard("tsv", long_url, "OpenSubtitles", "en", "pl")])
+        assert len(listed.value(long_url, 12_345_678, "en", "OpenSubtitles")) < 20
 
     def test_invalid_options_are_refused(self) -> None:
         with pytest.raises(ValueError, match="min_words"):
