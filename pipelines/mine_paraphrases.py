@@ -36,6 +36,7 @@ from paramine.pipelines.core.cuts import coherence_cut, support_floor
 from paramine.pipelines.core.groups import group_weight
 from paramine.pipelines.core.junk import Limits
 from paramine.pipelines.core.margin import MarginScoring
+from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.vectors import ScoreByText, known_or_encode, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard
 from paramine.pipelines.run.config import MineConfig
@@ -185,6 +186,9 @@ class ScoreGroups(beam.PTransform):
         extra_texts: More texts to encode in the same pass (``--write-scored``).
         known: ``((pivot, candidate), cosine)`` of pairs scored before; those
             pairs keep their cosine and their texts are not encoded for them.
+        entries: The same pairs as ``everything``, as the prefilter's entries
+            with their ``Origins``: the rival search, a stage of its own that
+            reads them all, reads these (``Prefiltered``).
     """
 
     def __init__(
@@ -193,12 +197,14 @@ class ScoreGroups(beam.PTransform):
         everything: beam.PCollection,
         extra_texts: Sequence[beam.PCollection] = (),
         known: beam.PCollection | None = None,
+        entries: tuple[beam.PCollection, Origins] | None = None,
     ) -> None:
         super().__init__()
         self.config = config
         self.everything = everything
         self.extra_texts = list(extra_texts)
         self.known = known
+        self.entries = entries
 
     def expand(self, grouped: beam.PCollection) -> MinedGroups:
         config, everything, known = self.config, self.everything, self.known
@@ -213,7 +219,8 @@ class ScoreGroups(beam.PTransform):
         if contest:
             # The other pivots the input aligns a grouped candidate with: only
             # these pivots are new texts (their candidates are grouped ones).
-            rivals = everything | "RivalPairs" >> RivalPairs(grouped)
+            pairs, origins = self.entries or (everything, None)
+            rivals = pairs | "RivalPairs" >> RivalPairs(grouped, origins)
             rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
             texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
         sample = None
@@ -421,14 +428,23 @@ class MineParaphrases(beam.PTransform):
             read = source | "ReadBitext" >> ReadBitext(self.shards, reader_options(config))
         else:
             read = source | "Bitext" >> _AsRead()
-        prefiltered = read.kept | "Prefilter" >> Prefilter(prefilter_options(config), self.shards)
+        prefilter = Prefilter(prefilter_options(config), self.shards)
+        prefiltered = read.kept | "Prefilter" >> prefilter
         # Group before scoring: a pivot with one distinct candidate can never
-        # make a pair, so its pairs are dropped here and never encoded.
-        grouped = prefiltered.kept | "GroupByPivot" >> GroupByPivot(config.max_group_size)
+        # make a pair, so its pairs are dropped here and never encoded. The
+        # two stages that read every prefiltered pair again read the compact
+        # entries; the records are only counted and sampled, in the
+        # prefilter's own stage, and the runner never holds them.
+        entries = prefiltered.entries, prefilter.origins
+        grouped = prefiltered.entries | "GroupByPivot" >> GroupByPivot(
+            config.max_group_size, prefilter.origins
+        )
         extra = []
         if config.write_scored:
             extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
-        core = grouped.kept | "ScoreGroups" >> ScoreGroups(config, prefiltered.kept, extra)
+        core = grouped.kept | "ScoreGroups" >> ScoreGroups(
+            config, prefiltered.kept, extra, entries=entries
+        )
         groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
             config.pair_mode,
@@ -442,7 +458,8 @@ class MineParaphrases(beam.PTransform):
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
-            prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
+            StageResult(prefiltered.kept, prefiltered.dropped)
+            | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),

@@ -367,7 +367,8 @@ class RefreshParaphrases(beam.PTransform):
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
-            prefiltered | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read_kept),
+            StageResult(prefiltered.kept, prefiltered.dropped)
+            | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read_kept),
             state | "CountState" >> CountStage(STATE, taken_in=old_rows),
             affected | "CountAffected" >> CountStage(AFFECTED, taken_in=rows),
             grouped | "CountGroup" >> CountStage(GROUP, taken_in=affected.kept),

@@ -32,13 +32,14 @@ The measured effect is in docs/thresholds.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
 from paramine.pipelines.core.groups import group_key, pivot_key, pivot_language
+from paramine.pipelines.core.origins import Origins, PairTexts, pair_reader
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair
@@ -64,7 +65,12 @@ CandidateKey = tuple[str, str]
 
 def candidate_key(pair: AlignedPair) -> CandidateKey:
     """The key of a contest: the candidate, among the pivots of one language."""
-    return pivot_language(pair.pivot_lang), comparison_key(pair.candidate)
+    return candidate_key_of(pair.candidate, pair.pivot_lang)
+
+
+def candidate_key_of(candidate: str, pivot_lang: str) -> CandidateKey:
+    """``candidate_key`` of a candidate text and its pivot's language."""
+    return pivot_language(pivot_lang), comparison_key(candidate)
 
 
 #: A candidate's rivals so far: per rival pivot key, its hash and its earliest pair.
@@ -118,11 +124,18 @@ class RivalPairs(beam.PTransform):
     kept. Output: at most ``MAX_RIVALS`` pairs per grouped candidate whose
     pivot is not one of its grouped pivots. They are evidence for the
     contest, not records of the run: they are scored and never written.
+
+    Args:
+        grouped: What ``GroupByPivot`` kept.
+        origins: The prefiltered pairs come as the prefilter's entries
+            (``Prefiltered.entries``) written with these; ``None``: as
+            records. Records are made only of the pairs kept.
     """
 
-    def __init__(self, grouped: beam.PCollection) -> None:
+    def __init__(self, grouped: beam.PCollection, origins: Origins | None = None) -> None:
         super().__init__()
         self.grouped = grouped
+        self.origins = origins
 
     def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
         # Each grouped candidate with the pivots it is grouped under: a side
@@ -135,25 +148,30 @@ class RivalPairs(beam.PTransform):
             | "GroupedCandidates" >> beam.Map(lambda p: (candidate_key(p), pivot_key(p.pivot)))
             | "PivotsOfCandidates" >> beam.CombinePerKey(beam.combiners.ToSetCombineFn())
         )
+        texts_of, record = pair_reader(self.origins)
         return (
             prefiltered
             | "ByCandidate"
-            >> beam.FlatMap(_of_grouped_candidates, grouped_pivots).with_output_types(
-                tuple[tuple[str, str], AlignedPair]
-            )
+            >> beam.FlatMap(
+                _of_grouped_candidates, grouped_pivots, texts_of, record
+            ).with_output_types(tuple[tuple[str, str], AlignedPair])
             | "LowestRivals" >> beam.CombinePerKey(LowestRivalsFn())
             | "Rivals" >> beam.FlatMap(lambda keyed: keyed[1]).with_output_types(AlignedPair)
         )
 
 
 def _of_grouped_candidates(
-    pair: AlignedPair, grouped_pivots: dict[CandidateKey, set[str]]
+    pair: Any,
+    grouped_pivots: dict[CandidateKey, set[str]],
+    texts_of: Callable[[Any], PairTexts],
+    record: Callable[[Any], AlignedPair],
 ) -> Iterator[tuple[CandidateKey, AlignedPair]]:
-    """The pair keyed by its candidate, if the candidate is grouped under other pivots."""
-    key = candidate_key(pair)
+    """The pair's record keyed by its candidate, if the candidate is grouped under other pivots."""
+    pivot, candidate, pivot_lang = texts_of(pair)
+    key = candidate_key_of(candidate, pivot_lang)
     pivots = grouped_pivots.get(key)
-    if pivots is not None and pivot_key(pair.pivot) not in pivots:
-        yield key, pair
+    if pivots is not None and pivot_key(pivot) not in pivots:
+        yield key, record(pair)
 
 
 class _ContestFn(beam.DoFn):

@@ -11,16 +11,21 @@ Most pivots have one candidate (at a million subtitle pairs, 95% of them),
 so the decision is made on compact values, without the records: per pivot,
 how many pairs it has and the ranks (``candidate_rank``) of its lowest
 ``max_group_size`` distinct candidates. Only the pairs of the groups that go
-on are then picked out of the input and grouped in full.
+on are then picked out of the input and grouped in full. In a mining run
+the input is the prefilter's entries (``core.origins``), smaller than
+records, which the runner holds whole while this stage reads them; the
+pairs picked out become records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, DropTally, StageResult
 from paramine.pipelines.core.groups import GroupKey, candidate_rank, group_key
+from paramine.pipelines.core.origins import Origins, PairTexts, pair_reader
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
@@ -104,14 +109,23 @@ class _MultiCandidateFn(beam.DoFn):
         yield from self.tally.flush()
 
 
+def _pivot_and_rank(texts: PairTexts) -> tuple[GroupKey, int]:
+    """A pair's group key and its candidate's rank in the group."""
+    pivot, candidate, pivot_lang = texts
+    return group_key(pivot_lang, pivot), candidate_rank(pivot, candidate)
+
+
 def _of_kept_candidates(
-    pair: AlignedPair, groups: dict[GroupKey, Ranks]
+    pair: Any,
+    groups: dict[GroupKey, Ranks],
+    texts_of: Callable[[Any], PairTexts],
+    record: Callable[[Any], AlignedPair],
 ) -> Iterator[tuple[GroupKey, AlignedPair]]:
-    """The pair, keyed by its pivot, if its pivot's group goes on with its candidate in it."""
-    key = group_key(pair.pivot_lang, pair.pivot)
+    """The pair's record, keyed by its pivot, if its pivot's group goes on with its candidate."""
+    key, rank = _pivot_and_rank(texts_of(pair))
     group = groups.get(key)
-    if group is not None and candidate_rank(pair.pivot, pair.candidate) in group[1]:
-        yield key, pair
+    if group is not None and rank in group[1]:
+        yield key, record(pair)
 
 
 class _EmitCandidates(beam.DoFn):
@@ -149,19 +163,24 @@ class GroupByPivot(beam.PTransform):
     keep ``max_group_size`` distinct candidates, chosen by hash. A pivot is
     its language and its text (``group_key``): pivots in several languages
     never share a group.
+
+    Args:
+        max_group_size: The most distinct candidates a pivot keeps.
+        origins: The pairs come as the prefilter's entries
+            (``Prefiltered.entries``) written with these; ``None``: as
+            records. Records are made only of the pairs kept.
     """
 
-    def __init__(self, max_group_size: int = 50) -> None:
+    def __init__(self, max_group_size: int = 50, origins: Origins | None = None) -> None:
         super().__init__()
         self.combine = LowestRanksFn(max_group_size)
+        self.origins = origins
 
     def expand(self, pairs: beam.PCollection) -> StageResult:
+        texts_of, record = pair_reader(self.origins)
         decided = (
             pairs
-            | "KeyByPivot"
-            >> beam.Map(
-                lambda p: (group_key(p.pivot_lang, p.pivot), candidate_rank(p.pivot, p.candidate))
-            )
+            | "KeyByPivot" >> beam.Map(lambda pair: _pivot_and_rank(texts_of(pair)))
             | "LowestRanks" >> beam.CombinePerKey(self.combine)
             | "MultiCandidate"
             >> beam.ParDo(_MultiCandidateFn()).with_outputs(DROPPED, main="groups")
@@ -170,7 +189,7 @@ class GroupByPivot(beam.PTransform):
         kept = (
             pairs
             | "OfKeptCandidates"
-            >> beam.FlatMap(_of_kept_candidates, groups).with_output_types(
+            >> beam.FlatMap(_of_kept_candidates, groups, texts_of, record).with_output_types(
                 tuple[tuple[str, str], AlignedPair]
             )
             | "ByPivot" >> beam.GroupByKey()

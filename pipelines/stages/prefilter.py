@@ -1,6 +1,7 @@
 """Prefilter: normalize pairs and drop those not worth encoding.
 
-pairs | "Batch" | "NormalizeAndFilter" | "FirstOfDuplicates" | "AsPairs"
+pairs | "Batch" | "NormalizeAndFilter" | "FirstOfDuplicates"  -> entries
+                                                           | "AsPairs" -> records
 
 Every aligned pair of the input passes here, so its cost per pair is much of
 a run's: at a million subtitle pairs this stage took half of the run's time
@@ -11,22 +12,26 @@ before it worked as it does now (docs/results.md). So:
 - a worker remembers the verdicts of the pairs it saw last: subtitles repeat
   "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
 - the duplicate search keys a pair by its texts and keeps the rest of its
-  record as one short string (``Origins``, shards named by number): the
+  record as one short string (``core.origins``, shards named by number): the
   runner holds one such entry per distinct pair until the search is done;
-- the pairs it keeps travel on with a coder of their own (``core.coders``).
+- the pairs it keeps go on in both forms (``Prefiltered``): the entries to
+  the stages that read them all again, the records, with a coder of their
+  own (``core.coders``), to the steps fused to this stage's end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import apache_beam as beam
-from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.junk import REASONS, Limits, first_failure
 from paramine.pipelines.core.language_id import LanguageCheck
+from paramine.pipelines.core.origins import DedupKey, Origins
 from paramine.pipelines.core.text import comparison_key, normalize, sentence_count, word_count
 from paramine.pipelines.formats import Shard
 from paramine.schemas.records import AlignedPair
@@ -144,69 +149,6 @@ BATCH_SIZE = 1024
 #: all, and the frequent ones come back first.
 MEMO_SIZE = 1 << 16
 
-#: A kept pair's key for the duplicate search: (pivot, candidate, lang, the
-#: pivot's language part; one text in two languages is two pivots).
-DedupKey = tuple[str, str, str, str]
-
-
-def ordinal(n: int) -> str:
-    """A count >= 0 as ASCII that sorts as the number does: its digit count, then its digits."""
-    digits = str(n)
-    return chr(ord("A") + len(digits)) + digits
-
-
-def _read_ordinal(text: str, at: int) -> tuple[int, int]:
-    """The number written by ``ordinal`` at ``text[at:]``, and where it ends."""
-    end = at + 1 + ord(text[at]) - ord("A")
-    return int(text[at + 1 : end]), end
-
-
-#: Marks a shard or corpus the run's table does not hold, written in full.
-_UNLISTED = "\x7f"
-
-
-class Origins:
-    """Where a kept pair came from, as the duplicate search's compact value.
-
-    The search keeps the smallest value of a key, and the runner holds one
-    value per distinct pair until the search ends (4.3M of them in a 10M
-    pair run, three times over at its peak: docs/results.md). A value is one
-    string that sorts as (shard, line, pivot language, corpus) do, with the
-    shard and corpus named by their rank among the run's shards and corpora:
-    about 17 characters where the shard's URL alone is often 60.
-
-    A shard or corpus not in the table (a bitext PCollection mined without
-    its shard list) is written in full after ``_UNLISTED``, so it sorts
-    after every listed one, and among its peers by name; a URL holds no NUL.
-    """
-
-    def __init__(self, shards: Sequence[Shard] = ()) -> None:
-        self.urls = sorted({shard.url for shard in shards})
-        self.corpora = sorted({shard.corpus for shard in shards})
-        self._url_codes = {url: ordinal(i) for i, url in enumerate(self.urls)}
-        self._corpus_codes = {corpus: ordinal(i) for i, corpus in enumerate(self.corpora)}
-
-    def value(self, shard: str, line: int, pivot_lang: str, corpus: str) -> str:
-        """The entry of a pair found at ``line`` of ``shard``."""
-        url = self._url_codes.get(shard) or f"{_UNLISTED}{shard}\x00"
-        name = self._corpus_codes.get(corpus) or f"{_UNLISTED}{corpus}"
-        return f"{url}{ordinal(line)}{pivot_lang}\x00{name}"
-
-    def pair(self, key: DedupKey, value: str) -> AlignedPair:
-        """The record of a pair from the duplicate search's key and kept value."""
-        pivot, candidate, lang, _ = key
-        if value[0] == _UNLISTED:
-            end = value.index("\x00")
-            shard, at = value[1:end], end + 1
-        else:
-            rank, at = _read_ordinal(value, 0)
-            shard = self.urls[rank]
-        line, at = _read_ordinal(value, at)
-        pivot_lang, _, name = value[at:].partition("\x00")
-        corpus = name[1:] if name[0] == _UNLISTED else self.corpora[_read_ordinal(name, 0)[0]]
-        return AlignedPair(pivot, candidate, pivot_lang, lang, corpus, shard, line)
-
-
 #: A pair's verdict: its drop reason, or its normalized pivot and candidate
 #: and the pivot's language part, the kept pair's key but for its language.
 Verdict = str | tuple[str, str, str]
@@ -290,6 +232,22 @@ class _FilterFn(beam.DoFn):
         ]
 
 
+class Prefiltered(NamedTuple):
+    """The prefilter's kept pairs, as records and as entries, and its drops.
+
+    ``entries`` are the same pairs as the duplicate search keeps them
+    (``core.origins``), read with ``Prefilter.origins``: a stage that reads
+    every prefiltered pair again in a stage of its own takes these, as the
+    runner then holds them whole (``GroupByPivot``, ``RivalPairs``). A step
+    fused to the prefilter's end (a count, the calibration sample) may
+    read the records: they are never held then.
+    """
+
+    kept: beam.PCollection
+    dropped: beam.PCollection
+    entries: beam.PCollection
+
+
 class Prefilter(beam.PTransform):
     """Normalizes text, drops bad pairs by reason, then exact duplicate pairs.
 
@@ -305,9 +263,9 @@ class Prefilter(beam.PTransform):
     ) -> None:
         super().__init__()
         self.options = options or PrefilterOptions()
-        self.origins = Origins(shards)
+        self.origins = Origins((s.url for s in shards), (s.corpus for s in shards))
 
-    def expand(self, pairs: beam.PCollection) -> StageResult:
+    def expand(self, pairs: beam.PCollection) -> Prefiltered:
         filtered = (
             pairs
             | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
@@ -318,10 +276,9 @@ class Prefilter(beam.PTransform):
         deduped = filtered["kept"] | "FirstOfDuplicates" >> KeepFirst(
             PREFILTER, "duplicate_pair", keep_key=True
         )
-        # Read again by GroupByPivot and the rival search: a compact coder.
         register_coders()
         kept = deduped.kept | "AsPairs" >> beam.MapTuple(self.origins.pair).with_output_types(
             AlignedPair
         )
         dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
-        return StageResult(kept, dropped)
+        return Prefiltered(kept, dropped, deduped.kept)

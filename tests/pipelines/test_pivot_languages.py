@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.mine import run
@@ -144,8 +145,13 @@ def test_one_pivot_language_mines_the_pairs_it_mined_before(
     assert ids["auto"] == ids["eo"]
 
 
-def test_same_text_in_two_languages_is_two_pivots() -> None:
-    """GroupByPivot keys by language and text; script subtags are one language."""
+@pytest.mark.parametrize("entries", [False, True], ids=["records", "entries"])
+def test_same_text_in_two_languages_is_two_pivots(entries: bool) -> None:
+    """GroupByPivot keys by language and text; script subtags are one language.
+
+    The same from the prefilter's entries, whose key holds the language part
+    only, as from records.
+    """
     pairs = [
         AlignedPair("Gift.", "Trucizna.", "de", "pl", "c", "de", 1),
         AlignedPair("Gift.", "Prezent.", "en", "pl", "c", "en", 1),
@@ -156,7 +162,9 @@ def test_same_text_in_two_languages_is_two_pivots() -> None:
         AlignedPair("猫です。", "Jest kotem.", "ja-hira", "pl", "c", "ja-hira", 1),
     ]
     with TestPipeline(runner="FnApiRunner") as pipeline:
-        grouped = pipeline | beam.Create(pairs) | GroupByPivot()
+        origins = Origins({p.shard for p in pairs}, ["c"]) if entries else None
+        given = [origins.entry(p) for p in pairs] if origins else pairs
+        grouped = pipeline | beam.Create(given) | GroupByPivot(origins=origins)
         assert_that(
             grouped.kept | beam.Map(lambda p: (p.pivot_lang, p.candidate)),
             equal_to(

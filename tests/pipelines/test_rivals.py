@@ -10,6 +10,7 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.accounting import counts_from_rows
+from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.mine import run
@@ -35,7 +36,9 @@ def scored(pivot: str, candidate: str, score: float, line: int = 1) -> ScoredPai
     return ScoredPair(aligned(pivot, candidate, line), score)
 
 
-def test_rival_pairs_are_the_other_pivots_of_grouped_candidates() -> None:
+@pytest.mark.parametrize("entries", [False, True], ids=["records", "entries"])
+def test_rival_pairs_are_the_other_pivots_of_grouped_candidates(entries: bool) -> None:
+    # From records, or from the prefilter's entries (the same rivals, as records).
     grouped = [
         aligned("I smoke.", "Palę.", 1),
         aligned("I smoke.", "Ja palę.", 2),
@@ -49,11 +52,10 @@ def test_rival_pairs_are_the_other_pivots_of_grouped_candidates() -> None:
     ]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         grouped_pc = pipeline | "Grouped" >> beam.Create(grouped)
-        rivals = pipeline | "All" >> beam.Create(prefiltered) | RivalPairs(grouped_pc)
-        assert_that(
-            rivals | beam.Map(lambda p: (p.pivot, p.candidate, p.line)),
-            equal_to([("I am smoking.", "Palę.", 3)]),
-        )
+        origins = Origins(["mem://bitext"], ["fixture"]) if entries else None
+        given = [origins.entry(p) for p in prefiltered] if origins else prefiltered
+        rivals = pipeline | "All" >> beam.Create(given) | RivalPairs(grouped_pc, origins)
+        assert_that(rivals, equal_to([aligned("I am smoking.", "Palę.", 3)]))
 
 
 def test_a_hot_candidate_brings_a_bounded_number_of_rivals() -> None:

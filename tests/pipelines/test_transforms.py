@@ -19,16 +19,12 @@ from paramine.pipelines.core.accounting import (
     counts_from_rows,
 )
 from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.group_by_pivot import GROUP
 from paramine.pipelines.stages.make_pairs import MakePairs, make_pairs, pair_id
 from paramine.pipelines.stages.postfilter import PostFilter, postfilter_reason
-from paramine.pipelines.stages.prefilter import (
-    Origins,
-    Prefilter,
-    PrefilterOptions,
-    prefilter_reason,
-)
+from paramine.pipelines.stages.prefilter import Prefilter, PrefilterOptions, prefilter_reason
 from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
 from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
@@ -189,7 +185,8 @@ class TestPrefilter:
             for _ in range(2_000)
         ]
         key = ("Yes.", "Tak.", "pl", "en")
-        for origins in (Origins(shards), Origins()):
+        listed = Origins([s.url for s in shards], [s.corpus for s in shards])
+        for origins in (listed, Origins()):
             values = [origins.value(*record) for record in records]
             assert sorted(records) == [
                 records[i] for i in sorted(range(2_000), key=values.__getitem__)
@@ -198,10 +195,11 @@ class TestPrefilter:
                 pair = origins.pair(key, value)
                 assert (pair.shard, pair.line, pair.pivot_lang, pair.corpus) == record
                 assert (pair.pivot, pair.candidate, pair.lang) == key[:3]
+                assert origins.record(origins.entry(pair)) == pair
         # Named by number: the entry is short whatever the URL's length.
         long_url = "gs://a-bucket/opus/OpenSubtitles/v2018/moses/en-pl/shard-00042.tsv.gz"
-        listed = Origins([Shard("tsv", long_url, "OpenSubtitles", "en", "pl")])
-        assert len(listed.value(long_url, 12_345_678, "en", "OpenSubtitles")) < 20
+        one = Origins([long_url], ["OpenSubtitles"])
+        assert len(one.value(long_url, 12_345_678, "en", "OpenSubtitles")) < 20
 
     def test_invalid_options_are_refused(self) -> None:
         with pytest.raises(ValueError, match="min_words"):
