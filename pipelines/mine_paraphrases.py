@@ -435,7 +435,6 @@ class MineParaphrases(beam.PTransform):
         # two stages that read every prefiltered pair again read the compact
         # entries; the records are only counted and sampled, in the
         # prefilter's own stage, and the runner never holds them.
-        entries = prefiltered.entries, prefilter.origins
         grouped = prefiltered.entries | "GroupByPivot" >> GroupByPivot(
             config.max_group_size, prefilter.origins
         )
@@ -443,7 +442,7 @@ class MineParaphrases(beam.PTransform):
         if config.write_scored:
             extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
         core = grouped.kept | "ScoreGroups" >> ScoreGroups(
-            config, prefiltered.kept, extra, entries=entries
+            config, prefiltered.kept, extra, entries=(prefiltered.entries, prefilter.origins)
         )
         groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
