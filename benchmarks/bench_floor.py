@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         if not runs:
             sys.exit(f"bench_floor: {args.scale_json} has no run of {n:,} pairs")
         run_s = runs[-1]["cpu_seconds"]
-        print(f"  bench_scale's run ({args.scale_json.name})    {us(run_s)}")
-        print(f"  the rest: runner, encoder, fixed cost     {us(run_s - total)}")
+        print(f"  {'bench_scale: ' + args.scale_json.name:<41}{us(run_s)}")
+        print(f"  {'the rest: runner, encoder, fixed cost':<41}{us(run_s - total)}")
     return 0
 
 
