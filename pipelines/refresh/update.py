@@ -56,6 +56,7 @@ from paramine.pipelines.refresh.table import (
     vacuum,
 )
 from paramine.pipelines.run import deploy, mine
+from paramine.pipelines.run.collector import bulk_run
 from paramine.pipelines.run.preflight import check_inputs, check_model
 from paramine.pipelines.stages.write_dataset import encoding_figures
 from paramine.schemas.errors import AccountingError
@@ -212,7 +213,8 @@ def _mine(job: RefreshJob, deployment: deploy.Deployment) -> dict[str, Any]:
     """Run the Beam job; return the summary its workers wrote (files, counts, threshold)."""
     pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
     _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(deployment.config, job)
-    pipeline.run().wait_until_finish()
+    with bulk_run():
+        pipeline.run().wait_until_finish()
     with fsspec.open(job.summary_url, "r", encoding="utf-8") as handle:
         summary: dict[str, Any] = json.load(handle)
     return summary

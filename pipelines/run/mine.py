@@ -209,6 +209,7 @@ def run_config(
     }
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
+    from paramine.pipelines.run.collector import bulk_run
     from paramine.pipelines.run.output import disk_full_error
     from paramine.pipelines.run.progress import RunProgress, input_bytes
     from paramine.schemas.manifest import read_manifest
@@ -247,7 +248,10 @@ def run_config(
                 print(plan, file=sys.stderr)
                 return MineRun(None, {}, plan)
             with staging.writing():
-                with RunProgress(input_bytes(checked.input_records), quiet=config.quiet):
+                with (
+                    RunProgress(input_bytes(checked.input_records), quiet=config.quiet),
+                    bulk_run(),
+                ):
                     result = pipeline.run()
                     result.wait_until_finish()
                 seconds = time.monotonic() - start
