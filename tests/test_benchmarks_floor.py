@@ -6,10 +6,6 @@ keeps what the Beam stages keep; these tests run both on one synthetic input.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -22,19 +18,13 @@ from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.stages.group_by_pivot import GroupByPivot
 from paramine.pipelines.stages.prefilter import Prefilter
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchmark_modules import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def bench_floor():
-    """benchmarks/bench_floor.py as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_floor", ROOT / "benchmarks/bench_floor.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_floor"] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["bench_floor"]
+    with benchmark_module("bench_floor") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -12,21 +11,15 @@ from pathlib import Path
 import pytest
 from paramine.pipelines.core.text import comparison_key, normalize
 
+from tests.benchmark_modules import benchmark_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def noise():
-    """benchmarks/planted_noise.py as a module."""
-    spec = importlib.util.spec_from_file_location(
-        "planted_noise", ROOT / "benchmarks/planted_noise.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["planted_noise"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("planted_noise", None)
+    with benchmark_module("planted_noise") as module:
+        yield module
 
 
 PIVOTS = ["I live in Kobe.", "The cat is black.", "Where is the station?", "Hello."]

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchmark_modules import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def signals():
-    """benchmarks/bench_signals.py as a module; it imports the modules beside it."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(
-        "bench_signals", ROOT / "benchmarks/bench_signals.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    sys.path.remove(str(ROOT / "benchmarks"))
-    for name in ("bench_quality", "line_scores", "noisy_corpus", "planted_noise"):
-        sys.modules.pop(name, None)
+    with benchmark_module("bench_signals") as module:
+        yield module
 
 
 def test_ibm1_learns_which_word_translates_which(signals):

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import collections
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchmark_modules import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def synthetic():
-    """benchmarks/synthetic.py as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("synthetic", ROOT / "benchmarks/synthetic.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["synthetic"] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["synthetic"]
+    with benchmark_module("synthetic") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
