@@ -16,8 +16,9 @@ same generator, size and seed, reused from ``--workdir`` when it is there):
 - **group decision**: ``GroupByPivot``'s key and rank per kept pair and its
   ``LowestRanksFn`` per pivot, in a dict.
 
-Each step's CPU seconds (``time.process_time``) and CPU-us per input pair
-are printed, then their sum. Given bench_scale's ``--json`` of the same
+Each step's CPU seconds (``time.process_time``, the garbage collector off
+during the step: a floor) and CPU-us per input pair are printed, then their
+sum. Given bench_scale's ``--json`` of the same
 size (``--scale-json``), it also prints that run's CPU-us per input pair and
 the rest: the runner's work (encoding, buffering and decoding what crosses
 a shuffle), the encoder, and the run's fixed cost (imports, model load,
@@ -34,6 +35,7 @@ import gc
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -119,21 +121,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workdir",
         type=Path,
-        default=Path("bench-scale-work"),
-        help="where bench_scale's input is, or is written (default: %(default)s)",
+        help="bench_scale's --workdir: its input is read there or written (default: temp)",
     )
     parser.add_argument(
         "--scale-json", type=Path, help="bench_scale's --json of the same size, to compare"
     )
     args = parser.parse_args(argv)
-    n = args.size
+    if args.workdir is None:
+        with tempfile.TemporaryDirectory(prefix="bench-floor-") as workdir:
+            return measure(args, Path(workdir))
     args.workdir.mkdir(parents=True, exist_ok=True)
-    tsv = args.workdir / f"subtitles-{label(n)}-seed{args.seed}.tsv"
+    return measure(args, args.workdir)
+
+
+def measure(args: argparse.Namespace, workdir: Path) -> int:
+    """Time each step on bench_scale's input in ``workdir``, written there if missing; print."""
+    n = args.size
+    tsv = workdir / f"subtitles-{label(n)}-seed{args.seed}.tsv"
     shape_path = tsv.with_suffix(".shape.json")
     if not (tsv.exists() and shape_path.exists()):
         shape_path.write_text(json.dumps(write_tsv(tsv, n, args.seed)))
 
-    config = MineConfig(inputs=(str(tsv),), output=str(args.workdir / "unused"), input_format="tsv")
+    config = MineConfig(inputs=(str(tsv),), output=str(workdir / "unused"), input_format="tsv")
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     options = prefilter_options(config)
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
