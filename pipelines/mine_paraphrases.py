@@ -186,9 +186,10 @@ class ScoreGroups(beam.PTransform):
         extra_texts: More texts to encode in the same pass (``--write-scored``).
         known: ``((pivot, candidate), cosine)`` of pairs scored before; those
             pairs keep their cosine and their texts are not encoded for them.
-        entries: The same pairs as ``everything``, as the prefilter's entries
-            with their ``Origins``: the rival search, a stage of its own that
-            reads them all, reads these (``Prefiltered``).
+        origins: ``everything`` comes as the prefilter's entries written with
+            these (``Prefiltered.entries``); ``None``: as records. The rival
+            search and the calibration sample make records only of the
+            pairs they keep.
     """
 
     def __init__(
@@ -197,14 +198,14 @@ class ScoreGroups(beam.PTransform):
         everything: beam.PCollection,
         extra_texts: Sequence[beam.PCollection] = (),
         known: beam.PCollection | None = None,
-        entries: tuple[beam.PCollection, Origins] | None = None,
+        origins: Origins | None = None,
     ) -> None:
         super().__init__()
         self.config = config
         self.everything = everything
         self.extra_texts = list(extra_texts)
         self.known = known
-        self.entries = entries
+        self.origins = origins
 
     def expand(self, grouped: beam.PCollection) -> MinedGroups:
         config, everything, known = self.config, self.everything, self.known
@@ -219,14 +220,13 @@ class ScoreGroups(beam.PTransform):
         if contest:
             # The other pivots the input aligns a grouped candidate with: only
             # these pivots are new texts (their candidates are grouped ones).
-            pairs, origins = self.entries or (everything, None)
-            rivals = pairs | "RivalPairs" >> RivalPairs(grouped, origins)
+            rivals = everything | "RivalPairs" >> RivalPairs(grouped, self.origins)
             rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
             texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
         sample = None
         if config.calibrated:
             sample = everything | "CalibrationSample" >> CalibrationSample(
-                config.calibration_sample
+                config.calibration_sample, self.origins
             )
             texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
         vectors = (
@@ -428,21 +428,20 @@ class MineParaphrases(beam.PTransform):
             read = source | "ReadBitext" >> ReadBitext(self.shards, reader_options(config))
         else:
             read = source | "Bitext" >> _AsRead()
-        prefilter = Prefilter(prefilter_options(config), self.shards)
+        # Records of every prefiltered pair only where --write-scored scores
+        # them all: the stages that read every prefiltered pair read the
+        # compact entries and make records of the pairs they keep.
+        prefilter = Prefilter(prefilter_options(config), self.shards, config.write_scored)
         prefiltered = read.kept | "Prefilter" >> prefilter
+        entries = prefiltered.entries
         # Group before scoring: a pivot with one distinct candidate can never
-        # make a pair, so its pairs are dropped here and never encoded. The
-        # two stages that read every prefiltered pair again read the compact
-        # entries; the records are only counted and sampled, in the
-        # prefilter's own stage, and the runner never holds them.
-        grouped = prefiltered.entries | "GroupByPivot" >> GroupByPivot(
-            config.max_group_size, prefilter.origins
-        )
+        # make a pair, so its pairs are dropped here and never encoded.
+        grouped = entries | "GroupByPivot" >> GroupByPivot(config.max_group_size, prefilter.origins)
         extra = []
-        if config.write_scored:
+        if prefiltered.kept is not None:
             extra.append(prefiltered.kept | "AllTexts" >> beam.FlatMap(pair_texts))
         core = grouped.kept | "ScoreGroups" >> ScoreGroups(
-            config, prefiltered.kept, extra, entries=(prefiltered.entries, prefilter.origins)
+            config, entries, extra, origins=prefilter.origins
         )
         groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
         pairs = groups.kept | "MakePairs" >> MakePairs(
@@ -457,9 +456,9 @@ class MineParaphrases(beam.PTransform):
 
         counts = (
             StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
-            StageResult(prefiltered.kept, prefiltered.dropped)
+            StageResult(entries, prefiltered.dropped)
             | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
-            grouped | "CountGroup" >> CountStage(GROUP, taken_in=prefiltered.kept),
+            grouped | "CountGroup" >> CountStage(GROUP, taken_in=entries),
             *count_mined_groups(grouped, core, groups),
             final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=pairs),
             read.repairs,
@@ -467,7 +466,7 @@ class MineParaphrases(beam.PTransform):
         ) | "AllCounts" >> GatherCounts(MINE_STAGES, [(ENCODING, "texts_encoded")])
         threshold = source.pipeline | "ThresholdRecord" >> ThresholdRecord(core)
         scored_all = None
-        if config.write_scored:
+        if prefiltered.kept is not None:
             scored_all = prefiltered.kept | "ScoreAll" >> _ScoreAll(config, core)
         return MinedParaphrases(final.kept, read.rejected, counts, threshold, scored_all)
 

@@ -85,7 +85,12 @@ class Scoring:
 
 def sample_rank(pair: AlignedPair) -> int:
     """The stable hash that orders pairs for the calibration sample."""
-    return stable_hash("calibrate", pair.pivot, pair.candidate)
+    return text_sample_rank(pair.pivot, pair.candidate)
+
+
+def text_sample_rank(pivot: str, candidate: str) -> int:
+    """``sample_rank`` of a pair given by its texts."""
+    return stable_hash("calibrate", pivot, candidate)
 
 
 def _aligned_keys(sample: Sequence[AlignedPair]) -> set[tuple[str, str]]:

@@ -45,7 +45,9 @@ from paramine.pipelines.core.cuts import (
     shift_count,
     small_sample_warning,
     support_record,
+    text_sample_rank,
 )
+from paramine.pipelines.core.origins import Origins, pair_reader
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -56,25 +58,38 @@ class CalibrationSample(beam.PTransform):
     whole input, not only of the pivots that can make pairs). A combiner:
     each worker keeps its best ``sample_size`` only.
 
+    Args:
+        sample_size: How many pairs.
+        origins: The pairs come as the prefilter's entries
+            (``Prefiltered.entries``) written with these; ``None``: as
+            records. Records are made only of the pairs sampled.
+
     Returns:
         A singleton PCollection: the sample as a list of AlignedPair, in hash
         order; an empty list when there are no pairs.
     """
 
-    def __init__(self, sample_size: int = DEFAULT_SAMPLE) -> None:
+    def __init__(self, sample_size: int = DEFAULT_SAMPLE, origins: Origins | None = None) -> None:
         super().__init__()
         if sample_size < 1:
             raise ValueError(f"calibration sample must be positive, got {sample_size}")
         self.sample_size = sample_size
+        self.origins = origins
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
-        def in_hash_order(sample: list[AlignedPair]) -> list[AlignedPair]:
-            return sorted(sample, key=sample_rank)
+        texts_of, record = pair_reader(self.origins)
+
+        def negated_rank(pair: Any) -> int:
+            pivot, candidate, _ = texts_of(pair)
+            return -text_sample_rank(pivot, candidate)
+
+        def in_hash_order(sample: list[Any]) -> list[AlignedPair]:
+            return sorted(map(record, sample), key=sample_rank)
 
         return (
             pairs
             # Largest of the negated hash = the smallest hashes: deterministic.
-            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=lambda p: -sample_rank(p))
+            | "Sample" >> beam.combiners.Top.Of(self.sample_size, key=negated_rank)
             | "HashOrder" >> beam.Map(in_hash_order)
         )
 

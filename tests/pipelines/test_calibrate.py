@@ -21,6 +21,7 @@ from paramine.pipelines.core.cuts import (
     shift_count,
 )
 from paramine.pipelines.core.vectors import ScoreByText
+from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.calibrate_threshold import (
     CalibrateThreshold,
     CalibrationSample,
@@ -29,6 +30,7 @@ from paramine.pipelines.stages.calibrate_threshold import (
     sample_texts,
 )
 from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.prefilter import Prefilter
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -185,6 +187,22 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
     value, sample, shifts = got[0]
     assert value == pytest.approx(expected, abs=1e-5)
     assert (sample, shifts) == (30, 5)
+
+
+def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
+    pairs = [*corpus_pairs(60), pair("Yes.", "Tak.", 61), pair("Yes.", "Tak.", 62)]
+    expected = sorted(set(pairs), key=sample_rank)
+    with TestPipeline(runner="FnApiRunner") as p:
+        prefilter = Prefilter(shards=[Shard("tsv", "mem://shard", "test", "en", "pl")])
+        prefiltered = p | beam.Create(pairs) | prefilter
+        from_records = prefiltered.kept | "FromRecords" >> CalibrationSample(20)
+        from_entries = prefiltered.entries | "FromEntries" >> CalibrationSample(
+            20, prefilter.origins
+        )
+        # The duplicate "Yes." / "Tak." is the first one, line 61, either way.
+        first = [p for p in expected if p.line != 62][:20]
+        assert_that(from_records, equal_to([first]), label="Records")
+        assert_that(from_entries, equal_to([first]), label="Entries")
 
 
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:

@@ -62,3 +62,20 @@ def test_a_bitext_pcollection_in_pairs_and_books_out(tiny_model_dir: Path) -> No
             equal_to([("fixed", 0.0)]),
             label="Threshold",
         )
+
+
+def _labels(config: MineConfig) -> set[str]:
+    pipeline = beam.Pipeline(runner="FnApiRunner")
+    _ = pipeline | beam.Create(BITEXT) | "Mine" >> MineParaphrases(config)
+    proto = pipeline.to_runner_api()
+    return {t.unique_name for t in proto.components.transforms.values()}
+
+
+def test_records_of_every_prefiltered_pair_only_where_write_scored_scores_them() -> None:
+    as_pairs = "Mine/Prefilter/AsPairs"
+    # The rival search and the calibration sample read the entries: no
+    # record of a pair that nothing keeps.
+    default = _labels(MineConfig(threshold="auto"))
+    assert as_pairs not in default
+    assert "Mine/ScoreGroups/CalibrationSample/Sample" in default
+    assert as_pairs in _labels(MineConfig(threshold="auto", write_scored=True))
