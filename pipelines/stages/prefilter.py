@@ -1,7 +1,7 @@
 """Prefilter: normalize pairs and drop those not worth encoding.
 
 pairs | "Batch" | "NormalizeAndFilter" | "FirstOfDuplicates"  -> entries
-                                                           | "AsPairs" -> records
+                                                           | "AsPairs" -> records (if asked)
 
 Every aligned pair of the input passes here, so its cost per pair is much of
 a run's: at a million subtitle pairs this stage took half of the run's time
@@ -14,9 +14,10 @@ before it worked as it does now (docs/results.md). So:
 - the duplicate search keys a pair by its texts and keeps the rest of its
   record as one short string (``core.origins``, shards named by number): the
   runner holds one such entry per distinct pair until the search is done;
-- the pairs it keeps go on in both forms (``Prefiltered``): the entries to
-  the stages that read them all again, the records, with a coder of their
-  own (``core.coders``), to the steps fused to this stage's end.
+- the pairs it keeps go on as entries (``Prefiltered``) to the stages that
+  read them all again, which make records of the pairs they keep; records
+  of them all, with a coder of their own (``core.coders``), only where the
+  caller asks (``--write-scored``, ``paramine refresh``).
 """
 
 from __future__ import annotations
