@@ -200,7 +200,7 @@ def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
             20, prefilter.origins
         )
         # The duplicate "Yes." / "Tak." is the first one, line 61, either way.
-        first = [p for p in expected if p.line != 62][:20]
+        first = [kept for kept in expected if kept.line != 62][:20]
         assert_that(from_records, equal_to([first]), label="Records")
         assert_that(from_entries, equal_to([first]), label="Entries")
 
