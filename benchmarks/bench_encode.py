@@ -72,9 +72,9 @@ def pair_cosines(vectors: Any, pairs: int) -> Any:
 def run_cpu(args: argparse.Namespace) -> None:
     """Encode with each CPU backend, then mine with each."""
     import numpy as np
-    from paramine.encoders.backends import BackendChoice, export_model, load_encoder
-    from paramine.encoders.handler import encode_unpadded
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.inference.backends import BackendChoice, export_model, load_encoder
+    from paramine.encoders.inference.handler import encode_unpadded
+    from paramine.encoders.models.resolve import resolve_model
 
     pivots, candidates = read_pairs(args.sentences // 2)
     resolved = resolve_model(args.model)
@@ -194,8 +194,8 @@ def run_gpu(args: argparse.Namespace) -> None:
     """Default ``encode`` against the handler's GPU path on one device, rounds alternated."""
     import numpy as np
     import torch
-    from paramine.encoders.handler import EncoderHandler
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.inference.handler import EncoderHandler
+    from paramine.encoders.models.resolve import resolve_model
     from sentence_transformers import SentenceTransformer
 
     device = args.device
@@ -248,8 +248,8 @@ def run_gpu(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures."""
-    from paramine.encoders.backends import GPU_DTYPES
-    from paramine.encoders.handler import DEFAULT_TOKEN_BUDGET
+    from paramine.encoders.inference.backends import GPU_DTYPES
+    from paramine.encoders.inference.handler import DEFAULT_TOKEN_BUDGET
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(

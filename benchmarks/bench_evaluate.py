@@ -48,7 +48,7 @@ SPEARMAN_POINTS = 5.0
 
 def load(args: argparse.Namespace) -> Any:
     """The suite, cut down to ``--tasks`` when given."""
-    from paramine.encoders.suite import load_suite
+    from paramine.encoders.evaluation.suite import load_suite
 
     suite = load_suite(args.suite)
     if args.tasks:
@@ -66,7 +66,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    from paramine.encoders.suite_eval import model_encoder, random_encoder, run_suite
+    from paramine.encoders.evaluation.suite_eval import model_encoder, random_encoder, run_suite
 
     started, cpu0 = time.perf_counter(), time.process_time()
     load0 = os.getloadavg()[0]
@@ -75,8 +75,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         encode, backend = random_encoder(int(args.child.split("-", 1)[1])), "-"
     else:
         import torch
-        from paramine.encoders.backends import choose_backend, load_encoder
-        from paramine.encoders.models import resolve_model
+        from paramine.encoders.inference.backends import choose_backend, load_encoder
+        from paramine.encoders.models.resolve import resolve_model
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
         choice = choose_backend(args.backend, None, device)
@@ -111,7 +111,7 @@ def run_child(args: argparse.Namespace, model: str) -> dict[str, Any]:
 
 def report(runs: list[dict[str, Any]], suite: Any) -> None:
     """Print the costs, the table, and the random-vector check where there is one."""
-    from paramine.encoders.suite_eval import suite_table
+    from paramine.encoders.evaluation.suite_eval import suite_table
 
     print(
         f"{'model':<24}{'backend':>9}{'wall s':>8}{'cpu s':>8}{'load s':>8}{'encode s':>10}"

@@ -55,7 +55,7 @@ def distinct_sentences(path: Path) -> tuple[list[str], int]:
 
 def time_raw_encode(model_spec: str, texts: list[str], repeats: int) -> list[float]:
     """Seconds to encode ``texts`` with plain ``encode``, once per repeat, after a warm-up."""
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.models.resolve import resolve_model
     from sentence_transformers import SentenceTransformer
 
     resolved = resolve_model(model_spec)

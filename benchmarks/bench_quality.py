@@ -361,7 +361,7 @@ def mine(
     embeddings that ``encode_all`` stored (see ``cached_handler``).
     """
     import paramine.pipelines.mine_paraphrases
-    from paramine.encoders.handler import EncoderHandler
+    from paramine.encoders.inference.handler import EncoderHandler
     from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs
 

@@ -35,7 +35,7 @@ def encode_all(
     text's embedding does not depend on the others encoded with it.
     """
     import numpy as np
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.models.resolve import resolve_model
     from sentence_transformers import SentenceTransformer
 
     resolved = resolve_model(model_spec)
@@ -182,7 +182,7 @@ def cached_handler(cache: Path) -> type:
     Only the encoder's forward pass is memoized, so the scores are the same
     model's (up to float noise from batch padding).
     """
-    from paramine.encoders.handler import EncoderHandler, LoadedEncoder
+    from paramine.encoders.inference.handler import EncoderHandler, LoadedEncoder
 
     class CachedEncoderHandler(EncoderHandler):
         def load_model(self) -> Any:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import torch
-from paramine.encoders.module_classes import CLASS_REF, LEGACY_CLASS_REFS, trusted_class_ref
+from paramine.encoders.models.module_classes import CLASS_REF, LEGACY_CLASS_REFS, trusted_class_ref
 from paramine.schemas.errors import ModelError
 from sentence_transformers.sentence_transformer.modules import Module
 from torch import nn

@@ -32,15 +32,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "mine paraphrase pairs from bitext into a Parquet dataset",
     ),
     "models": (
-        "paramine.encoders.models_command",
+        "paramine.encoders.models.command",
         "list the encoders paramine can use and what is cached",
     ),
     "train": (
-        "paramine.encoders.train",
+        "paramine.encoders.training.train",
         "train an LSTM-pooled sentence encoder on a mined dataset",
     ),
     "evaluate": (
-        "paramine.encoders.evaluate",
+        "paramine.encoders.evaluation.evaluate",
         "score encoders on a task suite (--suite pl: the paper's eight), retrieval and STS",
     ),
     "refresh": (

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.accounting import (
     ENCODING,
     CountNote,

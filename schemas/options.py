@@ -258,3 +258,14 @@ def field_default(config: type, name: str) -> Any:
     if f.default is not dataclasses.MISSING:
         return f.default
     return f.default_factory()  # type: ignore[operator]
+
+
+def parse_config(config: type[Any], prog: str, description: str, argv: Sequence[str]) -> Any:
+    """``config`` from a command line: flags from its fields, values checked once.
+
+    Raises:
+        UsageError: A bad flag or value (``--help`` still exits, as argparse's does).
+    """
+    parser = add_fields(ConfigParser(prog=prog, description=description), config)
+    namespace: argparse.Namespace = parser.parse_args(list(argv))
+    return config(**given_values(namespace, config))

@@ -11,6 +11,8 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import settings
 
+from tests.paths import CORPORA
+
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
 
@@ -20,7 +22,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-SHARED_CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+SHARED_CORPORA = CORPORA
 
 # CI gates merges, so its fuzzing is reproducible: the same examples every run
 # (`.ci/run` sets CI). Elsewhere hypothesis explores new random examples; a

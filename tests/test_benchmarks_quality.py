@@ -6,14 +6,12 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from paramine.pipelines.core.text import comparison_key, normalize
 
 from tests.benchmark_modules import benchmark_module
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 #: Lower layers never import higher ones: schemas <- encoders <- pipelines.
 LAYERS = ("schemas", "encoders", "pipelines")
 

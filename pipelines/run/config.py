@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paramine.encoders.backends import BACKENDS, DEVICES, QUANTIZATIONS
+from paramine.encoders.inference.backends import BACKENDS, DEVICES, QUANTIZATIONS
 from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
@@ -671,7 +671,7 @@ class MineConfig:
             raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
         if self.max_length_ratio < 1:
             raise UsageError(f"--max-length-ratio {self.max_length_ratio} must be at least 1")
-        from paramine.encoders.backends import check_backend
+        from paramine.encoders.inference.backends import check_backend
 
         check_backend(self.backend, self.quantize)
         if not 0.0 < self.near_equal <= 1.0:

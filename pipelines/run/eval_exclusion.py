@@ -4,7 +4,7 @@ A dataset mined to train an encoder should not hold the sentences the
 encoder will be judged on: on Tatoeba eng-pol, 156 of the 1,000 Polish
 sentences of the LASER pol-eng test set occur word for word in the input
 (docs/training.md). ``paramine train`` drops such pairs itself
-(encoders/overlap.py); this is the same rule at mining time, for datasets
+(encoders/evaluation/overlap.py); this is the same rule at mining time, for datasets
 that other trainers will use. The sentences are read, and normalized as the
 trainer does (``comparison_key``), before the pipeline is built: a missing
 file stops the run before anything is written. PostFilter drops a pair one
@@ -14,7 +14,7 @@ of whose sentences is among them as ``eval_overlap``.
 from __future__ import annotations
 
 import fsspec
-from paramine.encoders.overlap import eval_keys
+from paramine.encoders.evaluation.overlap import eval_keys
 from paramine.pipelines.run.config import MineConfig
 from paramine.schemas.errors import InputError
 from paramine.schemas.text_keys import comparison_key
@@ -41,7 +41,12 @@ def exclusion_keys(config: MineConfig) -> frozenset[str]:
     for url in config.exclude_sentences:
         keys |= _file_keys(url)
     if config.exclude_suite:
-        from paramine.encoders.suite import check_files, load_suite, read_task, resolve_data_root
+        from paramine.encoders.evaluation.suite import (
+            check_files,
+            load_suite,
+            read_task,
+            resolve_data_root,
+        )
 
         suite = load_suite(config.exclude_suite, "--exclude-suite")
         root = resolve_data_root(suite, config.suite_data)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paramine.encoders.module_classes import trusted_class_ref
+from paramine.encoders.models.module_classes import trusted_class_ref
 from paramine.pipelines.formats import Shard, resolve_inputs
 from paramine.pipelines.run.config import MineConfig
 from paramine.pipelines.run.eval_exclusion import exclusion_keys
@@ -75,7 +75,7 @@ def check_model(config: MineConfig) -> dict[str, Any]:
         ModelError: The value names nothing loadable here, or a folder whose
             files are damaged (``check_model_folder``).
     """
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.models.resolve import resolve_model
 
     try:
         model = resolve_model(config.model)

@@ -10,7 +10,7 @@ small the groups are. ``ScoreByText`` (:mod:`paramine.pipelines.core.vectors`)
 joins the vectors back to the pairs.
 
 Vectors do not depend on which texts share a batch: the handler
-(:class:`~paramine.encoders.handler.EncoderHandler`) encodes texts in groups
+(:class:`~paramine.encoders.inference.handler.EncoderHandler`) encodes texts in groups
 of equal token length, on CPU and on GPU.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.ml.inference.base import RunInference
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 
 
 class EncodeTexts(beam.PTransform):

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import fsspec
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.refresh import update
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.job import RefreshJob

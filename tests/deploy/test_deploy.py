@@ -15,13 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.encoders import models_command
+from paramine.encoders.models import command as models_command
 from paramine.pipelines.refresh import cli as refresh
 from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.run import mine
 from paramine.pipelines.run.config import MineConfig
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 DOCKERFILE = ROOT / "deploy" / "dataflow" / "Dockerfile"
 LAUNCH = ROOT / "deploy" / "dataflow" / "launch.sh"
 DOCS = [

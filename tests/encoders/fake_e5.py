@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from paramine.encoders import e5_small
+from paramine.encoders.models import e5_small
 
 
 def _write_modules_json(q4: object, dest: Path) -> None:

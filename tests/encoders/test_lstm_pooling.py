@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from paramine.encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
-from paramine.encoders.module_classes import trusted_class_ref
+from paramine.encoders.models.module_classes import trusted_class_ref
 from paramine.schemas.errors import ModelError
 from sentence_transformers import SentenceTransformer
 
@@ -170,6 +170,6 @@ def test_only_sentence_transformers_and_paramine_classes_are_trusted() -> None:
     assert trusted_class_ref("encoders.lstm_pooling.LSTMPooling") == CLASS_REF
     pooling = "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
     assert trusted_class_ref(pooling) == pooling
-    for other in ("own_code.OwnModule", "paramine.encoders.train.train", "os.system", ""):
+    for other in ("own_code.OwnModule", "paramine.encoders.training.train.train", "os.system", ""):
         with pytest.raises(ValueError, match="names the module class"):
             trusted_class_ref(other)

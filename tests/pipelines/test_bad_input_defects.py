@@ -33,9 +33,9 @@ from paramine.schemas.digest import sha256_hex
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.manifest import AccountingError, read_manifest
 
+from tests.paths import CORPORA
 from tests.pipelines.format_helpers import read_all, read_inputs, reasons
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 TMX_FILE = CORPORA / "derived_formats" / "tatoeba-test.en-pl.tmx"
 MOSES_ZIP = CORPORA / "derived_formats" / "Tatoeba-test.en-pl.txt.zip"
 XCES_RELEASE = CORPORA / "opus_rf_xces" / "t"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,

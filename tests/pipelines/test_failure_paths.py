@@ -405,8 +405,8 @@ def test_settings_asking_for_trust_remote_code_do_not_skip_the_check(tiny_model_
 def test_the_checks_read_a_folder_unless_paramine_built_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from paramine.encoders import models
-    from paramine.encoders.registry import ResolvedModel
+    from paramine.encoders.models import resolve as models
+    from paramine.encoders.models.registry import ResolvedModel
     from paramine.pipelines.run.config import MineConfig
     from paramine.pipelines.run.preflight import check_model
 

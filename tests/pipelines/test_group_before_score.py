@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines import mine_paraphrases
 from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.mine_paraphrases import MineParaphrases, prefilter_options

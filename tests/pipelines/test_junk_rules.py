@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +15,7 @@ from paramine.pipelines.core.junk import (
     script_share,
 )
 
-TATOEBA = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tatoeba_test_v2021-08-07"
+from tests.paths import TATOEBA
 
 
 @pytest.mark.parametrize(

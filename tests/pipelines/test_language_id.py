@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from paramine.pipelines.core.language_id import LanguageCheck, detector_label
 
-TATOEBA = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tatoeba_test_v2021-08-07"
+from tests.paths import TATOEBA
 
 
 def lines(path: Path, n: int = 400) -> list[str]:

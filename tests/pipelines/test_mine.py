@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.vectors import ScoreByText, pair_texts
 from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paramine.encoders.handler import EncoderHandler
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines import mine_paraphrases
 from paramine.pipelines.run import mine
 from paramine.schemas.reader import read_pairs

@@ -26,7 +26,9 @@ from paramine.pipelines.core.text import (
 from paramine.schemas.errors import UsageError
 from paramine.schemas.languages import canonical_language, language_aliases, language_name
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
+REPO_ROOT = ROOT
 
 
 @pytest.fixture(autouse=True)

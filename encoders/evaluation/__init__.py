@@ -1,0 +1,1 @@
+"""Evaluation: ``paramine evaluate``, the task suites, their probes and held-out data."""

@@ -1,0 +1,1 @@
+"""Inference: the RunInference handler and the backends it encodes with."""

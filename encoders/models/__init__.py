@@ -1,0 +1,1 @@
+"""Model resolution and the cache: what ``--model`` names, built into a folder a worker loads."""

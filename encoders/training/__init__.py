@@ -1,0 +1,1 @@
+"""Training: ``paramine train``, its config, and the model folder it writes."""

@@ -1,0 +1,482 @@
+"""``paramine train``: fine-tune a sentence encoder on a mined paraphrase dataset.
+
+The recipe of Dadas (2022): a pretrained Transformer, its pooling replaced by
+an LSTM (:mod:`paramine.encoders.lstm_pooling`), trained with the multiple-negatives
+ranking loss on (sentence_a, sentence_b) pairs with no text twice in a batch;
+AdamW, lr 2e-6, linear decay after 10% warmup, batch 64, 3 epochs.
+
+Training runs through sentence-transformers' ``SentenceTransformerTrainer``
+(which needs ``datasets`` and ``accelerate``): checkpoints, resume, mixed
+precision and the progress bar come from it.
+
+The held-out split is :mod:`paramine.encoders.evaluation.holdout`'s. The base model and
+the trained one are scored by the same evaluators
+(:mod:`paramine.encoders.evaluation.evaluate`): paraphrase retrieval on the held-out
+pivots, and bitext retrieval and STS on files the user gives. The output
+folder holds the model only; checkpoints live in their own folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from paramine.encoders.evaluation.evaluate import (
+    MIN_RETRIEVAL_PAIRS,
+    Bitext,
+    StsData,
+    build_tasks,
+    evaluate_model,
+    read_eval_files,
+    results_table,
+)
+from paramine.encoders.evaluation.holdout import eval_mask, read_dataset, sample_rows
+from paramine.encoders.evaluation.overlap import EVAL_OVERLAP, eval_keys, overlap_mask
+from paramine.encoders.evaluation.suite import (
+    Split,
+    Suite,
+    check_files,
+    load_suite,
+    read_task,
+    resolve_data_root,
+)
+from paramine.encoders.training.config import POOLINGS, PRECISIONS, TrainConfig
+from paramine.encoders.training.model_card import SUMMARY_FILE, save_model
+from paramine.schemas.errors import ModelError, OutputError, ParamineError, UsageError
+from paramine.schemas.text_keys import edit_similarity
+
+if TYPE_CHECKING:
+    from paramine.schemas.manifest import Manifest
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+
+def near_identical(a: pd.Series, b: pd.Series, threshold: float) -> pd.Series:
+    """Return True where two texts' normalized edit similarity is >= ``threshold``.
+
+    The similarity is the mining PostFilter's: Levenshtein similarity of the
+    comparison keys (case, punctuation and spacing ignored).
+    """
+    similarity = [edit_similarity(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+    return pd.Series(similarity, index=a.index, dtype="float64") >= threshold
+
+
+def filter_pairs(
+    df: pd.DataFrame,
+    min_score: float | None = None,
+    max_score: float | None = None,
+    near_identical_threshold: float | None = None,
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Apply the training filters; return the kept rows and drops by reason.
+
+    Args:
+        df: Pairs in ``PAIRS_SCHEMA`` columns.
+        min_score: Drop pairs whose ``min(score_a, score_b)`` is below this.
+        max_score: Drop pairs whose ``min(score_a, score_b)`` is above this.
+        near_identical_threshold: Drop pairs at least this similar by edit distance.
+    """
+    dropped: dict[str, int] = {}
+    # A pair is as good as its weaker alignment to the pivot.
+    score = df[["score_a", "score_b"]].min(axis=1)
+    if min_score is not None:
+        drop = score < min_score
+        dropped["below_min_score"] = int(drop.sum())
+        df, score = df[~drop], score[~drop]
+    if max_score is not None:
+        drop = score > max_score
+        dropped["above_max_score"] = int(drop.sum())
+        df = df[~drop]
+    if near_identical_threshold is not None:
+        drop = near_identical(df["sentence_a"], df["sentence_b"], near_identical_threshold)
+        dropped["near_identical"] = int(drop.sum())
+        df = df[~drop]
+    return df, dropped
+
+
+@dataclass
+class EvalData:
+    """What a training run is evaluated on besides its held-out pairs."""
+
+    bitexts: list[Bitext] = field(default_factory=list)
+    sts: list[tuple[str, StsData]] = field(default_factory=list)
+    suite: Suite | None = None
+    suite_root: str = ""
+    suite_splits: list[Split] = field(default_factory=list)
+
+
+def read_evaluation(config: TrainConfig) -> EvalData:
+    """Read the files of ``--eval-bitext``, ``--eval-sts`` and ``--suite``, before training."""
+    bitexts, sts = read_eval_files(config)
+    data = EvalData(bitexts, sts)
+    if config.suite:
+        data.suite = load_suite(config.suite)
+        data.suite_root = resolve_data_root(data.suite, config.suite_data)
+        check_files(data.suite, data.suite_root)
+        for task in data.suite.tasks:
+            data.suite_splits += read_task(task, data.suite_root).values()
+    return data
+
+
+@dataclass
+class TrainData:
+    """The rows a training run uses, and how they were chosen."""
+
+    train: pd.DataFrame
+    eval: pd.DataFrame
+    manifest: Manifest
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> TrainData:
+    """Read the dataset, split it by pivot, filter the training side.
+
+    Unless ``--keep-eval-overlap``, a training pair that shares a sentence
+    with the held-out pairs or with ``evaluation`` is dropped first
+    (:mod:`paramine.encoders.evaluation.overlap`).
+    """
+    df, manifest = read_dataset(config.dataset)
+    held_out = eval_mask(df["pivot_sentence"], config.eval_share)
+    eval_df = sample_rows(df[held_out], config.eval_max_pairs)
+    train_df = df[~held_out]
+    dropped: dict[str, int] = {}
+    keys: set[str] = set()
+    if not config.keep_eval_overlap:
+        evaluation = evaluation or EvalData()
+        keys = eval_keys(
+            df[held_out],
+            evaluation.bitexts,
+            [data for _, data in evaluation.sts],
+            evaluation.suite_splits,
+        )
+        overlap = overlap_mask(train_df, keys)
+        dropped[EVAL_OVERLAP] = int(overlap.sum())
+        train_df = train_df[~overlap]
+    train_df, filtered = filter_pairs(
+        train_df, config.min_score, config.max_score, config.drop_near_identical
+    )
+    dropped.update(filtered)
+    counts = {
+        "rows_read": len(df),
+        "eval_pivots_rows": int(held_out.sum()),
+        "eval_rows_scored": len(eval_df),
+        "eval_sentences": len(keys),
+        "train_rows_before_filters": int((~held_out).sum()),
+        "train_dropped": dropped,
+        "train_rows": len(train_df),
+    }
+    return TrainData(
+        train_df.reset_index(drop=True), eval_df.reset_index(drop=True), manifest, counts
+    )
+
+
+def build_model(
+    base: SentenceTransformer,
+    pooling: str,
+    lstm_hidden: int,
+    bidirectional: bool,
+    normalize: bool,
+    max_seq_length: int | None,
+    device: str | None = None,
+) -> SentenceTransformer:
+    """Return Transformer (taken from ``base``) + the chosen pooling (+ Normalize)."""
+    from paramine.encoders.lstm_pooling import LSTMPooling
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    transformer = base[0]
+    if not isinstance(transformer, Transformer):
+        raise ModelError(
+            f"the base model's first module is {type(transformer).__name__}, not a Transformer; "
+            "give a Transformer-based sentence-transformers folder"
+        )
+    if max_seq_length:
+        transformer.max_seq_length = max_seq_length
+    width = transformer.get_embedding_dimension()
+    head: Any
+    if pooling == "lstm":
+        head = LSTMPooling(width, hidden_size=lstm_hidden, bidirectional=bidirectional)
+    elif pooling == "mean":
+        head = Pooling(width, pooling_mode="mean")
+    else:
+        raise UsageError(f"--pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
+    modules = [transformer, head] + ([Normalize()] if normalize else [])
+    return SentenceTransformer(modules=modules, device=device)
+
+
+def choose_precision(precision: str) -> str:
+    """Resolve ``auto`` to bf16/fp16 on a GPU and fp32 on CPU; check the rest."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise UsageError(f"--precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    cuda = torch.cuda.is_available()
+    if precision == "auto":
+        if not cuda:
+            return "fp32"
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if precision in ("bf16", "fp16") and not cuda:
+        raise UsageError(f"--precision {precision} needs a CUDA GPU; use fp32 (or auto) on CPU")
+    return precision
+
+
+def default_prefix(base: SentenceTransformer, resolved_prefix: str) -> str:
+    """Return the prefix the base model expects: the resolver's, else its default prompt."""
+    if resolved_prefix:
+        return resolved_prefix
+    name = getattr(base, "default_prompt_name", None)
+    return str(base.prompts.get(name, "")) if name else ""
+
+
+def _check_output(output: str) -> None:
+    """Refuse an output folder that holds anything but an earlier paramine model."""
+    if not os.path.exists(output):
+        return
+    if not os.path.isdir(output):
+        raise OutputError(f"--output {output} is a file; give a folder for the model")
+    if os.listdir(output) and not os.path.isfile(os.path.join(output, SUMMARY_FILE)):
+        raise OutputError(
+            f"--output {output} is not empty and holds no paramine model ({SUMMARY_FILE} "
+            "is missing); give an empty or new folder"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``paramine train``; return the exit status."""
+    from paramine.schemas.options import parse_config
+
+    description = (
+        "Fine-tune a sentence encoder (Transformer + LSTM pooling) on a mined paraphrase "
+        "dataset with the multiple-negatives ranking loss (Dadas 2022)."
+    )
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from paramine.schemas.manifest import IncompleteDatasetError
+
+    try:
+        config = parse_config(
+            TrainConfig, "paramine train", description, sys.argv[1:] if argv is None else argv
+        )
+        return _run(config)
+    except (IncompleteDatasetError, ParamineError) as error:
+        print(f"paramine: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(config: TrainConfig) -> int:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    _check_output(config.output)
+    precision = choose_precision(config.precision)
+    evaluation = read_evaluation(config)
+    data = prepare_data(config, evaluation)
+    if len(data.train) < config.batch_size:
+        raise UsageError(
+            f"{len(data.train)} training pairs after filters ({data.counts}), fewer than one "
+            f"batch of {config.batch_size}; lower --batch-size or --eval-share, or relax filters"
+        )
+    if 0 < len(data.eval) < MIN_RETRIEVAL_PAIRS:
+        log.warning(
+            "only %d held-out pairs for paraphrase retrieval (fewer than %d): its figures are "
+            "too coarse to compare models; raise --eval-share, or add --eval-bitext / "
+            "--eval-sts",
+            len(data.eval),
+            MIN_RETRIEVAL_PAIRS,
+        )
+
+    checkpoints = config.checkpoints
+    checkpoint = get_last_checkpoint(checkpoints) if os.path.isdir(checkpoints) else None
+    if checkpoint and not config.resume:
+        raise OutputError(
+            f"{checkpoints} already has checkpoints ({checkpoint}); pass --resume to "
+            "continue from it, or choose another --output / --checkpoint-dir"
+        )
+    if config.resume and not checkpoint:
+        log.warning("%s: no checkpoint to resume from; starting at step 0", checkpoints)
+    return _train(config, precision, data, checkpoint if config.resume else None, evaluation)
+
+
+def _train(
+    config: TrainConfig,
+    precision: str,
+    data: TrainData,
+    checkpoint: str | None,
+    evaluation: EvalData,
+) -> int:
+    import torch
+    from datasets import Dataset
+    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models.resolve import resolve_model
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    torch.manual_seed(config.seed)  # the LSTM's initial weights
+    resolved = resolve_model(config.base, flag="--base")
+    base = load_encoder(resolved.path, device=config.device)
+    prefix = default_prefix(base, resolved.prefix)
+    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
+
+    results: dict[str, dict[str, float]] = {}
+    suite: dict[str, dict[str, Any]] = {}
+    if tasks:
+        log.info("scoring the base model")
+        results["base"] = evaluate_model(base, tasks, prefix=prefix)
+    if evaluation.suite is not None:
+        log.info("scoring the base model on the suite %s", evaluation.suite.name)
+        suite["base"] = _on_suite(base, evaluation, prefix, config.eval_batch_size)
+
+    model = build_model(
+        base,
+        config.pooling,
+        config.lstm_hidden,
+        config.bidirectional,
+        config.normalize,
+        config.max_seq_length,
+        config.device,
+    )
+    if prefix:
+        # Stored as the default prompt, so model.encode(texts) adds it for users.
+        model.prompts = {"query": prefix}
+        model.default_prompt_name = "query"
+    card = model.model_card_data
+    card.local_files_only = True  # the card must not reach the hub for dataset facts
+    card.model_name = f"{config.base} with {config.pooling} pooling, trained by paramine"
+    card.train_datasets = [{"name": f"paramine pairs: {config.dataset}"}]
+    card.tags = [*card.tags, "paramine", "paraphrase"]
+
+    train_dataset = Dataset.from_dict(
+        {"anchor": data.train["sentence_a"].tolist(), "positive": data.train["sentence_b"].tolist()}
+    )
+    steps_per_epoch = math.ceil(len(data.train) / config.batch_size)
+    # With --max-steps the trainer ignores num_train_epochs, but the model card
+    # lists it: give it the epochs those steps really make.
+    epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
+    checkpoints = config.checkpoints
+    training_args = SentenceTransformerTrainingArguments(
+        output_dir=checkpoints,
+        num_train_epochs=epochs,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.lr,
+        lr_scheduler_type="linear",
+        warmup_steps=config.warmup,  # a float below 1 is a share of the steps
+        optim="adamw_torch",
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        logging_steps=config.logging_steps,
+        seed=config.seed,
+        data_seed=config.seed,
+        prompts=prefix or None,
+        report_to="none",
+        dataloader_pin_memory=torch.cuda.is_available(),
+        disable_tqdm=False,
+        use_cpu=config.device == "cpu",
+    )
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        loss=MultipleNegativesRankingLoss(model),
+    )
+    started = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=checkpoint)
+    wall = time.perf_counter() - started
+
+    if tasks:
+        log.info("scoring the trained model")
+        # The evaluators also record their scores in the model card's data.
+        results["trained"] = evaluate_model(
+            model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
+        )
+    if evaluation.suite is not None:
+        log.info("scoring the trained model on the suite %s", evaluation.suite.name)
+        suite["trained"] = _on_suite(model, evaluation, prefix, config.eval_batch_size)
+
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    summary = {
+        "dataset": config.dataset,
+        "base": {
+            "spec": config.base,
+            "path": resolved.path,
+            "model_id": resolved.model_id,
+            "revision": resolved.revision,
+            "prefix": prefix,
+        },
+        "manifest": {
+            "created_at": data.manifest.created_at,
+            "code_version": data.manifest.code_version,
+            "model": data.manifest.model,
+            "threshold": data.manifest.threshold,
+            "rows": data.manifest.rows,
+        },
+        "counts": data.counts,
+        "settings": {
+            key: value
+            for key, value in dataclasses.asdict(config).items()
+            if key not in ("dataset", "output")
+        }
+        | {"precision": precision, "resumed_from": checkpoint, "checkpoint_dir": checkpoints},
+        "training": {
+            "global_step": trainer.state.global_step,
+            "epoch": trainer.state.epoch,
+            "train_pairs": len(data.train),
+            "first_logged_loss": losses[0] if losses else None,
+            "last_logged_loss": losses[-1] if losses else None,
+            "train_runtime_s": output.metrics.get("train_runtime"),
+            "samples_per_second": output.metrics.get("train_samples_per_second"),
+            "steps_per_second": output.metrics.get("train_steps_per_second"),
+            "mean_loss": output.metrics.get("train_loss"),
+            "wall_s": wall,
+            "device": str(model.device),
+        },
+        "results": results,
+    }
+    names = [f"{config.base} (base)", "trained"]
+    tables = []
+    if tasks:
+        columns = [(names[0], results["base"]), (names[1], results.get("trained", {}))]
+        tables.append(results_table(columns, tasks))
+    if evaluation.suite is not None:
+        from paramine.encoders.evaluation.suite_eval import suite_table
+
+        summary["suite"] = {"name": evaluation.suite.name, **suite}
+        rows = [(names[0], suite["base"]), (names[1], suite["trained"])]
+        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+    table = "\n\n".join(tables)
+    save_model(model, config.output, summary, table)
+    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
+    log.info(
+        "saved %s (step %d, epoch %.2f); checkpoints in %s",
+        config.output,
+        trainer.state.global_step,
+        trainer.state.epoch or 0.0,
+        checkpoints,
+    )
+    return 0
+
+
+def _on_suite(
+    model: SentenceTransformer, evaluation: EvalData, prefix: str, batch_size: int
+) -> dict[str, Any]:
+    """The suite's figures for ``model`` (frozen vectors, probes), with the time they took."""
+    from paramine.encoders.evaluation.suite_eval import evaluate_on_suite
+
+    assert evaluation.suite is not None
+    started = time.perf_counter()
+    result = evaluate_on_suite(model, evaluation.suite, evaluation.suite_root, prefix, batch_size)
+    return {**result, "seconds": round(time.perf_counter() - started, 1)}
