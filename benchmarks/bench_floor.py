@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import label, parse_size
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
-from paramine.pipelines.mine_paraphrases import prefilter_options
-from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.group_by_pivot import (
     LowestRanksFn,
     _pivot_and_rank,
@@ -142,7 +142,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     if not (tsv.exists() and shape_path.exists()):
         shape_path.write_text(json.dumps(write_tsv(tsv, n, args.seed)))
 
-    config = MineConfig(inputs=(str(tsv),), output=str(workdir / "unused"), input_format="tsv")
+    config = MiningSettings(inputs=(str(tsv),), output=str(workdir / "unused"), input_format="tsv")
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     options = prefilter_options(config)
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))

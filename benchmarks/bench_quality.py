@@ -197,7 +197,7 @@ def evaluate(
         "planted": planted["by_label"],
         "planted_passed_prefilter": planted["examples"],
         "kept_by_cut_recomputed": kept_by_cut,
-        "kept_by_cut_manifest": manifest.counts["threshold"]["kept"],
+        "kept_by_cut_manifest": manifest.counts["ThresholdFilter"]["kept"],
         "recall_losses": dict(sorted(losses.items())),
         "fallback": manifest.threshold.get("fallback"),
     }

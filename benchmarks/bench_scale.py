@@ -119,10 +119,10 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
     counts = manifest.counts
     result = {
         "job_seconds": seconds,
-        "pairs_read": counts["read"]["in"],
-        "prefilter_kept": counts["prefilter"]["kept"],
-        "group_kept": counts["group"]["kept"],
-        "threshold_kept": counts["threshold"]["kept"],
+        "pairs_read": counts["ReadBitext"]["in"],
+        "prefilter_kept": counts["Prefilter"]["kept"],
+        "group_kept": counts["GroupByPivot"]["kept"],
+        "threshold_kept": counts["ThresholdFilter"]["kept"],
         "pairs_written": manifest.rows["pairs"],
         "threshold": manifest.threshold.get("value"),
         "encoding": manifest.extra.get("encoding", {}),

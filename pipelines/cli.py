@@ -4,13 +4,13 @@ Each subcommand lives in its own module with a ``main(argv) -> int``; the
 module is imported only when its subcommand runs, so ``paramine --help`` and
 ``paramine mine --help`` import neither Beam nor torch.
 
-Errors: a ``ParamineError`` (bad options, input, model or output) is printed
-once as ``paramine: error: <message>`` and exits with its code (2 for the
-user's mistakes). An error raised inside a Beam worker reaches the launcher
+Errors: ``guarded`` is the one boundary between every command and the user.
+A ``ParamineError`` (bad options, input, model or output) is printed once as
+``paramine: error: <message>`` and exits with its code (2 for the user's
+mistakes, 1 when paramine's own books do not add up); no command catches
+them itself. An error raised inside a Beam worker reaches the launcher
 wrapped by the runner, its message repeated in every layer of the wrapping;
-``find_paramine_error`` finds the original (in the exception's chain, or, from
-a worker in another process, as ``errors.relayed_error`` reads it from the
-traceback text that is all such a worker can send), so it too is printed once.
+``run/runner_errors.py`` finds the original, so it too is printed once.
 ``--debug`` (anywhere on the command line, or ``PARAMINE_DEBUG=1``) shows the
 traceback instead.
 """
@@ -71,24 +71,6 @@ def _usage() -> str:
         "traceback of an error.",
     ]
     return "\n".join(lines)
-
-
-def find_paramine_error(error: BaseException) -> errors.ParamineError | None:
-    """The ``ParamineError`` behind ``error``: itself, a cause, or one a runner wrapped as text.
-
-    Beam's in-process runner re-raises a worker's exception with the step
-    name added, its type and cause kept; multi-process and remote runners
-    raise a ``RuntimeError`` whose text holds the worker's traceback. Either
-    way the user should read the original message once.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, errors.ParamineError):
-            return current
-        current = current.__cause__ or current.__context__
-    return errors.relayed_error(str(error))
 
 
 def _reader_gone() -> int:
@@ -178,7 +160,9 @@ def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool
         print("paramine: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
-        found = find_paramine_error(error)
+        from paramine.pipelines.run.runner_errors import paramine_error
+
+        found = paramine_error(error)
         if isinstance(found, errors.RunInterrupted):
             global _STOPPED_BY_SIGNAL
             _STOPPED_BY_SIGNAL = True

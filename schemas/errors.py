@@ -14,9 +14,6 @@ working.
 
 from __future__ import annotations
 
-import re
-import sys
-
 
 class ParamineError(Exception):
     """Base of the errors paramine raises for the user to act on."""
@@ -66,31 +63,3 @@ class RunInterrupted(ParamineError):
         super().__init__(message)
         self.signum = signum
         self.exit_code = 128 + signum
-
-
-#: How Python's traceback writes one of paramine's errors as text, the only
-#: form in which an error crosses from a worker in another process (Beam's
-#: multi-process runner, Dataflow's workers) to the launcher: the class's full
-#: name, then its message; the runner may append the step it was running.
-_RELAYED = re.compile(
-    r"^(paramine(?:\.\w+)*)\.(\w+): (.+?)(?: \[while running '.*)?$", re.MULTILINE
-)
-
-
-def relayed_error(text: str) -> ParamineError | None:
-    """The ``ParamineError`` a worker in another process raised, from the text relayed.
-
-    A worker's exception reaches the launcher as its formatted traceback
-    inside the runner's own error. The class is found by its full name (its
-    module is already imported: the launcher built the graph from it), so
-    only paramine's own errors are rebuilt; the innermost (last) of them in
-    the text is the one raised where the problem was found.
-    """
-    for module_name, name, message in reversed(_RELAYED.findall(text)):
-        cls = getattr(sys.modules.get(module_name), name, None)
-        if isinstance(cls, type) and issubclass(cls, ParamineError):
-            try:
-                return cls(message.strip())
-            except TypeError:  # a class with arguments of its own
-                return ParamineError(message.strip())
-    return None

@@ -3,7 +3,9 @@
 ``manifest.json`` is written last, after every Parquet file is complete, so a
 directory without one is an incomplete dataset and readers refuse it.
 
-Counts are kept per stage as ``{"in": n, "kept": k, "dropped": {reason: d}}``.
+Counts are kept per stage as ``{"in": n, "kept": k, "dropped": {reason: d}}``,
+under the stage's name, which is also its composite's and its label's
+(``PostFilter``).
 The stages themselves (name, unit, declared drop reasons) are recorded in the
 manifest as the pipeline declared them (``schemas/stages.py``), and the
 accounting identity is checked against that list: ``in == kept +
@@ -37,17 +39,50 @@ __all__ = [
     "write_manifest",
 ]
 
-MANIFEST_VERSION = "paramine.manifest/1"
+MANIFEST_VERSION = "paramine.manifest/2"
 MANIFEST_NAME = "manifest.json"
+
+#: Version 1 named each stage's books by a short key of its own, and kept the
+#: prefilter's rules and the runner among the options; version 2 names them
+#: by the stage (its composite and label), and the options are the settings
+#: alone (what a job file takes), the rest in ``extra``.
+V1 = "paramine.manifest/1"
+V1_STAGE_NAMES = {
+    "read": "ReadBitext",
+    "prefilter": "Prefilter",
+    "group": "GroupByPivot",
+    "contest": "ContestCandidates",
+    "threshold": "ThresholdFilter",
+    "coherence": "CoherenceFilter",
+    "regroup": "RegroupByPivot",
+    "postfilter": "PostFilter",
+    "state": "RetractRows",
+    "affected": "AffectedPivots",
+}
 
 #: The stages of manifests written before stages were recorded in them.
 LEGACY_STAGES = (
-    Stage("read", ALIGNED_PAIR, None, "read the shards"),
-    Stage("prefilter", ALIGNED_PAIR, None, "normalize and drop pairs not worth encoding"),
-    Stage("threshold", ALIGNED_PAIR, None, "keep pairs whose score reaches the cut"),
-    Stage("group", ALIGNED_PAIR, None, "group candidates by pivot"),
-    Stage("postfilter", PARAPHRASE_PAIR, None, "drop trivial and duplicate pairs"),
+    Stage("ReadBitext", ALIGNED_PAIR, None, "read the shards"),
+    Stage("Prefilter", ALIGNED_PAIR, None, "normalize and drop pairs not worth encoding"),
+    Stage("ThresholdFilter", ALIGNED_PAIR, None, "keep pairs whose score reaches the cut"),
+    Stage("GroupByPivot", ALIGNED_PAIR, None, "group candidates by pivot"),
+    Stage("PostFilter", PARAPHRASE_PAIR, None, "drop trivial and duplicate pairs"),
 )
+
+
+def from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 manifest as version 2 holds it: stages by name, settings apart from the rest."""
+    rename = V1_STAGE_NAMES.get
+    data = dict(data)
+    data["counts"] = {rename(k, k): v for k, v in data.get("counts", {}).items()}
+    data["stages"] = [{**s, "name": rename(s["name"], s["name"])} for s in data.get("stages", [])]
+    options = dict(data.get("options", {}))
+    extra = dict(data.get("extra", {}))
+    for moved in ("filters", "runner"):
+        if moved in options:
+            extra[moved] = options.pop(moved)
+    data.update(options=options, extra=extra, manifest_version=MANIFEST_VERSION)
+    return data
 
 
 class IncompleteDatasetError(DatasetError):
@@ -122,10 +157,12 @@ class Manifest:
         """Parse a manifest, refusing versions this code does not know."""
         data = json.loads(text)
         version = data.get("manifest_version")
-        if version != MANIFEST_VERSION:
+        if version == V1:
+            data = from_v1(data)
+        elif version != MANIFEST_VERSION:
             raise DatasetError(
-                f"{source}: manifest version {version!r} is not supported "
-                f"(this paramine reads {MANIFEST_VERSION!r}); upgrade paramine or re-mine"
+                f"{source}: manifest version {version!r} is not supported (this paramine "
+                f"reads {MANIFEST_VERSION!r} and {V1!r}); upgrade paramine or re-mine"
             )
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})

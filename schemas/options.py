@@ -140,6 +140,19 @@ def _field(config: type, name: str) -> dataclasses.Field[Any]:
     return next(f for f in dataclasses.fields(config) if f.name == name)
 
 
+class OptionError(UsageError):
+    """A bad value of one setting: the message names its flag; ``field`` and ``problem`` apart.
+
+    A job file names the setting by its key and line instead of its flag, so
+    it rewrites the message from these.
+    """
+
+    def __init__(self, message: str, field: str, problem: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.problem = problem
+
+
 def parse_fields(config: Any) -> None:
     """Parse every field of a frozen config dataclass in place (its ``__post_init__``).
 
@@ -165,16 +178,21 @@ def parse_fields(config: Any) -> None:
                 continue
             else:
                 parsed = parse(value)
-        except UsageError:
-            raise
+        except UsageError as error:
+            raise OptionError(str(error), f.name, str(error).removeprefix(f"{name}: ")) from None
         except (TypeError, ValueError) as error:
-            raise UsageError(f"{name} {error}") from None
+            raise OptionError(f"{name} {error}", f.name, str(error)) from None
         object.__setattr__(config, f.name, parsed)
 
 
 def add_fields(parser: argparse.ArgumentParser, config: type) -> argparse.ArgumentParser:
-    """Add one argument per field of ``config`` to ``parser``, in sections by group."""
+    """Add one argument per field of ``config`` to ``parser``, in sections by group.
+
+    A section the parser already has (by its title) takes the fields of its
+    group, so several configs can share one parser and its ``--help``.
+    """
     groups: dict[str | None, Any] = {None: parser}
+    groups.update((g.title, g) for g in parser._action_groups if g.title)
     for f in dataclasses.fields(config):
         meta = f.metadata
         if not meta:
@@ -206,20 +224,45 @@ def add_fields(parser: argparse.ArgumentParser, config: type) -> argparse.Argume
 
 
 def given_values(namespace: argparse.Namespace, config: type) -> dict[str, Any]:
-    """The fields a parsed command line set, as ``{field: value}``.
+    """The fields of ``config`` a parsed command line set, as ``{field: value}``.
 
     argparse fills every field with its default; only what was given is kept,
     so a config from the command line and one from Python agree on defaults.
+    Names of the namespace that are not fields of ``config`` are left out (a
+    parser may hold several configs).
     """
+    fields = {f.name: f for f in dataclasses.fields(config)}
     given: dict[str, Any] = {}
     for name, value in vars(namespace).items():
-        f = _field(config, name)
+        f = fields.get(name)
+        if f is None or not f.metadata:
+            continue
         if f.metadata["many"]:
             if value:
                 given[name] = tuple(value)
         elif f.default is dataclasses.MISSING or value != f.default:
             given[name] = value
     return given
+
+
+def record_of(config: Any) -> dict[str, Any]:
+    """A config's fields by name, as JSON types (lists for tuples): what ``from_mapping`` takes."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        return value
+
+    return {f.name: plain(getattr(config, f.name)) for f in dataclasses.fields(config)}
+
+
+def field_of(config: type, key: Any) -> str | None:
+    """The field of ``config`` that ``key`` names, as a field (``src_lang``) or a flag."""
+    text = str(key).lstrip("-")
+    for f in dataclasses.fields(config):
+        if text in (f.name, flag_name(f.name, config).lstrip("-"), f.name.replace("_", "-")):
+            return f.name
+    return None
 
 
 def from_mapping(
@@ -230,13 +273,9 @@ def from_mapping(
     Raises:
         UsageError: An unknown name (naming ``source`` and ``command``) or a bad value.
     """
-    by_name: dict[str, str] = {}
-    for f in dataclasses.fields(config):  # type: ignore[arg-type]
-        by_name[f.name] = by_name[flag_name(f.name, config).lstrip("-")] = f.name
     kwargs: dict[str, Any] = {}
     for key, value in values.items():
-        text = str(key).lstrip("-")
-        name = by_name.get(text) or by_name.get(text.replace("-", "_"))
+        name = field_of(config, key)
         if name is None:
             raise UsageError(
                 f"{source}: {key!r} is not a {command} option; see `{command} --help`{hint}"
@@ -250,14 +289,6 @@ class ConfigParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # argparse calls this and expects no return
         raise UsageError(f"{message} (see `{self.prog} --help`)")
-
-
-def field_default(config: type, name: str) -> Any:
-    """The default of a config dataclass's field ``name``."""
-    f = _field(config, name)
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    return f.default_factory()  # type: ignore[operator]
 
 
 def parse_config(config: type[Any], prog: str, description: str, argv: Sequence[str]) -> Any:

@@ -13,8 +13,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.groups import group_key
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import resolve_inputs
-from paramine.pipelines.mine_paraphrases import prefilter_options
-from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.group_by_pivot import GroupByPivot
 from paramine.pipelines.stages.prefilter import Prefilter
 
@@ -32,7 +32,7 @@ def floor_run(bench_floor, tmp_path_factory):
     """3,000 synthetic subtitle pairs through the floor's loop, with what it was given."""
     tsv = tmp_path_factory.mktemp("floor") / "subtitles.tsv"
     bench_floor.write_tsv(tsv, 3_000, seed=0)
-    config = MineConfig(inputs=(str(tsv),), output=str(tsv.parent / "out"), input_format="tsv")
+    config = MiningSettings(input_format="tsv")
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
     options = prefilter_options(config)

@@ -9,9 +9,9 @@ import traceback
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.cli import find_paramine_error
 from paramine.pipelines.formats.moses import MisalignedShardError, misaligned
 from paramine.pipelines.run.mine import run
+from paramine.pipelines.run.runner_errors import paramine_error as find_paramine_error
 from paramine.schemas.errors import InputError, ParamineError
 from paramine.schemas.reader import read_pairs
 
@@ -61,7 +61,7 @@ def test_debug_shows_the_traceback(moses: Path, tmp_path: Path) -> None:
         "--debug", "mine", str(moses), "--output", str(tmp_path / "o"), "--threshold", "2"
     )
     assert done.returncode == 1
-    assert "Traceback" in done.stderr and "UsageError" in done.stderr
+    assert "Traceback" in done.stderr and "OptionError: --threshold 2.0" in done.stderr
 
 
 def test_unknown_flag_and_same_languages(moses: Path, tmp_path: Path) -> None:

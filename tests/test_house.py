@@ -104,12 +104,12 @@ class Watch:
 sys.meta_path.insert(0, Watch())
 
 import apache_beam as beam
-from paramine.pipelines.run.config import MineConfig
-from paramine.pipelines.mine_paraphrases import MineParaphrases
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
 from paramine.pipelines.stages.write_dataset import WriteDataset
 from paramine.pipelines.formats import Shard
 
-config = MineConfig(model="e5-small")
+config = MiningSettings(model="e5-small")
 pipeline = beam.Pipeline(runner="FnApiRunner")
 mined = pipeline | MineParaphrases(config, [Shard("tsv", "x.tsv", "x", "en", "pl")])
 _ = {{"pairs": mined.pairs, "rejects": mined.rejects, "counts": mined.counts,
@@ -171,15 +171,14 @@ def test_every_module_says_future_annotations(layer: str) -> None:
 
 
 #: The floors inside pipelines/, lowest first: a module imports only from
-#: floors below its own, or from its own folder (stages: not even that).
+#: floors below its own, or from its own folder (stages: not even that). The
+#: settings are below the graph (mining/), which takes MiningSettings; the
+#: launchers (run/, refresh/) are above it and hold both kinds of settings.
 PIPELINE_FLOORS = (
     ("core",),
     ("formats",),
-    ("stages",),
-    # A run's settings (and the deployment choices they are checked against):
-    # the graph takes a MineConfig, so they sit below it, though in run/.
-    ("run.config", "run.deploy"),
-    ("mine_paraphrases", "report"),
+    ("stages", "settings"),
+    ("mining", "report"),
     ("run",),
     ("refresh",),
     ("cli", "__init__", "demo"),
@@ -191,8 +190,6 @@ def pipeline_room(module: str) -> str:
     parts = module.split(".")
     if parts[1] != "pipelines":
         return parts[1]
-    if ".".join(parts[2:4]) in ("run.config", "run.deploy"):
-        return ".".join(parts[2:4])
     return parts[2] if len(parts) > 2 else "__init__"
 
 
@@ -217,7 +214,7 @@ def test_print_the_house() -> None:
     for (room, dep), n in sorted(edges.items()):
         print(f"{room:>16} -> {dep:<16} {n:3d} imports")
     rooms = {room for edge in edges for room in edge}
-    assert {"core", "stages", "run", "refresh", "formats", "report"} <= rooms
+    assert {"core", "stages", "settings", "mining", "run", "refresh", "formats"} <= rooms
 
 
 def test_pipeline_floors_import_only_downwards() -> None:
@@ -238,3 +235,88 @@ def test_pipeline_floors_import_only_downwards() -> None:
             elif floor_of(other) >= floor_of(room):
                 wrong.append(f"{name} imports {dep}")
     assert wrong == []
+
+
+#: Code outside benchmarks/ (scripts of their own) and outside the tests.
+CODE = (*LAYERS, "deploy")
+LONGEST_MODULE = 500
+LONGEST_FUNCTION = 120
+
+
+def test_no_long_module_without_a_reason_at_its_top() -> None:
+    long = []
+    for folder in CODE:
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            reason = "longer than 500 lines" in (ast.get_docstring(ast.parse(text)) or "")
+            if text.count("\n") > LONGEST_MODULE and not reason:
+                long.append(f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines")
+    assert long == []
+
+
+def test_no_function_over_120_lines_outside_benchmarks() -> None:
+    long = []
+    for folder in (*CODE, "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if lines > LONGEST_FUNCTION:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} {lines}")
+    assert long == []
+
+
+def stage_composites() -> set[str]:
+    """The stages' composite transforms: classes of pipelines/stages/ that expand a graph."""
+    names = set()
+    for path in (ROOT / "pipelines" / "stages").glob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "expand" for f in node.body
+            ):
+                names.add(node.name)
+    return names
+
+
+def test_refresh_constructs_none_of_the_mining_stages_itself() -> None:
+    composites = stage_composites()
+    assert {"Prefilter", "GroupByPivot", "MakePairs", "PostFilter"} <= composites
+    built = []
+    for path in (ROOT / "pipelines" / "refresh").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id in composites:
+                built.append(f"{path.name}:{node.lineno} {node.func.id}")
+    assert built == []
+
+
+def snake(name: str) -> str:
+    """``GroupByPivot`` -> ``group_by_pivot``."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+def test_one_name_per_stage_file_composite_label_and_ledger() -> None:
+    import apache_beam as beam
+    from paramine.pipelines.formats import Shard
+    from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES, MineParaphrases
+    from paramine.pipelines.refresh.job import REFRESH_STAGES
+    from paramine.pipelines.settings.mining import MiningSettings
+
+    for stage in {*MINE_STAGES, *REFRESH_STAGES}:
+        folder = "refresh" if stage in set(REFRESH_STAGES) - set(MINE_STAGES) else "stages"
+        module = ROOT / "pipelines" / folder / f"{snake(stage.name)}.py"
+        assert module.is_file(), stage.name
+        classes = {
+            n.name for n in ast.parse(module.read_text()).body if isinstance(n, ast.ClassDef)
+        }
+        assert stage.name in classes, f"{module.name} has no class {stage.name}"
+    # Each ledger's name is a label of the mining graph.
+    pipeline = beam.Pipeline(runner="FnApiRunner")
+    shards = [Shard("tsv", "x.tsv", "x", "en", "pl")]
+    _ = pipeline | "Mine" >> MineParaphrases(MiningSettings(), shards)
+    labels = {
+        name.split("/")[-1]
+        for name in (t.unique_name for t in pipeline.to_runner_api().components.transforms.values())
+    }
+    assert {stage.name for stage in MINE_STAGES} <= labels

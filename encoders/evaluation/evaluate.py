@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from paramine.encoders.models.resolve import prompt_applied
-from paramine.schemas.errors import InputError, ParamineError, UsageError
+from paramine.schemas.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -320,21 +320,17 @@ def main(argv: list[str] | None = None) -> int:
     if not logging.getLogger().handlers:
         # Progress goes to stderr through logging; the table is the output.
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from paramine.schemas.manifest import IncompleteDatasetError
-
-    try:
-        config = parse_config(
-            EvaluateConfig, "paramine evaluate", description, sys.argv[1:] if argv is None else argv
-        )
-        return _evaluate(config)
-    except (IncompleteDatasetError, ParamineError) as error:
-        print(f"paramine: error: {error}", file=sys.stderr)
-        return 2
+    # Errors reach the user through the CLI's one boundary (pipelines/cli.py).
+    config = parse_config(
+        EvaluateConfig, "paramine evaluate", description, sys.argv[1:] if argv is None else argv
+    )
+    return _evaluate(config)
 
 
 def _evaluate(config: EvaluateConfig) -> int:
     from paramine.encoders.evaluation.holdout import load_split
     from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models.folder_check import check_local_folder
     from paramine.encoders.models.resolve import resolve_model
 
     if config.suite:
@@ -351,6 +347,7 @@ def _evaluate(config: EvaluateConfig) -> int:
     columns: list[tuple[str, dict[str, float]]] = []
     for spec in config.scored:
         resolved = resolve_model(spec, flag="MODEL")
+        check_local_folder(resolved, spec, "MODEL")
         model = load_encoder(resolved.path, device=config.device)
         metrics = evaluate_model(model, tasks, resolved.prefix)
         name = f"{spec} (base)" if config.base and spec == config.base and not columns else spec

@@ -18,12 +18,13 @@ from __future__ import annotations
 import csv
 import os
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.yaml_files import YamlDocument, parse_yaml
 
 #: What a task's ``kind`` may be.
 KINDS = ("classify", "pair_classify", "relatedness")
@@ -40,6 +41,8 @@ COLUMNS = {
 DATA_ENV = "PARAMINE_SUITE_DATA"
 _TASK_KEYS = {"name", "kind", "format", "columns", *SPLITS}
 _SUITE_KEYS = {"name", "description", "data_root", "tasks"}
+#: Where the author of a suite file learns its format.
+_SEE = "a suite is a YAML file like encoders/evaluation/suites/pl.yaml"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class SuiteTask:
         format: One of :data:`FORMATS`.
         files: ``{"train": ..., "dev": ..., "test": ...}``, relative to the data root.
         columns: For ``tsv``: role (``text``, ``sentence1``, ``label`` ...) to column name.
+        places: Where each role's column is named in the suite file (``file:line``),
+            so that a column the data lacks is pointed at where it is written.
     """
 
     name: str
@@ -59,6 +64,7 @@ class SuiteTask:
     format: str
     files: dict[str, str]
     columns: dict[str, str]
+    places: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -103,8 +109,6 @@ def load_suite(spec: str, flag: str = "--suite") -> Suite:
         UsageError: ``spec`` is neither a built-in name nor an existing file.
         InputError: the file is not a valid suite; the message names the key.
     """
-    import yaml
-
     if os.path.isfile(spec):
         text, source = Path(spec).read_text(encoding="utf-8"), spec
     elif spec in builtin_suites():
@@ -115,26 +119,24 @@ def load_suite(spec: str, flag: str = "--suite") -> Suite:
             f"{flag} {spec!r} is neither a built-in suite ({', '.join(builtin_suites())}) nor "
             "a suite file; write one like encoders/evaluation/suites/pl.yaml and pass its path"
         )
-    try:
-        raw = yaml.safe_load(text)  # JSON is YAML too
-    except yaml.YAMLError as error:
-        raise InputError(f"{source}: not valid YAML or JSON: {error}") from None
-    return parse_suite(raw, source)
+    # JSON is YAML too; a syntax error is one line naming the file, line and column.
+    return parse_suite(parse_yaml(text, source, _SEE))
 
 
-def parse_suite(raw: Any, source: str) -> Suite:
-    """Check a suite read from YAML/JSON and build it; ``source`` names it in errors."""
+def parse_suite(document: YamlDocument) -> Suite:
+    """Check a suite read from YAML/JSON and build it; errors name the file, line and key."""
+    raw, source = document.data, document.url
     if not isinstance(raw, dict):
         raise InputError(f"{source}: a suite is a mapping with keys {sorted(_SUITE_KEYS)}")
-    unknown = set(raw) - _SUITE_KEYS
+    unknown = sorted(set(raw) - _SUITE_KEYS)
     if unknown:
         raise InputError(
-            f"{source}: unknown keys {sorted(unknown)}; allowed: {sorted(_SUITE_KEYS)}"
+            f"{document.where(unknown[0])}: unknown keys {unknown}; allowed: {sorted(_SUITE_KEYS)}"
         )
     entries = raw.get("tasks")
     if not isinstance(entries, list) or not entries:
-        raise InputError(f"{source}: 'tasks' must be a non-empty list of tasks")
-    tasks = tuple(_parse_task(entry, f"{source}, task {i + 1}") for i, entry in enumerate(entries))
+        raise InputError(f"{document.where('tasks')}: 'tasks' must be a non-empty list of tasks")
+    tasks = tuple(_parse_task(entry, document, i) for i, entry in enumerate(entries))
     names = [task.name for task in tasks]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -150,48 +152,57 @@ def parse_suite(raw: Any, source: str) -> Suite:
     return Suite(name, tasks, source, str(raw.get("description") or ""), data_root)
 
 
-def _parse_task(entry: Any, where: str) -> SuiteTask:
+def _parse_task(entry: Any, document: YamlDocument, index: int) -> SuiteTask:
+    def where(*key: str) -> str:
+        return f"{document.where('tasks', index, *key)}: task {index + 1}"
+
     if not isinstance(entry, dict):
-        raise InputError(f"{where}: a task is a mapping with keys {sorted(_TASK_KEYS)}")
+        raise InputError(f"{where()}: a task is a mapping with keys {sorted(_TASK_KEYS)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{where}: give the task a 'name' (the table's column)")
-    where = f"{where} ({name})"
-    unknown = set(entry) - _TASK_KEYS
+        raise InputError(f"{where()}: give the task a 'name' (the table's column)")
+
+    def at(*key: str) -> str:
+        return f"{where(*key)} ({name})"
+
+    unknown = sorted(set(entry) - _TASK_KEYS)
     if unknown:
-        raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_TASK_KEYS)}")
+        raise InputError(f"{at(unknown[0])}: unknown keys {unknown}; allowed: {sorted(_TASK_KEYS)}")
     kind, form = entry.get("kind"), entry.get("format")
     if kind not in KINDS:
-        raise InputError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+        raise InputError(f"{at('kind')}: kind {kind!r} is not one of {', '.join(KINDS)}")
     if form not in FORMATS:
-        raise InputError(f"{where}: format {form!r} is not one of {', '.join(FORMATS)}")
+        raise InputError(f"{at('format')}: format {form!r} is not one of {', '.join(FORMATS)}")
     if form == "label_text" and kind != "classify":
         raise InputError(
-            f"{where}: format label_text holds one sentence per line; {kind} "
+            f"{at('format')}: format label_text holds one sentence per line; {kind} "
             "needs format tsv with named columns"
         )
     missing = [split for split in SPLITS if not isinstance(entry.get(split), str)]
     if missing:
         raise InputError(
-            f"{where}: give the file of each split ({', '.join(SPLITS)}); "
+            f"{at()}: give the file of each split ({', '.join(SPLITS)}); "
             f"missing: {', '.join(missing)}"
         )
     columns = entry.get("columns") or {}
     if not isinstance(columns, dict):
-        raise InputError(f"{where}: 'columns' maps roles to column names")
+        raise InputError(f"{at('columns')}: 'columns' maps roles to column names")
     if form == "tsv":
         needed = COLUMNS[kind]
         absent = [role for role in needed if not isinstance(columns.get(role), str)]
         extra = sorted(set(columns) - set(needed))
         if absent or extra:
             raise InputError(
-                f"{where}: a tsv {kind} task names the columns {list(needed)}; "
+                f"{at('columns')}: a tsv {kind} task names the columns {list(needed)}; "
                 f"missing {absent}, unknown {extra}"
             )
     elif columns:
-        raise InputError(f"{where}: format label_text has no named columns; drop 'columns'")
+        raise InputError(f"{at('columns')}: format label_text has no named columns; drop 'columns'")
     files = {split: str(entry[split]) for split in SPLITS}
-    return SuiteTask(name, str(kind), str(form), files, {k: str(v) for k, v in columns.items()})
+    places = {role: at("columns", role) for role in columns}
+    return SuiteTask(
+        name, str(kind), str(form), files, {k: str(v) for k, v in columns.items()}, places
+    )
 
 
 def resolve_data_root(suite: Suite, given: str | None) -> str:
@@ -242,6 +253,30 @@ def check_files(suite: Suite, root: str) -> None:
         if len(missing) > SHOWN_MISSING:
             shown += f"; and {len(missing) - SHOWN_MISSING} more"
         raise InputError(f"suite {suite.name!r}, data root {root}: missing {shown}" + where)
+    for task in suite.tasks:
+        if task.format == "tsv":
+            for path in task_paths(task, root).values():
+                _check_columns(task, path, _header(path))
+
+
+def _header(path: str) -> list[str]:
+    """The header line of a TSV split, as its columns."""
+    import fsspec
+
+    with fsspec.open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
+        line = f.readline().rstrip("\r\n")
+    return next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE), [])
+
+
+def _check_columns(task: SuiteTask, path: str, header: list[str]) -> None:
+    """Each column the task names is in the file's header; else where the suite names it."""
+    for role, name in task.columns.items():
+        if name not in header:
+            place = task.places.get(role, task.name)
+            raise InputError(
+                f"{place}: columns: {role}: {name!r} is not a column of {path} (its header: "
+                f"{', '.join(header) or 'empty'}); name one of those in the suite file"
+            )
 
 
 def read_task(task: SuiteTask, root: str) -> dict[str, Split]:
@@ -295,12 +330,7 @@ def _read_tsv(task: SuiteTask, lines: list[str], path: str) -> Split:
     header = next(rows, None)
     if header is None:
         raise InputError(f"{path}: empty file; expected a header line (task {task.name})")
-    absent = [name for name in task.columns.values() if name not in header]
-    if absent:
-        raise InputError(
-            f"{path}: no column {', '.join(map(repr, absent))} in the header {header} "
-            f"(task {task.name}); fix 'columns' in the suite file"
-        )
+    _check_columns(task, path, header)
     at = {role: header.index(name) for role, name in task.columns.items()}
     first: list[str] = []
     second: list[str] = []

@@ -49,7 +49,7 @@ from paramine.encoders.evaluation.suite import (
 )
 from paramine.encoders.training.config import POOLINGS, PRECISIONS, TrainConfig
 from paramine.encoders.training.model_card import SUMMARY_FILE, save_model
-from paramine.schemas.errors import ModelError, OutputError, ParamineError, UsageError
+from paramine.schemas.errors import ModelError, OutputError, UsageError
 from paramine.schemas.text_keys import edit_similarity
 
 if TYPE_CHECKING:
@@ -258,16 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from paramine.schemas.manifest import IncompleteDatasetError
-
-    try:
-        config = parse_config(
-            TrainConfig, "paramine train", description, sys.argv[1:] if argv is None else argv
-        )
-        return _run(config)
-    except (IncompleteDatasetError, ParamineError) as error:
-        print(f"paramine: error: {error}", file=sys.stderr)
-        return 2
+    # Errors reach the user through the CLI's one boundary (pipelines/cli.py).
+    config = parse_config(
+        TrainConfig, "paramine train", description, sys.argv[1:] if argv is None else argv
+    )
+    return _run(config)
 
 
 def _run(config: TrainConfig) -> int:
@@ -313,16 +308,16 @@ def _train(
     import torch
     from datasets import Dataset
     from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models.folder_check import check_local_folder
     from paramine.encoders.models.resolve import resolve_model
     from sentence_transformers import (
         SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
     )
-    from sentence_transformers.base.sampler import BatchSamplers
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     torch.manual_seed(config.seed)  # the LSTM's initial weights
     resolved = resolve_model(config.base, flag="--base")
+    check_local_folder(resolved, config.base, "--base")
     base = load_encoder(resolved.path, device=config.device)
     prefix = default_prefix(base, resolved.prefix)
     tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
@@ -358,12 +353,66 @@ def _train(
     train_dataset = Dataset.from_dict(
         {"anchor": data.train["sentence_a"].tolist(), "positive": data.train["sentence_b"].tolist()}
     )
-    steps_per_epoch = math.ceil(len(data.train) / config.batch_size)
+    training_args = _training_arguments(config, precision, prefix, len(data.train))
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        loss=MultipleNegativesRankingLoss(model),
+    )
+    started = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=checkpoint)
+    wall = time.perf_counter() - started
+
+    if tasks:
+        log.info("scoring the trained model")
+        # The evaluators also record their scores in the model card's data.
+        results["trained"] = evaluate_model(
+            model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
+        )
+    if evaluation.suite is not None:
+        log.info("scoring the trained model on the suite %s", evaluation.suite.name)
+        suite["trained"] = _on_suite(model, evaluation, prefix, config.eval_batch_size)
+
+    summary = _training_summary(
+        config, precision, data, resolved, prefix, checkpoint, trainer, output, wall, results
+    )
+    names = [f"{config.base} (base)", "trained"]
+    tables = []
+    if tasks:
+        columns = [(names[0], results["base"]), (names[1], results.get("trained", {}))]
+        tables.append(results_table(columns, tasks))
+    if evaluation.suite is not None:
+        from paramine.encoders.evaluation.suite_eval import suite_table
+
+        summary["suite"] = {"name": evaluation.suite.name, **suite}
+        rows = [(names[0], suite["base"]), (names[1], suite["trained"])]
+        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+    table = "\n\n".join(tables)
+    save_model(model, config.output, summary, table)
+    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
+    log.info(
+        "saved %s (step %d, epoch %.2f); checkpoints in %s",
+        config.output,
+        trainer.state.global_step,
+        trainer.state.epoch or 0.0,
+        config.checkpoints,
+    )
+    return 0
+
+
+def _training_arguments(config: TrainConfig, precision: str, prefix: str, train_pairs: int) -> Any:
+    """The trainer's arguments: the recipe, the checkpoints, the logging."""
+    import torch
+    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+
+    steps_per_epoch = math.ceil(train_pairs / config.batch_size)
     # With --max-steps the trainer ignores num_train_epochs, but the model card
     # lists it: give it the epochs those steps really make.
     epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
     checkpoints = config.checkpoints
-    training_args = SentenceTransformerTrainingArguments(
+    return SentenceTransformerTrainingArguments(
         output_dir=checkpoints,
         num_train_epochs=epochs,
         max_steps=config.max_steps,
@@ -387,28 +436,24 @@ def _train(
         disable_tqdm=False,
         use_cpu=config.device == "cpu",
     )
-    trainer = SentenceTransformerTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        loss=MultipleNegativesRankingLoss(model),
-    )
-    started = time.perf_counter()
-    output = trainer.train(resume_from_checkpoint=checkpoint)
-    wall = time.perf_counter() - started
 
-    if tasks:
-        log.info("scoring the trained model")
-        # The evaluators also record their scores in the model card's data.
-        results["trained"] = evaluate_model(
-            model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
-        )
-    if evaluation.suite is not None:
-        log.info("scoring the trained model on the suite %s", evaluation.suite.name)
-        suite["trained"] = _on_suite(model, evaluation, prefix, config.eval_batch_size)
 
+def _training_summary(
+    config: TrainConfig,
+    precision: str,
+    data: TrainData,
+    resolved: Any,
+    prefix: str,
+    checkpoint: str | None,
+    trainer: Any,
+    output: Any,
+    wall: float,
+    results: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    """What ``paramine_training.json`` records of a run: data, settings, training, results."""
+    checkpoints = config.checkpoints
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    summary = {
+    return {
         "dataset": config.dataset,
         "base": {
             "spec": config.base,
@@ -442,32 +487,10 @@ def _train(
             "steps_per_second": output.metrics.get("train_steps_per_second"),
             "mean_loss": output.metrics.get("train_loss"),
             "wall_s": wall,
-            "device": str(model.device),
+            "device": str(trainer.model.device),
         },
         "results": results,
     }
-    names = [f"{config.base} (base)", "trained"]
-    tables = []
-    if tasks:
-        columns = [(names[0], results["base"]), (names[1], results.get("trained", {}))]
-        tables.append(results_table(columns, tasks))
-    if evaluation.suite is not None:
-        from paramine.encoders.evaluation.suite_eval import suite_table
-
-        summary["suite"] = {"name": evaluation.suite.name, **suite}
-        rows = [(names[0], suite["base"]), (names[1], suite["trained"])]
-        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
-    table = "\n\n".join(tables)
-    save_model(model, config.output, summary, table)
-    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
-    log.info(
-        "saved %s (step %d, epoch %.2f); checkpoints in %s",
-        config.output,
-        trainer.state.global_step,
-        trainer.state.epoch or 0.0,
-        checkpoints,
-    )
-    return 0
 
 
 def _on_suite(

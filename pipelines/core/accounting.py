@@ -9,7 +9,7 @@ counter ``<stage>.<reason>`` for runner UIs. ``CountStage`` folds both into
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -306,6 +306,7 @@ class CountStage(beam.PTransform):
             loses records breaks the identity; ``None`` for the first stage.
         weight: How many input records one kept element stands for (a group
             of candidates stands for its candidates); 1 by default.
+        in_weight: The same for an element of ``taken_in``.
     """
 
     def __init__(
@@ -313,11 +314,13 @@ class CountStage(beam.PTransform):
         stage: Stage,
         taken_in: beam.PCollection | None = None,
         weight: Callable[[Any], int] | None = None,
+        in_weight: Callable[[Any], int] | None = None,
     ) -> None:
         super().__init__()
         self.stage = stage
         self.taken_in = taken_in
         self.weight = weight
+        self.in_weight = in_weight
 
     def expand(self, result: StageResult) -> beam.PCollection:
         stage, unit = self.stage.name, self.stage.unit
@@ -328,7 +331,9 @@ class CountStage(beam.PTransform):
         ]
         if self.taken_in is not None:
             rows.append(
-                self.taken_in | "CountIn" >> beam.ParDo(_CountOut(stage, IN, unit, progress=False))
+                self.taken_in
+                | "CountIn"
+                >> beam.ParDo(_CountOut(stage, IN, unit, progress=False, weight=self.in_weight))
             )
         return rows | "Rows" >> beam.Flatten()
 
@@ -412,3 +417,25 @@ def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
         if figures or note != TABLE:
             counts[note] = dict(sorted(figures.items()))
     return counts
+
+
+def encoding_figures(
+    counts: Mapping[str, Mapping[str, Any]], stages: Sequence[str]
+) -> dict[str, Any]:
+    """What a run encoded, against what it read: the figures the summary prints.
+
+    Args:
+        counts: The run's counts, as the manifest holds them.
+        stages: The run's stage names in order; the first one reads.
+    """
+    read = counts.get(stages[0], {}).get(IN, 0) if stages else 0
+    texts = counts.get(ENCODING, {}).get("texts_encoded", 0)
+    # Dropped before anything is encoded: a pivot with one distinct candidate.
+    single = sum(
+        counts.get(name, {}).get(DROPPED, {}).get("single_candidate", 0) for name in stages
+    )
+    return {
+        "texts_encoded": texts,
+        "texts_per_input_pair": round(texts / read, 4) if read else 0.0,
+        "single_candidate_share": round(single / read, 4) if read else 0.0,
+    }

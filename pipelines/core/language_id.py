@@ -221,7 +221,7 @@ class _BatchScorer:
     walk first meets them, as py3langid orders them: a matrix product's
     rounding depends on the order it adds in, and a batched product could
     move a line that sits on the ratio rule's edge.
-    ``tests/pipelines/test_language_id.py`` compares the probabilities bit
+    ``tests/pipelines/core/test_language_id.py`` compares the probabilities bit
     for bit with py3langid's own.
     """
 

@@ -234,7 +234,7 @@ def _treebank_word_count(text: str, lang: str) -> int:
 # one pattern whose match runs from a letter or digit to the next place where
 # NLTK would split: whitespace, or one of the places below. Each is a rule of
 # nltk/tokenize/destructive.py (read in NLTK 3.10), restated for the original
-# text; tests/pipelines/test_word_count.py compares with the installed NLTK.
+# text; tests/pipelines/core/test_word_count.py compares with the installed NLTK.
 #
 # Characters NLTK always pads with spaces: quotes, ;@#$%&, figure/en/em dashes
 # and horizontal bar, ?!*, brackets.

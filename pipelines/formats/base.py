@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import IO, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from paramine.pipelines.formats.lines import Line, decoded_lines
 from paramine.pipelines.formats.opening import CorruptInputError, open_input
@@ -302,14 +302,6 @@ def shard_lines(
             end=end,
             first_line=first_line,
         )
-
-
-def iter_lines(stream: IO[bytes], options: ReaderOptions) -> Iterator[Line]:
-    """Yield the lines of an uncompressed byte stream, numbered from 1.
-
-    Kept for callers that hold a stream; readers use ``shard_lines``.
-    """
-    return decoded_lines(stream, b"\n", options.invalid_utf8, options.max_line_chars)
 
 
 def aligned(shard: Shard, number: int, first: str, second: str) -> AlignedPair:

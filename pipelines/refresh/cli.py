@@ -14,11 +14,12 @@ import sys
 from paramine.pipelines.refresh.config import absolute, load_config
 from paramine.pipelines.refresh.table import compact, history
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import ConfigParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``paramine refresh``."""
-    parser = argparse.ArgumentParser(
+    parser = ConfigParser(
         prog="paramine refresh",
         description=(
             "Mine the shards that are new or changed since the last commit of the config's "

@@ -1,25 +1,26 @@
 """RefreshParaphrases: the Beam job of one ``paramine refresh`` commit.
 
-new shards | ReadBitext | Prefilter ------------------------------.
-state table | "Retract" (rows of changed or removed shards leave) -+-> "Affected"
-                                                                    |
-  the pivots whose pairs can change: those with a new or retracted  |
-  row, and those that share a candidate with one (its rival pivots) |
-                                                                    v
-  GroupByPivot | score (stored cosine, or encode) | Contest | Threshold
-  | Coherence | RegroupByPivot | MakePairs (cover: keep the old pairs) | PostFilter
-                                                                    |
+new shards | ReadAndPrefilter ---------------------------------------.
+state table | RetractRows (rows of changed or removed shards leave) -+-> AffectedPivots
+                                                                     |
+  the pivots whose pairs can change: those with a new or retracted   |
+  row, and those that share a candidate with one (its rival pivots)  |
+                                                                     v
+  MineGroups (stored cosines stand) | PairGroups (cover keeps the old pairs still whole)
+  | NotInTable                                                       |
+                                                                     |
   every bucket that holds an affected pivot is written again, whole: v
   its unchanged rows as they were, the affected ones as mined now --> bucket files
 
-The graph is the mining graph of ``paramine mine`` (pipelines/mine_paraphrases.py)
+The mining is the composites of ``paramine mine`` (pipelines/mining/),
 applied to the affected pivots of the union of the old and the new input, so
 that, with a fixed threshold, the table holds what one run over all the
-input would write. A row that was scored once keeps its cosine in the state
-and is not encoded again, unless the run needs vectors (margin scoring and
-group coherence, with ``--threshold auto``). Workers write the bucket files
-into the tables' folders, where nothing reads them until the launcher
-commits them (pipelines/refresh/update.py).
+input would write; the refresh adds only its own steps (the state, the
+retraction, the old pairs, the table's files). A row that was scored once
+keeps its cosine in the state and is not encoded again, unless the run needs
+vectors (margin scoring and group coherence, with ``--threshold auto``).
+Workers write the bucket files into the tables' folders, where nothing reads
+them until the launcher commits them (pipelines/refresh/update.py).
 """
 
 from __future__ import annotations
@@ -31,33 +32,24 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 import fsspec
+from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.accounting import (
-    DROPPED,
     ENCODING,
     TABLE,
     CountNote,
     CountStage,
-    Dropper,
     GatherCounts,
-    StageResult,
 )
-from paramine.pipelines.core.groups import Group, GroupKey, group_key
+from paramine.pipelines.core.groups import group_key
+from paramine.pipelines.core.rejects import WriteRejects
 from paramine.pipelines.formats import Shard
-from paramine.pipelines.mine_paraphrases import (
-    MINE_STAGES,
-    ScoreGroups,
-    ThresholdRecord,
-    count_mined_groups,
-    prefilter_options,
-    reader_options,
-)
-from paramine.pipelines.refresh.affected import (
-    AFFECTED,
-    STATE,
-    AffectedPivots,
-    RetractFn,
-    SplitAffectedFn,
-)
+from paramine.pipelines.mining.mine_groups import MineGroups
+from paramine.pipelines.mining.pair_groups import PairGroups
+from paramine.pipelines.mining.read_and_prefilter import ReadAndPrefilter
+from paramine.pipelines.mining.threshold_record import ThresholdRecord
+from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS, Affected, AffectedPivots
+from paramine.pipelines.refresh.not_in_table import NOT_IN_TABLE, NotInTable
+from paramine.pipelines.refresh.retract_rows import RETRACT_ROWS, RetractRows
 from paramine.pipelines.refresh.state_files import (
     StateRow,
     WriteBuckets,
@@ -66,15 +58,7 @@ from paramine.pipelines.refresh.state_files import (
     read_state_file,
     state_row,
 )
-from paramine.pipelines.run.config import MineConfig
-from paramine.pipelines.stages.group_by_pivot import GROUP, GroupByPivot
-from paramine.pipelines.stages.make_pairs import MakePairs, extend_cover
-from paramine.pipelines.stages.postfilter import POSTFILTER, PostFilter
-from paramine.pipelines.stages.prefilter import PREFILTER, Prefilter
-from paramine.pipelines.stages.read_bitext import READ, ReadBitext
-from paramine.pipelines.stages.regroup_by_pivot import RegroupByPivot
-from paramine.schemas.dataset import REJECTS_SCHEMA, reject_row
-from paramine.schemas.records import ParaphrasePair
+from paramine.pipelines.settings.mining import MiningSettings
 from paramine.schemas.stages import Stage
 from paramine.schemas.table import (
     BUCKET,
@@ -84,14 +68,16 @@ from paramine.schemas.table import (
     bucket_of,
 )
 
-#: The stages of a refresh commit, in order (the manifest records them).
-#: Those of ``paramine mine``, with the state's and the affected pivots' books
-#: between the prefilter and grouping.
+#: The stages of a refresh commit, in order (the manifest records them):
+#: those of ``paramine mine``, with the state's and the affected pivots'
+#: books before the grouping, and the table's own check after the pairing.
 REFRESH_STAGES: tuple[Stage, ...] = (
-    *MINE_STAGES[: MINE_STAGES.index(GROUP)],
-    STATE,
-    AFFECTED,
-    *MINE_STAGES[MINE_STAGES.index(GROUP) :],
+    *ReadAndPrefilter.STAGES,
+    RETRACT_ROWS,
+    AFFECTED_PIVOTS,
+    *MineGroups.STAGES,
+    *PairGroups.STAGES,
+    NOT_IN_TABLE,
 )
 
 #: The refresh's figures of its table rewrite (``counts["table"]``).
@@ -100,6 +86,7 @@ OLD_REPLACED = "old_pairs_replaced"
 STATE_ROWS = "state_rows_written"
 PAIR_ROWS = "pair_rows_written"
 TABLE_KEYS = (OLD_KEPT, OLD_REPLACED, STATE_ROWS, PAIR_ROWS)
+REFRESH_FIGURES = ((ENCODING, "texts_encoded"), *((TABLE, key) for key in TABLE_KEYS))
 
 
 @dataclass(frozen=True)
@@ -132,9 +119,6 @@ class RefreshJob:
     summary_url: str
 
 
-# ------------------------------------------------------------------ the graph
-
-
 def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[StateRow]:
     _, sides = joined
     fresh = sides["cosine"]
@@ -142,13 +126,35 @@ def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[St
         yield StateRow(row.pair, float(fresh[0])) if fresh else row
 
 
-def _carry_or_revisit(joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
+def _carry_or_revisit(joined: tuple[Any, dict[str, list]]) -> Iterator:
     """Old pairs of one pivot: carried as they are, or handed to the pivot's new group."""
     key, sides = joined
     if sides["affected"]:
         yield beam.pvalue.TaggedOutput("revisit", (key, sides["pairs"]))
     else:
         yield from sides["pairs"]
+
+
+def _in_touched(row: dict[str, Any], touched: list[int]) -> bool:
+    return row[BUCKET] in touched
+
+
+def needs_vectors(settings: MiningSettings) -> bool:
+    """Whether a refresh must encode every candidate of a changed group again.
+
+    Margin rescoring, the contest's relative rule and the group checks need
+    the vectors of every candidate of a changed group; otherwise a stored
+    cosine stands.
+    """
+    coherent_check = settings.calibrated and (
+        settings.coherence_min_group is not None or settings.group_support is not None
+    )
+    return (
+        settings.margin
+        or coherent_check
+        or settings.rival_margin is not None
+        or settings.hard_negative_accept is not None
+    )
 
 
 class StoredCosines(beam.PTransform):
@@ -166,6 +172,13 @@ class StoredCosines(beam.PTransform):
         )
 
 
+class _OldPairs(NamedTuple):
+    """The table's old pairs: carried as they are, or handed to their pivot's new group."""
+
+    carried: beam.PCollection
+    revisit: beam.PCollection
+
+
 class RefreshedParaphrases(NamedTuple):
     """What ``RefreshParaphrases`` writes: file URLs per table, and the summary it wrote."""
 
@@ -174,98 +187,92 @@ class RefreshedParaphrases(NamedTuple):
     summary: beam.PCollection
 
 
-def _in_touched(row: dict[str, Any], touched: list[int]) -> bool:
-    return row[BUCKET] in touched
-
-
 class RefreshParaphrases(beam.PTransform):
     """The refresh's mining graph and its writes (module docstring).
 
     Args:
-        config: The mining settings (the same as ``paramine mine``'s).
+        settings: The mining settings (the same as ``paramine mine``'s).
         job: What to read and write.
+        encoder: The run's encoder (its device and batches are the run's).
+        split_bytes: Read uncompressed text files in spans of about this many bytes.
     """
 
-    def __init__(self, config: MineConfig, job: RefreshJob) -> None:
+    def __init__(
+        self,
+        settings: MiningSettings,
+        job: RefreshJob,
+        encoder: EncoderHandler | None = None,
+        split_bytes: int | None = None,
+    ) -> None:
         super().__init__()
-        self.config = config
+        self.settings = settings
         self.job = job
+        self.encoder = encoder
+        self.split_bytes = split_bytes
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> RefreshedParaphrases:
-        config, job = self.config, self.job
+        settings, job = self.settings, self.job
         p = pbegin.pipeline
-        buckets = job.buckets
-        # Margin rescoring, the contest's relative rule and the group checks
-        # need the vectors of every candidate of a changed group; otherwise a
-        # stored cosine stands.
-        coherent_check = config.calibrated and (
-            config.coherence_min_group is not None or config.group_support is not None
-        )
-        needs_vectors = (
-            config.margin
-            or coherent_check
-            or config.rival_margin is not None
-            or config.hard_negative_accept is not None
-        )
 
         # New input (perhaps none), read and prefiltered as by `paramine mine`.
-        read = pbegin | "ReadBitext" >> ReadBitext(list(job.shards), reader_options(config))
-        read_kept, rejected = read.kept, read.rejected
-        prefiltered = read_kept | "Prefilter" >> Prefilter(prefilter_options(config), job.shards)
-        new = prefiltered.kept
+        reading = {} if self.split_bytes is None else {"split_bytes": self.split_bytes}
+        clean = pbegin | "ReadAndPrefilter" >> ReadAndPrefilter(
+            settings, job.shards, records=True, **reading
+        )
+        new = clean.prefiltered.kept
 
-        # The state, less what is retracted.
+        # The state, less what is retracted, and the new pairs beside it.
         old_rows = (
             p
             | "StateFiles" >> beam.Create(list(job.state_files))
             | "SpreadStateFiles" >> beam.Reshuffle()
             | "ReadState" >> beam.FlatMap(read_state_file)
         )
-        retract = old_rows | "Retract" >> beam.ParDo(RetractFn(job.retracted)).with_outputs(
-            DROPPED, "retracted", main="kept"
-        )
-        state = StageResult(retract["kept"], retract[DROPPED])
-        retracted = retract["retracted"]
+        state = old_rows | "RetractRows" >> RetractRows(job.retracted)
         rows = (
-            state.kept,
+            state.books.kept,
             new | "AsStateRows" >> beam.Map(StateRow),
         ) | "CurrentRows" >> beam.Flatten()
+        affected = new | "AffectedPivots" >> AffectedPivots(rows, state.retracted)
         current = rows | "CurrentPairs" >> beam.Map(lambda r: r.pair)
 
-        affected_keys = new | "AffectedPivots" >> AffectedPivots(current, retracted)
-        touched = (
-            affected_keys
-            # Buckets by the pivot's text alone, as the tables have always been laid out.
-            | "Buckets" >> beam.Map(lambda key: bucket_of(key[1], buckets))
-            | "DistinctBuckets" >> beam.Distinct()
-        )
-        split = (
-            {
-                "affected": affected_keys | "AffectedKeyed" >> beam.Map(lambda k: (k, None)),
-                "rows": rows
-                | "RowsByPivot"
-                >> beam.Map(lambda r: (group_key(r.pair.pivot_lang, r.pair.pivot), r)),
-            }
-            | "JoinAffected" >> beam.CoGroupByKey()
-            | "SplitAffected"
-            >> beam.ParDo(SplitAffectedFn()).with_outputs(DROPPED, "unchanged", main="affected")
-        )
-        affected = StageResult(split["affected"], split[DROPPED])
-        affected_pairs = affected.kept | "AffectedPairs" >> beam.Map(lambda r: r.pair)
-
         # Mining, as in MineParaphrases, on the affected pivots.
-        grouped = affected_pairs | "GroupByPivot" >> GroupByPivot(config.max_group_size)
-        known = None
-        if not needs_vectors:
-            known = rows | "StoredCosines" >> StoredCosines()
-        core = grouped.kept | "ScoreGroups" >> ScoreGroups(config, current, known=known)
-        groups = core.coherent.kept | "RegroupByPivot" >> RegroupByPivot(config.max_group_size)
+        known = None if needs_vectors(settings) else rows | "StoredCosines" >> StoredCosines()
+        groups = (
+            affected.books.kept
+            | "AffectedPairs" >> beam.Map(lambda r: r.pair)
+            | "MineGroups" >> MineGroups(settings, current, encoder=self.encoder, known=known)
+        )
+        old = self._old_pairs(p, affected.keys)
+        paired = groups.groups.kept | "PairGroups" >> PairGroups(settings, previous=old.revisit)
+        staying = (old.carried, paired.made.kept_old) | "OldPairsStaying" >> beam.Flatten()
+        final = paired.filtered.kept | "NotInTable" >> NotInTable(staying)
 
-        # The old pairs: carried where their pivot is not affected, handed to
-        # the new group where it is (cover keeps those still whole).
+        written = self._write(affected, groups.fresh, staying, final.kept)
+        rejects = clean.read.rejected | "WriteRejects" >> WriteRejects(job.rejects_dir)
+        counts = (
+            clean.counts,
+            state.books | "CountRetractRows" >> CountStage(RETRACT_ROWS, taken_in=old_rows),
+            affected.books | "CountAffectedPivots" >> CountStage(AFFECTED_PIVOTS, taken_in=rows),
+            groups.counts,
+            paired.counts,
+            final | "CountNotInTable" >> CountStage(NOT_IN_TABLE, taken_in=paired.filtered.kept),
+            staying | "CountStaying" >> CountNote(TABLE, OLD_KEPT),
+            paired.made.gone | "CountGone" >> CountNote(TABLE, OLD_REPLACED),
+            written.state_rows | "CountStateRows" >> CountNote(TABLE, STATE_ROWS),
+            written.pair_rows | "CountPairRows" >> CountNote(TABLE, PAIR_ROWS),
+        ) | "AllCounts" >> GatherCounts(REFRESH_STAGES, REFRESH_FIGURES)
+        threshold = p | "ThresholdRecord" >> ThresholdRecord(groups)
+        summary = p | "WriteSummary" >> _WriteSummary(
+            job.summary_url, counts, threshold, rejects.files, rejects.written, written
+        )
+        return RefreshedParaphrases(written.state_files, written.pair_files, summary)
+
+    def _old_pairs(self, p: beam.Pipeline, affected_keys: beam.PCollection) -> _OldPairs:
+        """The table's pairs: carried where their pivot is not affected, revisited where it is."""
         old_pairs = (
             p
-            | "PairFiles" >> beam.Create(list(job.pair_files))
+            | "PairFiles" >> beam.Create(list(self.job.pair_files))
             | "SpreadPairFiles" >> beam.Reshuffle()
             | "ReadPairs" >> beam.FlatMap(read_pair_file)
         )
@@ -280,53 +287,33 @@ class RefreshParaphrases(beam.PTransform):
             | "CarryOrRevisit"
             >> beam.FlatMap(_carry_or_revisit).with_outputs("revisit", main="carried")
         )
-        carried = by_pivot["carried"]
-        revisit = by_pivot["revisit"]
-        if config.pair_mode == "cover":
-            extended = (
-                {
-                    "group": groups.kept
-                    | "GroupsByKey" >> beam.Map(lambda g: (group_key(g.pivot_lang, g.pivot), g)),
-                    "old": revisit,
-                }
-                | "JoinOldGroups" >> beam.CoGroupByKey()
-                | "ExtendCover"
-                >> beam.ParDo(
-                    _ExtendCoverFn(config.near_equal, config.drop_inflection_pairs)
-                ).with_outputs("kept_old", "gone", main="new")
-            )
-            made = extended["new"]
-            kept_old = extended["kept_old"]
-            gone = extended["gone"]
-        else:
-            made = groups.kept | "MakePairs" >> MakePairs(
-                config.pair_mode,
-                config.max_pairs_per_group,
-                config.near_equal,
-                config.drop_inflection_pairs,
-            )
-            kept_old = p | "NoOldPairsKept" >> beam.Create([])
-            # All mode makes every pair of the new group again.
-            gone = revisit | "AllOldReplaced" >> beam.FlatMap(lambda kv: kv[1])
-        filtered = made | "PostFilter" >> PostFilter(
-            config.near_equal, config.drop_inflection_pairs
-        )
-        staying = (carried, kept_old) | "OldPairsStaying" >> beam.Flatten()
-        deduped = filtered.kept | "NotInTable" >> _NotInTable(staying)
-        final = StageResult(
-            deduped.kept, (filtered.dropped, deduped.dropped) | "PostDrops" >> beam.Flatten()
-        )
+        return _OldPairs(by_pivot["carried"], by_pivot["revisit"])
 
-        # Writes: every touched bucket, whole.
+    def _write(
+        self,
+        affected: Affected,
+        fresh: list[beam.PCollection],
+        staying: beam.PCollection,
+        new_pairs: beam.PCollection,
+    ) -> _Written:
+        """Every touched bucket of both tables, written whole."""
+        job = self.job
+        buckets = job.buckets
+        touched = (
+            affected.keys
+            # Buckets by the pivot's text alone, as the tables have always been laid out.
+            | "Buckets" >> beam.Map(lambda key: bucket_of(key[1], buckets))
+            | "DistinctBuckets" >> beam.Distinct()
+        )
         touched_side = beam.pvalue.AsList(touched)
         fresh_cosines = (
-            core.fresh
+            fresh
             | "FreshScores" >> beam.Flatten()
             | "FreshByTexts" >> beam.Map(lambda s: ((s.pair.pivot, s.pair.candidate), s.score))
         )
         affected_rows = (
             {
-                "rows": affected.kept
+                "rows": affected.books.kept
                 | "AffectedByTexts" >> beam.Map(lambda r: ((r.pair.pivot, r.pair.candidate), r)),
                 "cosine": fresh_cosines,
             }
@@ -334,13 +321,13 @@ class RefreshParaphrases(beam.PTransform):
             | "WithCosine" >> beam.FlatMap(_updated_row)
         )
         state_rows = (
-            (affected_rows, split["unchanged"])
+            (affected_rows, affected.unchanged)
             | "StateRows" >> beam.Flatten()
             | "StateRecords" >> beam.Map(state_row, buckets)
             | "InTouchedState" >> beam.Filter(_in_touched, touched_side)
         )
         pair_rows = (
-            (staying, final.kept)
+            (staying, new_pairs)
             | "TablePairs" >> beam.Flatten()
             | "PairRecords" >> beam.Map(pair_record, buckets)
             | "InTouchedPairs" >> beam.Filter(_in_touched, touched_side)
@@ -351,44 +338,41 @@ class RefreshParaphrases(beam.PTransform):
         pair_files = pair_rows | "WritePairs" >> WriteBuckets(
             job.root, job.run_id, PAIRS_TABLE_SCHEMA, touched
         )
-        reject_files = (
-            rejected
-            | "RejectRows" >> beam.Map(reject_row)
-            | "WriteRejects"
-            >> beam.io.WriteToParquet(
-                f"{job.rejects_dir}/part", REJECTS_SCHEMA, file_name_suffix=".parquet"
-            )
-        )
-        written_rejects = (
-            rejected
-            | "RejectReasons" >> beam.Map(lambda r: r.reason)
-            | "CountWrittenRejects" >> beam.combiners.Count.PerElement()
-        )
+        return _Written(state_rows, pair_rows, state_files, pair_files)
 
-        counts = (
-            StageResult(read.kept, read.dropped) | "CountRead" >> CountStage(READ),
-            StageResult(prefiltered.kept, prefiltered.dropped)
-            | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read_kept),
-            state | "CountState" >> CountStage(STATE, taken_in=old_rows),
-            affected | "CountAffected" >> CountStage(AFFECTED, taken_in=rows),
-            grouped | "CountGroup" >> CountStage(GROUP, taken_in=affected.kept),
-            *count_mined_groups(grouped, core, groups),
-            final | "CountPostFilter" >> CountStage(POSTFILTER, taken_in=made),
-            read.repairs,
-            core.vectors | "CountTexts" >> CountNote(ENCODING, "texts_encoded", "text"),
-            staying | "CountStaying" >> CountNote(TABLE, OLD_KEPT),
-            gone | "CountGone" >> CountNote(TABLE, OLD_REPLACED),
-            state_rows | "CountStateRows" >> CountNote(TABLE, STATE_ROWS),
-            pair_rows | "CountPairRows" >> CountNote(TABLE, PAIR_ROWS),
-        ) | "AllCounts" >> GatherCounts(
-            REFRESH_STAGES,
-            [
-                (ENCODING, "texts_encoded"),
-                *((TABLE, key) for key in TABLE_KEYS),
-            ],
-        )
-        threshold = p | "ThresholdRecord" >> ThresholdRecord(core)
-        summary_url = job.summary_url
+
+class _Written(NamedTuple):
+    state_rows: beam.PCollection
+    pair_rows: beam.PCollection
+    state_files: beam.PCollection
+    pair_files: beam.PCollection
+
+
+class _WriteSummary(beam.PTransform):
+    """The job's summary for the launcher (counts, threshold, files), written once all is."""
+
+    def __init__(
+        self,
+        url: str,
+        counts: beam.PCollection,
+        threshold: beam.PCollection,
+        reject_files: beam.PCollection,
+        written_rejects: beam.PCollection,
+        written: _Written,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.side = {
+            "counts": beam.pvalue.AsList(counts),
+            "threshold": beam.pvalue.AsSingleton(threshold),
+            "rejects": beam.pvalue.AsList(reject_files),
+            "written": beam.pvalue.AsList(written_rejects),
+            "state": beam.pvalue.AsList(written.state_files),
+            "pairs": beam.pvalue.AsList(written.pair_files),
+        }
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
+        url = self.url
 
         def write_summary(_: None, **side: Any) -> str:
             record = {
@@ -400,72 +384,10 @@ class RefreshParaphrases(beam.PTransform):
                 },
                 "files": {"state": sorted(side["state"]), "pairs": sorted(side["pairs"])},
             }
-            with fsspec.open(summary_url, "w", encoding="utf-8") as handle:
+            with fsspec.open(url, "w", encoding="utf-8") as handle:
                 json.dump(record, handle, sort_keys=True)
-            return summary_url
+            return url
 
-        summary = (
-            p
-            | "Once" >> beam.Create([None])
-            | "WriteSummary"
-            >> beam.Map(
-                write_summary,
-                counts=beam.pvalue.AsList(counts),
-                threshold=beam.pvalue.AsSingleton(threshold),
-                rejects=beam.pvalue.AsList(reject_files),
-                written=beam.pvalue.AsList(written_rejects),
-                state=beam.pvalue.AsList(state_files),
-                pairs=beam.pvalue.AsList(pair_files),
-            )
+        return (
+            pbegin | "Once" >> beam.Create([None]) | "Write" >> beam.Map(write_summary, **self.side)
         )
-        return RefreshedParaphrases(state_files, pair_files, summary)
-
-
-class _ExtendCoverFn(beam.DoFn):
-    """Cover mode: a pivot keeps its old pairs that are still whole, and covers the rest."""
-
-    def __init__(self, near_equal: float, drop_inflections: bool) -> None:
-        self.near_equal = near_equal
-        self.drop_inflections = drop_inflections
-
-    def process(self, joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
-        _, sides = joined
-        old: list[ParaphrasePair] = [pair for pairs in sides["old"] for pair in pairs]
-        group: Group | None = sides["group"][0] if sides["group"] else None
-        members = {c.pair.candidate for c in group.candidates} if group is not None else set()
-        whole = [pair for pair in old if {pair.sentence_a, pair.sentence_b} <= members]
-        for pair in old:
-            tag = "kept_old" if pair in whole else "gone"
-            yield beam.pvalue.TaggedOutput(tag, pair)
-        if group is not None:
-            covered = [(pair.sentence_a, pair.sentence_b) for pair in whole]
-            yield from extend_cover(group, covered, self.near_equal, self.drop_inflections)
-
-
-class _NotInTable(beam.PTransform):
-    """Drops a new pair whose ``pair_id`` an old pair that stays in the table already has."""
-
-    def __init__(self, staying: beam.PCollection) -> None:
-        super().__init__()
-        self.staying = staying
-
-    def expand(self, pairs: beam.PCollection) -> StageResult:
-        drop = Dropper(POSTFILTER)
-
-        def check(joined: tuple[str, dict[str, list]]) -> Iterator:
-            _, sides = joined
-            for pair in sides["new"]:
-                if sides["old"]:
-                    yield drop("duplicate_across_groups")
-                else:
-                    yield pair
-
-        checked = (
-            {
-                "new": pairs | "NewById" >> beam.Map(lambda r: (r.pair_id, r)),
-                "old": self.staying | "OldById" >> beam.Map(lambda r: (r.pair_id, None)),
-            }
-            | "JoinIds" >> beam.CoGroupByKey()
-            | "Check" >> beam.FlatMap(check).with_outputs(DROPPED, main="kept")
-        )
-        return StageResult(checked["kept"], checked[DROPPED])

@@ -40,10 +40,12 @@ import apache_beam as beam
 import fsspec
 from apache_beam.options.pipeline_options import PipelineOptions
 from deltalake.exceptions import CommitFailedError
-from paramine.pipelines.core.accounting import counts_from_rows
+from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
+from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
 from paramine.pipelines.refresh.plan import Plan, plan_refresh, shard_key
+from paramine.pipelines.refresh.retract_rows import RETRACT_ROWS
 from paramine.pipelines.refresh.table import (
     RefreshConflict,
     commit_files,
@@ -57,8 +59,10 @@ from paramine.pipelines.refresh.table import (
 )
 from paramine.pipelines.run import deploy, mine
 from paramine.pipelines.run.collector import bulk_run
+from paramine.pipelines.run.encoder import encoder_for
 from paramine.pipelines.run.preflight import check_inputs, check_model
-from paramine.pipelines.stages.write_dataset import encoding_figures
+from paramine.pipelines.stages.prefilter import PREFILTER
+from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError
 from paramine.schemas.manifest import Manifest
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
@@ -143,14 +147,14 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     if dry_run:
         print("paramine refresh: dry run, nothing mined or committed", file=out)
         return RefreshResult(None, plan, None)
-    model_record = check_model(config.mine)
-    deployment = deploy.apply(config.mine.replace(output=root), list(config.beam_args))
+    model_record = check_model(config.mining)
+    deployment = deploy.apply(config.running, list(config.beam_args))
 
     run = _start(root, plan, buckets)
     print(f"paramine refresh: run {run.run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
     written: list[str] = []
     try:
-        summary = _mine(run.job, deployment)
+        summary = _mine(config, run.job, deployment)
         written = [*summary["files"]["pairs"], *summary["files"]["state"]]
         commits = _prepare_commits(config, plan, run, summary, model_record, deployment.runner)
         version = commit_files(
@@ -179,7 +183,7 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
 
 def _plan(config: RefreshConfig) -> tuple[Plan, int]:
     """The plan against the table's last commit, and the table's buckets."""
-    shards, _ = check_inputs(config.mine)
+    shards, _ = check_inputs(config.mining, config.running)
     root = config.output
     found = latest_record(open_table(root)) if is_table(root) else None
     # A table keeps the buckets it was created with.
@@ -209,10 +213,16 @@ def _start(root: str, plan: Plan, buckets: int) -> _Run:
     return _Run(run_id, job, pairs_table, state_table, time.monotonic())
 
 
-def _mine(job: RefreshJob, deployment: deploy.Deployment) -> dict[str, Any]:
+def _mine(config: RefreshConfig, job: RefreshJob, deployment: deploy.Deployment) -> dict[str, Any]:
     """Run the Beam job; return the summary its workers wrote (files, counts, threshold)."""
     pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-    _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(deployment.config, job)
+    running = deployment.running
+    _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(
+        config.mining,
+        job,
+        encoder=encoder_for(config.mining, running),
+        split_bytes=running.split_bytes,
+    )
     with bulk_run():
         pipeline.run().wait_until_finish()
     with fsspec.open(job.summary_url, "r", encoding="utf-8") as handle:
@@ -228,10 +238,13 @@ def _checked_counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """
     counts = counts_from_rows([tuple(row) for row in summary["counts"]])
     errors = stage_accounting_errors(counts, REFRESH_STAGES)
-    taken = counts["affected"]["in"]
-    came = counts["prefilter"]["kept"] + counts["state"]["kept"]
+    affected, prefilter, state = AFFECTED_PIVOTS.name, PREFILTER.name, RETRACT_ROWS.name
+    taken = counts[affected]["in"]
+    came = counts[prefilter]["kept"] + counts[state]["kept"]
     if taken != came:
-        errors.append(f"affected took in {taken} rows but prefilter and state kept {came} together")
+        errors.append(
+            f"{affected} took in {taken} rows but {prefilter} and {state} kept {came} together"
+        )
     if errors:
         raise AccountingError(
             "the counts of this refresh do not add up; nothing was "
@@ -282,13 +295,13 @@ def _manifest(
         created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         code_version=mine.code_version(),
         options={
-            **config.mine.to_record(),
+            **config.mining.to_record(),
+            **config.running.to_record(),
             "refresh": {
                 "beam_args": config.beam_args,
                 "buckets": run.job.buckets,
                 "retention_hours": config.retention_hours,
             },
-            "runner": runner,
         },
         model=model_record,
         threshold=summary["threshold"],
@@ -302,12 +315,14 @@ def _manifest(
             "rejects": sum(summary["rejects"]["written"].values()),
         },
         rejects={
-            "counted": dict(counts["read"]["dropped"]),
+            "counted": dict(counts[READ_BITEXT.name]["dropped"]),
             "written": summary["rejects"]["written"],
         },
         stages=[stage.to_record() for stage in REFRESH_STAGES],
         extra={
-            "encoding": encoding_figures(counts),
+            "encoding": encoding_figures(counts, [stage.name for stage in REFRESH_STAGES]),
+            "filters": config.mining.filters,
+            "runner": runner,
             "refresh": {
                 "run_id": run.run_id,
                 "previous": plan.previous,

@@ -9,13 +9,18 @@ browser would also refuse (and report) one that slipped in.
 from __future__ import annotations
 
 import html
-import io
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paramine.pipelines.formats.pivot_languages import several
+from paramine.pipelines.report.charts import (
+    PALETTE,
+    bar_chart,
+    funnel_chart,
+    lengths_chart,
+    score_chart,
+)
 
 #: Sections of the report, in order: (id, title).
 SECTIONS = (
@@ -49,21 +54,6 @@ code, .mono { font-family: ui-monospace, monospace; font-size: .92em; }
 nav a { margin-right: 1em; }
 """
 
-PALETTE = {
-    "kept": "#1f77b4",
-    "aligned_sample": "#2ca02c",
-    "mismatched": "#d62728",
-    "pivot": "#9467bd",
-    "candidate": "#ff7f0e",
-    "bar": "#4c78a8",
-    "drop": "#e45756",
-}
-LABELS = {
-    "kept": "written pairs' candidates",
-    "aligned_sample": "calibration sample (aligned)",
-    "mismatched": "null: mismatched pairs",
-}
-
 
 def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
@@ -77,60 +67,6 @@ def _num(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.4g}"
     return _esc(value)
-
-
-_PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-_NAMESPACES = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
-
-
-def svg_of(figure: Any, name: str) -> str:
-    """The figure as inline SVG, reproducible and with no URL in it.
-
-    The XML prolog, the DOCTYPE and the RDF metadata name w3.org and
-    purl.org URLs; HTML's parser needs none of them (it knows the SVG
-    namespace and ``xlink:href`` itself), so they are removed.
-    """
-    import matplotlib
-
-    buffer = io.StringIO()
-    # A fixed salt per figure: the same ids on every rebuild, different ids
-    # between the figures of one page.
-    with matplotlib.rc_context({"svg.hashsalt": name, "svg.fonttype": "none"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    text = buffer.getvalue()
-    text = _PROLOG.sub("", text)
-    text = _METADATA.sub("", text)
-    text = _NAMESPACES.sub("", text)
-    return f'<div class="figure" id="figure-{_esc(name)}">{text}</div>'
-
-
-def _figure(width: float = 7.0, height: float = 3.2) -> Any:
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=100)
-    figure.set_layout_engine("constrained")
-    return figure
-
-
-def _funnel_chart(funnel: Mapping[str, Any]) -> str:
-    labels = ["read"]
-    values = [funnel["read"]]
-    for stage in funnel["stages"]:
-        labels.append(f"kept by {stage['stage']}")
-        values.append(stage["kept"])
-    labels.append("written")
-    values.append(funnel["written"])
-    figure = _figure(7.0, 0.45 * len(labels) + 0.8)
-    axes = figure.add_subplot()
-    positions = list(range(len(labels)))[::-1]
-    axes.barh(positions, values, color=PALETTE["bar"])
-    axes.set_yticks(positions, labels)
-    for y, v in zip(positions, values, strict=True):
-        axes.text(v, y, f" {v:,}", va="center", fontsize=9)
-    axes.set_xlabel("records (pairs of the last stage)")
-    axes.margins(x=0.15)
-    return svg_of(figure, "funnel")
 
 
 def _funnel_section(funnel: Mapping[str, Any]) -> str:
@@ -155,7 +91,7 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
         f"<p>Pairs read: <b>{_num(funnel['read'])}</b>; pairs written: "
         f"<b>{_num(funnel['written'])}</b>; rejected records kept in <code>rejects/</code>: "
         f"{_num(funnel['rejected_rows'])}.</p>"
-        + _funnel_chart(funnel)
+        + funnel_chart(funnel)
         + "<table><tr><th>stage</th><th>in</th><th>kept</th><th>dropped</th>"
         "<th>dropped by reason</th></tr>"
         + "".join(rows)
@@ -166,36 +102,6 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
         "distinct candidates; <i>regroup</i> keeps the groups that still have two after the "
         "cut; from <i>postfilter</i> on a record is one paraphrase pair.</p>"
     )
-
-
-def _score_chart(cut: Mapping[str, Any], index: int) -> str:
-    edges = cut["edges"]
-    figure = _figure(7.0, 3.4)
-    axes = figure.add_subplot()
-    for name, counts in cut["histograms"].items():
-        total = sum(counts)
-        if not total:
-            continue
-        shares = [c / total for c in counts]
-        axes.stairs(
-            shares,
-            edges,
-            fill=name == "mismatched",
-            alpha=0.35 if name == "mismatched" else 1.0,
-            color=PALETTE.get(name, "#333333"),
-            label=f"{LABELS.get(name, name)} (n={total:,})",
-            linewidth=1.6,
-        )
-    if cut.get("value") is not None:
-        value = cut["value"]
-        label = f"cut {value:.4g}"
-        if cut.get("expected_false_accept") is not None:
-            label += f": {100 * cut['expected_false_accept']:.1f}% of mismatched pass"
-        axes.axvline(value, color="black", linestyle="--", linewidth=1.4, label=label)
-    axes.set_xlabel(f"score ({cut.get('score', 'cosine')})")
-    axes.set_ylabel("share per bin")
-    axes.legend(fontsize=8, loc="upper left")
-    return svg_of(figure, f"scores-{index}")
 
 
 def _pairs_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
@@ -239,7 +145,7 @@ def _scores_section(cuts: Sequence[Mapping[str, Any]], samples: Mapping[str, Any
                 "(<code>--threshold auto</code> scores a sample against shifted, mismatched "
                 "pairs and draws them here).</p>"
             )
-        chart = _score_chart(cut, index) if cut.get("edges") else "<p>no scores</p>"
+        chart = score_chart(cut, index) if cut.get("edges") else "<p>no scores</p>"
         summaries = cut.get("summaries") or {}
         summary_rows = "".join(
             f"<tr><td>{_esc(name)}</td>"
@@ -274,18 +180,6 @@ def _scores_section(cuts: Sequence[Mapping[str, Any]], samples: Mapping[str, Any
             + "</div></div>"
         )
     return "".join(parts)
-
-
-def _bar_chart(histogram: Mapping[str, int], name: str, xlabel: str, color: str) -> str:
-    figure = _figure(5.0, 2.8)
-    axes = figure.add_subplot()
-    xs = [int(k) for k in histogram]
-    axes.bar(xs, list(histogram.values()), color=color, width=0.8)
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel("groups")
-    if xs and max(xs) - min(xs) < 20:
-        axes.set_xticks(xs)
-    return svg_of(figure, name)
 
 
 def _inflection_note(variants: Mapping[str, Any] | None) -> str:
@@ -332,14 +226,14 @@ def _groups_section(groups: Mapping[str, Any]) -> str:
         "pairs per group. "
         + _inflection_note(groups.get("inflection_variants"))
         + "</p><div class='grid'><div>"
-        + _bar_chart(
+        + bar_chart(
             groups["size_histogram"],
             "group-sizes",
             "distinct candidates in the group",
             PALETTE["bar"],
         )
         + "</div><div>"
-        + _bar_chart(
+        + bar_chart(
             groups["pairs_histogram"],
             "pairs-per-group",
             "pairs written from the group",
@@ -347,29 +241,6 @@ def _groups_section(groups: Mapping[str, Any]) -> str:
         )
         + "</div></div>"
     )
-
-
-def _lengths_section(lengths: Mapping[str, Any]) -> str:
-    figure = _figure(7.0, 3.0)
-    axes = figure.add_subplot()
-    for side in ("pivot", "candidate"):
-        hist = lengths[side]["histogram"]
-        total = sum(hist.values())
-        if total:
-            xs = [int(k) for k in hist]
-            axes.plot(
-                xs,
-                [v / total for v in hist.values()],
-                marker="o",
-                markersize=3,
-                color=PALETTE[side],
-                label=f"{side}s (n={total:,}, mean {lengths[side]['mean']:.3g})",
-            )
-    axes.set_xlabel(f"{lengths['unit']} per sentence (last bin: {lengths['last_bin']})")
-    axes.set_ylabel("share of sentences")
-    if any(lengths[s]["n"] for s in ("pivot", "candidate")):
-        axes.legend(fontsize=8)
-    return svg_of(figure, "lengths")
 
 
 def _samples_section(samples: Mapping[str, Any]) -> str:
@@ -478,7 +349,7 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
         "groups": _pivots_note(languages)
         + _groups_section(stats["groups"])
         + _near_duplicates_note(stats.get("near_duplicates")),
-        "lengths": _lengths_section(stats["lengths"]),
+        "lengths": lengths_chart(stats["lengths"]),
         "samples": _samples_section(stats["samples"]),
         "run": _run_section(stats),
     }

@@ -26,7 +26,6 @@ from paramine.pipelines.core.near_duplicates import (
     near_duplicates,
     pair_shingles,
 )
-from paramine.pipelines.report.timing import LABEL_STAGES
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest
 from paramine.schemas.reader import read_pairs
@@ -139,7 +138,7 @@ def threshold_cut(manifest: Manifest, kept_scores: Sequence[float]) -> dict[str,
                 histograms[name] = list(recorded[name])
     return {
         "name": "threshold",
-        "stage": "threshold",
+        "stage": "ThresholdFilter",
         "score": info.get("score", "cosine"),
         "mode": info.get("mode"),
         "value": cut,
@@ -248,7 +247,10 @@ def near_duplicate_share(pairs: pa.Table, manifest: Manifest) -> dict[str, Any]:
         }
         for duplicate, earlier in sorted(found.items())[:SAMPLE_SIZE]
     ]
-    dropped = manifest.counts.get("postfilter", {}).get("dropped", {}).get("near_duplicate", 0)
+    dropped = sum(
+        manifest.counts.get(name, {}).get("dropped", {}).get("near_duplicate", 0)
+        for name in stage_order(manifest)
+    )
     return {
         "similarity": similarity,
         "pairs": len(found),
@@ -325,15 +327,15 @@ def timing_figures(timing: Mapping[str, Any] | None, manifest: Manifest) -> dict
         return {}
     out: dict[str, Any] = {k: v for k, v in timing.items() if k != "stages"}
     seconds = float(timing.get("seconds") or 0)
-    read = int(manifest.counts.get("read", {}).get("in", 0))
+    order = stage_order(manifest)
+    read = int(manifest.counts[order[0]]["in"]) if order else 0
     if seconds > 0:
         out["pairs_read_per_second"] = round(read / seconds, 1)
     stages = []
     # By name: the timing read back from stats.json is key-sorted, and a
     # rebuilt report must be the same file.
     for name, stage_seconds in sorted((timing.get("stages") or {}).items()):
-        stage = LABEL_STAGES.get(name, name)
-        taken_in = manifest.counts.get(stage, {}).get("in")
+        taken_in = manifest.counts.get(name, {}).get("in")
         row: dict[str, Any] = {"stage": name, "seconds": round(float(stage_seconds), 3)}
         if taken_in is not None and stage_seconds:
             row["per_second"] = round(int(taken_in) / float(stage_seconds), 1)

@@ -8,29 +8,21 @@ passes to ``build_report(..., timing=...)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 #: The runner's metric of a step's processing time.
 EXECUTION_TIME = "ptransform_execution_time:total_msecs"
-#: The composites that hold the mining graph's steps (pipelines/mine_paraphrases.py),
-#: outermost first: a step is timed under its label inside them.
-COMPOSITES = ("MineParaphrases", "ScoreGroups")
-#: Labels of the mining graph's steps and the manifest stage each one counts;
-#: the encoder, the calibration and the writer are timed under their labels.
-LABEL_STAGES = {
-    "ReadBitext": "read",
-    "Prefilter": "prefilter",
-    "GroupByPivot": "group",
-    "ContestCandidates": "contest",
-    "ThresholdFilter": "threshold",
-    "CoherenceFilter": "coherence",
-    "RegroupByPivot": "regroup",
-    "PostFilter": "postfilter",
-}
 
 
-def stage_seconds(result: Any) -> dict[str, float]:
-    """Seconds of processing per top-level transform label of a finished run.
+def stage_seconds(result: Any, composites: Sequence[str] = ()) -> dict[str, float]:
+    """Seconds of processing per stage label of a finished run.
+
+    Args:
+        result: The finished run's ``PipelineResult``.
+        composites: Labels of the composites that hold stages: a step is
+            timed under the first label of its path that is none of these
+            (``MineParaphrases/MineGroups/EncodeTexts/...`` as ``EncodeTexts``).
 
     Returns ``{}`` where the runner reports no execution times (Dataflow
     reports them in its own UI).
@@ -43,22 +35,20 @@ def stage_seconds(result: Any) -> dict[str, float]:
     for counter in query.get("counters", []):
         if EXECUTION_TIME not in str(counter.key.metric.name):
             continue
-        # "MineParaphrases/Prefilter/..." is timed as Prefilter, and
-        # "MineParaphrases/ScoreGroups/EncodeTexts/..." as EncodeTexts.
-        label = str(counter.key.step)
-        for composite in COMPOSITES:
-            label = label.removeprefix(composite + "/")
-        label = label.split("/", 1)[0]
+        parts = str(counter.key.step).split("/")
+        label = next((part for part in parts if part not in composites), parts[-1])
         msecs = counter.committed or counter.attempted or 0
         totals[label] = totals.get(label, 0.0) + float(msecs) / 1000.0
     return {label: round(seconds, 3) for label, seconds in totals.items() if seconds > 0}
 
 
-def run_timing(seconds: float, result: Any = None, **extra: Any) -> dict[str, Any]:
+def run_timing(
+    seconds: float, result: Any = None, composites: Sequence[str] = (), **extra: Any
+) -> dict[str, Any]:
     """The ``timing`` that ``build_report`` takes: wall seconds, seconds per stage, extras."""
     timing: dict[str, Any] = {"seconds": round(float(seconds), 3), **extra}
     if result is not None:
-        stages = stage_seconds(result)
+        stages = stage_seconds(result, composites)
         if stages:
             timing["stages"] = stages
     return timing

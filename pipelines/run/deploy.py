@@ -30,25 +30,11 @@ Where each Dataflow option is documented (cloud.google.com/dataflow/docs):
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import logging
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from paramine.pipelines.settings.running import GPU_TYPES, RunSettings
 from paramine.schemas.errors import UsageError
-
-#: Dataflow GPU types, with the GPU counts per worker and the Compute Engine
-#: machine family each attaches to ("GPU platforms", "GPU machine types").
-GPU_TYPES: dict[str, tuple[tuple[int, ...], str]] = {
-    "nvidia-tesla-t4": ((1, 2, 4), "n1"),
-    "nvidia-tesla-p4": ((1, 2, 4), "n1"),
-    "nvidia-tesla-p100": ((1, 2, 4), "n1"),
-    "nvidia-tesla-v100": ((1, 2, 4, 8), "n1"),
-    "nvidia-l4": ((1, 2, 4, 8), "g2"),
-    "nvidia-tesla-a100": ((1, 2, 4, 8, 16), "a2"),
-    "nvidia-a100-80gb": ((1, 2, 4, 8), "a2"),
-    "nvidia-h100-80gb": ((1, 2, 4, 8), "a3"),
-}
 
 #: A machine type per GPU type and count where paramine may choose one: the
 #: A2/A3/G2 types fix the GPU count, N1 types take 1, 2 or 4 GPUs.
@@ -90,32 +76,29 @@ class DeploymentError(UsageError):
 def parse_beam_args(beam_args: Sequence[str]) -> argparse.Namespace:
     """Parse Beam flags with Beam's public options API; unknown names are an error.
 
+    Beam itself only logs a flag it cannot place and drops it, so a typo
+    (``--machine_typo``) would go unnoticed until the job ran without it.
+    ``get_all_options`` hands its parser, every option of every
+    ``PipelineOptions`` class added, to ``add_extra_args_fn``: what that parser
+    cannot place is what Beam would drop.
+
     Raises:
-        DeploymentError: A flag is not a Beam option (a typo Beam itself
-            would only log and drop), naming it.
+        DeploymentError: A flag is not a Beam option, naming it.
     """
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    discarded: list[str] = []
+    flags = list(beam_args)
+    unknown: list[str] = []
 
-    class _Discarded(logging.Filter):
-        # Beam logs what its parser could not place and drops it; catch that list.
-        def filter(self, record: logging.LogRecord) -> bool:
-            if str(record.msg).startswith("Discarding unparseable args") and record.args:
-                discarded.extend(record.args[0])  # type: ignore[index, arg-type]
-                return False
-            return True
+    def unplaceable(parser: argparse.ArgumentParser) -> None:
+        unknown.extend(arg for arg in parser.parse_known_args(flags)[1] if arg.startswith("-"))
 
-    beam_logger = logging.getLogger("apache_beam.options.pipeline_options")
-    catcher = _Discarded()
-    beam_logger.addFilter(catcher)
-    try:
-        known = PipelineOptions(list(beam_args)).get_all_options()
-    finally:
-        beam_logger.removeFilter(catcher)
-    if discarded:
+    known = PipelineOptions(flags).get_all_options(
+        add_extra_args_fn=unplaceable, retain_unknown_options=True
+    )
+    if unknown:
         raise DeploymentError(
-            f"not Beam options: {' '.join(discarded)}; check the spelling (paramine's flags "
+            f"not Beam options: {' '.join(unknown)}; check the spelling (paramine's flags "
             "use dashes, --src-lang; Beam's use underscores, --machine_type) or see "
             "`paramine mine --help`"
         )
@@ -138,11 +121,11 @@ def _is_remote(url: str) -> bool:
     return "://" in url and not url.startswith("file://")
 
 
-def dataflow_args(job: Any, beam: argparse.Namespace, inputs: Sequence[str]) -> list[str]:
+def dataflow_args(job: RunSettings, beam: argparse.Namespace, inputs: Sequence[str]) -> list[str]:
     """Check a Dataflow launch and return the flags paramine adds to it.
 
     Args:
-        job: The run's ``MineConfig``.
+        job: Where and how the run runs.
         beam: The user's Beam flags, parsed.
         inputs: The INPUT arguments.
 
@@ -257,7 +240,7 @@ def dataflow_args(job: Any, beam: argparse.Namespace, inputs: Sequence[str]) -> 
     return added
 
 
-def portable_args(job: Any, beam: argparse.Namespace) -> list[str]:
+def portable_args(job: RunSettings, beam: argparse.Namespace) -> list[str]:
     """Flags for Flink and Spark through Beam's portable job server."""
     if job.gpu_type is not None or job.disk_size_gb is not None:
         raise DeploymentError(
@@ -279,18 +262,18 @@ def portable_args(job: Any, beam: argparse.Namespace) -> list[str]:
 class Deployment(NamedTuple):
     """A run's settings and Beam flags once checked for its runner."""
 
-    config: Any
+    running: RunSettings
     beam_args: list[str]
     runner: str
 
 
-def apply(job: Any, beam_args: list[str]) -> Deployment:
+def apply(job: RunSettings, beam_args: list[str]) -> Deployment:
     """Check the deployment flags for the chosen runner and return what to run with.
 
     Called by ``paramine.pipelines.run.mine`` before the pipeline is built.
 
     Args:
-        job: The run's ``MineConfig``; the returned copy has
+        job: Where and how the run runs; the returned copy has
             ``share_model_across_processes`` on for ``--gpu-mode shared_model``.
         beam_args: The Beam flags the user gave (the runner included).
 
@@ -304,7 +287,7 @@ def apply(job: Any, beam_args: list[str]) -> Deployment:
         if job.gpu_type is not None and job.gpu_mode == "shared_model":
             # One model per machine, served to the other SDK processes by
             # Beam's multi-process shared object.
-            job = dataclasses.replace(job, share_model_across_processes=True)
+            job = job.replace(share_model_across_processes=True)
     elif runner in PORTABLE_RUNNERS:
         added = portable_args(job, beam)
     else:
@@ -332,6 +315,6 @@ def describe(deployment: Deployment) -> str:
     """What ``--deploy-dry-run`` prints: the runner and every flag it would run with."""
     lines = [f"paramine: {deployment.runner} options checked; would run with:"]
     lines += [f"  {flag}" for flag in deployment.beam_args]
-    if deployment.config.share_model_across_processes:
+    if deployment.running.share_model_across_processes:
         lines.append("  (model handler: share_model_across_processes=True)")
     return "\n".join(lines)

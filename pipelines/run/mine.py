@@ -1,11 +1,15 @@
 """``paramine mine``: bitext in, a Parquet dataset of paraphrase pairs out.
 
-shards | "MineParaphrases" (pipelines/mine_paraphrases.py) | "WriteDataset"
+shards | "MineParaphrases" (pipelines/mining/) | "WriteDataset"
+
+The launcher is the one place that holds both kinds of settings: what
+decides the pairs (``MiningSettings``, all the graph takes) and where and how
+the job runs (``RunSettings``: inputs, output, device, deployment), from the
+command line, a job file (``--config``) or Python (``mine``).
 
 Everything that can be checked is checked before the pipeline is built and
-before anything is written: the options (``MineConfig``), Beam's flags and the
-deployment, the inputs (they exist and resolve to shards), the model, and the
-output.
+before anything is written: the settings, Beam's flags and the deployment,
+the inputs (they exist and resolve to shards), the model, and the output.
 
 What a run makes it removes again when it does not finish: a failure, a full
 disk (one line naming where) or SIGTERM / SIGINT (exit 143 / 130, one line)
@@ -30,10 +34,14 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paramine.pipelines.run import deploy as dataflow
-from paramine.pipelines.run.config import DEFAULT_RUNNER, MineConfig, parse_command_line
+from paramine.pipelines.settings.job import JobFile, parse_command_line, read_job_file
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.schemas.errors import InputError, RunInterrupted, UsageError
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
+    from paramine.pipelines.run.deploy import Deployment
+    from paramine.pipelines.run.preflight import CheckedRun
     from paramine.schemas.manifest import Manifest
 
 DEMO_OUTPUT = "paramine-demo"
@@ -53,6 +61,14 @@ def code_version() -> str:
         return "paramine (not installed)"
 
 
+class MineJob(NamedTuple):
+    """One mining job, as the launcher holds it: both kinds of settings and Beam's flags."""
+
+    mining: MiningSettings
+    running: RunSettings
+    beam_args: list[str]
+
+
 class MineRun(NamedTuple):
     """A finished run: the manifest it wrote and its ``paramine`` Beam counters.
 
@@ -65,35 +81,60 @@ class MineRun(NamedTuple):
     dry_run: str = ""
 
 
-def config_from_command_line(argv: Sequence[str]) -> tuple[MineConfig, list[str]]:
-    """Parse ``paramine mine``'s command line into a config and Beam's flags.
+def job_from_command_line(argv: Sequence[str]) -> MineJob:
+    """Parse ``paramine mine``'s command line (and its ``--config`` file) into a job.
 
     Positional INPUTs are told apart from the values of Beam's flags by Beam's
     own parser (``--runner DirectRunner``); ``--input`` needs no such care.
-    With no input at all, the built-in demo is mined.
+    Flags override the job file's values; INPUTs on the command line replace
+    its ``inputs``. With no input at all, the built-in demo is mined.
 
     Raises:
-        UsageError: Any bad option, naming it.
+        UsageError: Any bad setting, naming its flag, or the job file's line and key.
+        InputError: The job file cannot be read or is not YAML.
     """
-    given, rest = parse_command_line(argv)
-    positional, beam_args = _split_positional_inputs(rest)
-    inputs = [*positional, *given.pop("inputs", [])]
-    if given.get("input_list"):
-        inputs += _read_input_list(given["input_list"])
+    line = parse_command_line(argv)
+    positional, beam_args = _split_positional_inputs(line.rest)
+    job = read_job_file(line.config) if line.config else None
+    mining = {**(job.mining if job else {}), **line.mining}
+    running = {**(job.running if job else {}), **line.running}
+    given_inputs = [*positional, *line.running.get("inputs", ())]
+    if given_inputs:
+        running["inputs"] = given_inputs
+    inputs = list(running.get("inputs", ()))
+    if running.get("input_list"):
+        inputs += _read_input_list(running["input_list"])
     if not inputs:
-        langs = (given.get("src_lang", "en"), given.get("tgt_lang", "pl"))
+        langs = (mining.get("src_lang", "en"), mining.get("tgt_lang", "pl"))
         if langs != DEMO_LANGS:
             raise UsageError(
                 "the built-in demo is English-Polish: give an INPUT for other languages"
             )
         inputs = [demo_input()]
-        given.setdefault("output", DEMO_OUTPUT)
+        running.setdefault("output", DEMO_OUTPUT)
         print(f"paramine: no INPUT given, mining the built-in demo {inputs[0]}", file=sys.stderr)
-    if not given.get("output"):
+    if not running.get("output"):
         raise UsageError("--output is required when an INPUT is given")
+    running["inputs"] = inputs
+    beam_args = [*(job.beam_args if job else []), *beam_args]
     if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
         beam_args.append(f"--runner={DEFAULT_RUNNER}")
-    return MineConfig.from_mapping({**given, "inputs": inputs}), beam_args
+    overridden = [*line.mining, *line.running]
+    return MineJob(
+        _settings(MiningSettings, mining, job, overridden),
+        _settings(RunSettings, running, job, overridden),
+        beam_args,
+    )
+
+
+def _settings(kind: Any, values: dict[str, Any], job: JobFile | None, overridden: list[str]) -> Any:
+    """``kind(**values)``; a bad value of the job file's is named by its line and key."""
+    try:
+        return kind(**values)
+    except UsageError as error:
+        if job is None:
+            raise
+        raise job.explain(error, overridden) from None
 
 
 def _split_positional_inputs(tokens: list[str]) -> tuple[list[str], list[str]]:
@@ -141,29 +182,30 @@ def run(argv: Sequence[str] | None = None, test_pipeline: Any = None) -> Manifes
         argv: Command-line arguments (INPUT... and flags); ``sys.argv`` by default.
         test_pipeline: A pipeline to build into instead of a new one (tests).
     """
-    config, beam_args = config_from_command_line(sys.argv[1:] if argv is None else argv)
-    return run_config(config, beam_args, test_pipeline).manifest
+    job = job_from_command_line(sys.argv[1:] if argv is None else argv)
+    return run_job(job, test_pipeline).manifest
 
 
-def run_with_metrics(
-    argv: Sequence[str] | None = None, test_pipeline: Any = None
-) -> tuple[Manifest | None, dict[str, int]]:
-    """Like ``run``, and also return the run's ``paramine`` Beam counters."""
-    config, beam_args = config_from_command_line(sys.argv[1:] if argv is None else argv)
-    result = run_config(config, beam_args, test_pipeline)
-    return result.manifest, result.counters
-
-
-def run_config(
-    config: MineConfig,
+def mine(
+    settings: MiningSettings,
+    running: RunSettings,
     beam_args: Sequence[str] = (f"--runner={DEFAULT_RUNNER}",),
-    test_pipeline: Any = None,
 ) -> MineRun:
-    """Run the mining job described by ``config``: the Python API of ``paramine mine``.
+    """Mine a dataset: the Python API of ``paramine mine``.
 
     Args:
-        config: The run's settings; ``inputs`` and ``output`` are required.
+        settings: What decides the pairs.
+        running: Where and how the job runs; ``inputs`` and ``output`` are required.
         beam_args: Beam's pipeline options, passed through unchanged.
+    """
+    return run_job(MineJob(settings, running, list(beam_args)))
+
+
+def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
+    """Run a mining job.
+
+    Args:
+        job: Both kinds of settings and Beam's flags.
         test_pipeline: A pipeline to build into instead of a new one (tests).
 
     Returns:
@@ -178,42 +220,90 @@ def run_config(
         RunInterrupted: SIGTERM or SIGINT stopped the run (in the main thread,
             where the handlers are installed for the length of the run).
     """
-    if not config.inputs:
+    if not job.running.inputs:
         raise UsageError("give at least one INPUT (or --input URL)")
-    if not config.output:
+    if not job.running.output:
         raise UsageError("--output is required")
-    deployment = dataflow.apply(config, list(beam_args))
-    config = deployment.config
-    if config.deploy_dry_run:
+    deployment = dataflow.apply(job.running, list(job.beam_args))
+    if deployment.running.deploy_dry_run:
         plan = dataflow.describe(deployment)
         print(plan, file=sys.stderr)
         return MineRun(None, {}, plan)
 
     from paramine.pipelines.run.preflight import check_run
 
-    checked = check_run(config)
+    checked = check_run(job.mining, deployment.running)
+    return _launch(job.mining, deployment, checked, test_pipeline)
 
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-    from paramine.pipelines.mine_paraphrases import MINE_STAGES, MineParaphrases
-    from paramine.pipelines.stages.write_dataset import WriteDataset
 
-    base = {
+def _manifest_base(
+    settings: MiningSettings, deployment: Deployment, checked: CheckedRun
+) -> dict[str, Any]:
+    """The manifest's fields that are known before the run: settings, model, inputs, stages."""
+    from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
+
+    return {
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "code_version": code_version(),
-        "options": {**config.to_record(), "runner": deployment.runner},
+        # Both kinds, by field name: a job file with these keys runs this job again.
+        "options": {**settings.to_record(), **deployment.running.to_record()},
         "model": checked.model_record,
         "inputs": checked.input_records,
         "stages": [stage.to_record() for stage in MINE_STAGES],
-        "extra": {"eval_exclusion": {"sentences": len(checked.excluded)}},
+        "extra": {
+            "eval_exclusion": {"sentences": len(checked.excluded)},
+            # The settings the prefilter applied, the profile's defaults filled in.
+            "filters": settings.filters,
+            "runner": deployment.runner,
+        },
     }
+
+
+def _build(
+    pipeline: Any, settings: MiningSettings, running: RunSettings, checked: CheckedRun, base: dict
+) -> None:
+    """The job's graph: ``MineParaphrases``, then ``WriteDataset`` into the staging folder."""
+    from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
+    from paramine.pipelines.run.encoder import encoder_for
+    from paramine.pipelines.stages.write_dataset import WriteDataset
+
+    mined = pipeline | "MineParaphrases" >> MineParaphrases(
+        settings,
+        checked.shards,
+        encoder=encoder_for(settings, running),
+        split_bytes=running.split_bytes,
+        write_scored=running.write_scored,
+        excluded=checked.excluded,
+    )
+    tables = {
+        "pairs": mined.pairs,
+        "rejects": mined.rejects,
+        "counts": mined.counts,
+        "threshold": mined.threshold,
+    }
+    if mined.scored is not None:
+        tables["scored"] = mined.scored
+    # The run writes beside --output, report included; the dataset is
+    # swapped in only when complete, and a failed run leaves the old one as it was.
+    _ = tables | "WriteDataset" >> WriteDataset(checked.output.staging, base, running.num_shards)
+
+
+def _launch(
+    settings: MiningSettings, deployment: Deployment, checked: CheckedRun, test_pipeline: Any
+) -> MineRun:
+    """Build, run and publish: the dataset is swapped in whole, or nothing is left behind."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from paramine.pipelines.mining.mine_paraphrases import COMPOSITES
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
     from paramine.pipelines.run.collector import bulk_run
-    from paramine.pipelines.run.output import disk_full_error
     from paramine.pipelines.run.progress import RunProgress, input_bytes
+    from paramine.pipelines.run.runner_errors import disk_full_error
     from paramine.schemas.manifest import read_manifest
 
+    running = deployment.running
+    base = _manifest_base(settings, deployment, checked)
     start = time.monotonic()
     staging = checked.output
     pipeline = test_pipeline
@@ -221,21 +311,7 @@ def run_config(
         try:
             if pipeline is None:
                 pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-            mined = pipeline | "MineParaphrases" >> MineParaphrases(
-                config, checked.shards, checked.excluded
-            )
-            tables = {
-                "pairs": mined.pairs,
-                "rejects": mined.rejects,
-                "counts": mined.counts,
-                "threshold": mined.threshold,
-            }
-            if mined.scored is not None:
-                tables["scored"] = mined.scored
-            # The run writes beside --output, report included; the dataset is
-            # swapped in only when complete, and a failed run leaves the old
-            # one as it was.
-            _ = tables | "WriteDataset" >> WriteDataset(staging.staging, base, config.num_shards)
+            _build(pipeline, settings, running, checked, base)
             if _beam_dry_run(deployment.beam_args):
                 # Beam's --dry_run: the runner translates the job and submits
                 # nothing, so no dataset will come to wait for.
@@ -249,7 +325,7 @@ def run_config(
                 return MineRun(None, {}, plan)
             with staging.writing():
                 with (
-                    RunProgress(input_bytes(checked.input_records), quiet=config.quiet),
+                    RunProgress(input_bytes(checked.input_records), quiet=running.quiet),
                     bulk_run(),
                 ):
                     result = pipeline.run()
@@ -258,7 +334,7 @@ def run_config(
                 build_report(
                     staging.staging,
                     read_manifest(staging.staging),
-                    timing=run_timing(seconds, result),
+                    timing=run_timing(seconds, result, COMPOSITES),
                     published_as=staging.target,
                 )
                 # The dataset is complete: a signal now waits for the swap
@@ -285,12 +361,11 @@ def run_config(
             # pipeline ran to its end or failed inside run().
             if test_pipeline is None and pipeline is not None:
                 shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
-    counters = _counters(result)
     manifest = read_manifest(staging.target)
     print(_summary(manifest, staging.target, seconds), file=sys.stderr)
     if manifest.threshold.get("warning"):
         print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
-    return MineRun(manifest, counters)
+    return MineRun(manifest, _counters(result))
 
 
 def _beam_dry_run(beam_args: list[str]) -> bool:
@@ -364,35 +439,36 @@ def _counters(result: Any) -> dict[str, int]:
 
 
 def _summary(manifest: Manifest, output: str, seconds: float) -> str:
-    c = manifest.counts
-    read = c["read"]["in"]
+    """What a finished run prints: each stage's books, in the order of the run's stages."""
+    counts = manifest.counts
+    stages = [stage["name"] for stage in manifest.stages]
+    width = max(map(len, stages)) + 2
+    read = counts[stages[0]]["in"]
     lines = [
         f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
-        f"  records read        {read:>10,}",
-        f"  rejected at read    {sum(c['read']['dropped'].values()):>10,}",
-        f"  kept by prefilter   {c['prefilter']['kept']:>10,}",
-        f"  in multi-candidate groups {c['group']['kept']:>4,}",
-        f"  kept by threshold   {c['threshold']['kept']:>10,}   "
-        f"(cut {manifest.threshold.get('value')}, {manifest.threshold.get('mode')})",
-        f"  candidates grouped  {c['regroup']['kept']:>10,}",
-        f"  pairs made          {c['postfilter']['in']:>10,}",
-        f"  pairs written       {manifest.rows['pairs']:>10,}",
-        f"  time {seconds:,.1f} s, {read / max(seconds, 1e-9):,.0f} records/s",
+        f"  {'stage':<{width}} {'in':>10} {'kept':>10}",
+    ]
+    for name in stages:
+        books = counts[name]
+        lines.append(f"  {name:<{width}} {books['in']:>10,} {books['kept']:>10,}")
+        for reason, n in books["dropped"].items():
+            lines.append(f"    dropped {reason:<{width + 12}} {n:>8,}")
+    for reason, n in counts.get("repairs", {}).items():
+        lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
+    threshold = manifest.threshold
+    lines += [
+        f"  cut {threshold.get('value')} ({threshold.get('mode')}, {threshold.get('score')})",
+        f"  pairs written {manifest.rows['pairs']:,}; {seconds:,.1f} s, "
+        f"{read / max(seconds, 1e-9):,.0f} records/s",
     ]
     encoding = manifest.extra.get("encoding", {})
     if encoding:
         lines.append(
-            f"  texts encoded       {encoding['texts_encoded']:>10,}   "
+            f"  texts encoded {encoding['texts_encoded']:,} "
             f"({encoding['texts_per_input_pair']:.3f} per input pair, the calibration "
             f"sample's included; {encoding['single_candidate_share']:.1%} of input pairs "
             "had a single-candidate pivot and were never encoded)"
         )
-    for stage in manifest.stages or [{"name": name} for name in c if name != "repairs"]:
-        name = stage["name"]
-        for reason, n in c.get(name, {}).get("dropped", {}).items():
-            lines.append(f"    dropped at {name:<10} {reason:<26} {n:>8,}")
-    for reason, n in c.get("repairs", {}).items():
-        lines.append(f"    repaired and kept     {reason:<26} {n:>8,}")
     return "\n".join(lines)
 
 

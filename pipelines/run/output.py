@@ -8,7 +8,7 @@ paramine's by a small marker file; the pipeline writes there; ``publish``
 swaps the finished dataset in, and ``abandon`` removes the staging folder of
 a failed run. So a failed or killed run leaves the old dataset as it was,
 and nothing in ``--output`` that stops the next run. A run that fills the
-disk says so in one line (``disk_full_error``, ``DatasetOutput.disk_full``).
+disk says so in one line (``runner_errors.disk_full_error``, ``DatasetOutput.disk_full``).
 
 ``--overwrite`` replaces only an empty folder or a dataset paramine wrote: a
 folder with a paramine ``manifest.json`` and nothing else but the tables
@@ -29,7 +29,6 @@ Swapping in:
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import os
@@ -199,33 +198,6 @@ def _check_beam_sink(url: str) -> None:
             f"--output {url}: Beam has no file system for {scheme}://; use a local path, "
             "gs:// (pip install 'apache-beam[gcp]') or s3:// (pip install 'apache-beam[aws]')"
         ) from error
-
-
-#: How a runner that passes a worker's error on as text writes a full disk.
-_DISK_FULL_TEXT = (f"[Errno {errno.ENOSPC}]", os.strerror(errno.ENOSPC))
-
-
-def disk_full_error(error: BaseException) -> OSError | None:
-    """The "no space left on device" error behind ``error``, if a full disk caused it.
-
-    Looks through the chain of causes for an ``OSError`` with ``errno`` ENOSPC.
-    Beam's in-process runner cannot rebuild an ``OSError`` with the step name
-    added, so it raises a ``RuntimeError`` whose text holds the original;
-    runners with worker processes pass only text. Hence the text, as a
-    fallback, rebuilt into an ``OSError``.
-    """
-    seen: set[int] = set()
-    texts: list[str] = []
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
-            return current
-        texts.append(str(current))
-        current = current.__cause__ or current.__context__
-    if any(marker in text for text in texts for marker in _DISK_FULL_TEXT):
-        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    return None
 
 
 def _pid_alive(pid: int) -> bool:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from paramine.schemas.errors import DatasetError
-from paramine.schemas.manifest import IncompleteDatasetError
+from paramine.schemas.options import ConfigParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``paramine report``."""
-    parser = argparse.ArgumentParser(
+    parser = ConfigParser(
         prog="paramine report",
         description=(
             "Rebuild report.html, stats.json and the dataset card README.md of a finished "
@@ -30,9 +29,6 @@ def main(argv: list[str] | None = None) -> int:
     from paramine.pipelines.run.progress import silence_third_party
 
     silence_third_party()
-    try:
-        build_report(args.dataset)
-    except IncompleteDatasetError as error:
-        raise DatasetError(str(error)) from None
+    build_report(args.dataset)
     print(f"paramine: wrote {args.dataset.rstrip('/')}/{REPORT_NAME}", file=sys.stderr)
     return 0

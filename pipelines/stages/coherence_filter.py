@@ -53,8 +53,8 @@ from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-COHERENCE = Stage(
-    "coherence",
+COHERENCE_FILTER = Stage(
+    "CoherenceFilter",
     ALIGNED_PAIR,
     ("unsupported", "incoherent", "hard_negative"),
     "after the cut: a pair that scored between group support's floor and the cut without a "
@@ -69,7 +69,7 @@ COHERENCE = Stage(
 class _CoherenceFn(beam.DoFn):
     def __init__(self, min_group: int) -> None:
         self.min_group = min_group
-        self.drop = Dropper(COHERENCE)
+        self.drop = Dropper(COHERENCE_FILTER)
 
     def process(
         self,

@@ -45,8 +45,8 @@ from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-CONTEST = Stage(
-    "contest",
+CONTEST_CANDIDATES = Stage(
+    "ContestCandidates",
     ALIGNED_PAIR,
     ("rival_pivot",),
     "after scoring: a candidate that the input also aligns with another pivot, which it "
@@ -179,7 +179,7 @@ class _ContestFn(beam.DoFn):
 
     def __init__(self, margin: float) -> None:
         self.margin = margin
-        self.drop = Dropper(CONTEST)
+        self.drop = Dropper(CONTEST_CANDIDATES)
 
     def process(self, keyed: tuple[CandidateKey, dict[str, Iterable[Any]]]) -> Iterator:
         _, joined = keyed
@@ -209,7 +209,7 @@ class _RelativeContestFn(beam.DoFn):
 
     def __init__(self, margin: float) -> None:
         self.margin = margin
-        self.drop = Dropper(CONTEST)
+        self.drop = Dropper(CONTEST_CANDIDATES)
 
     def process(self, keyed: tuple[Any, Iterable[tuple[ScoredPair, list]]]) -> Iterator:
         _, members = keyed

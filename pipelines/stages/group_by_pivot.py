@@ -29,8 +29,8 @@ from paramine.pipelines.core.origins import Origins, PairTexts, pair_reader
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-GROUP = Stage(
-    "group",
+GROUP_BY_PIVOT = Stage(
+    "GroupByPivot",
     ALIGNED_PAIR,
     ("single_candidate", "over_group_cap"),
     "before scoring: keep pivots with two or more distinct candidates (capped); the rest can "
@@ -95,7 +95,7 @@ class _MultiCandidateFn(beam.DoFn):
     """The groups that go on, ``(key, (pairs, ranks))``; a single candidate's pairs are dropped."""
 
     def __init__(self) -> None:
-        self.tally = DropTally(GROUP)
+        self.tally = DropTally(GROUP_BY_PIVOT)
 
     def process(self, keyed: tuple[GroupKey, Ranks]) -> Iterator[tuple[GroupKey, Ranks]]:
         _, (seen, ranks) = keyed
@@ -139,7 +139,7 @@ class _EmitCandidates(beam.DoFn):
     """
 
     def __init__(self) -> None:
-        self.drop = Dropper(GROUP)
+        self.drop = Dropper(GROUP_BY_PIVOT)
 
     def process(
         self, keyed: tuple[GroupKey, Iterable[AlignedPair]], groups: dict[GroupKey, Ranks]

@@ -1,16 +1,40 @@
-"""MakePairs: paraphrase pairs inside each pivot's group of candidates."""
+"""MakePairs: paraphrase pairs inside each pivot's group of candidates.
+
+Its books count candidates, as RegroupByPivot's do: a group takes in its
+candidates, and those in at least one pair are kept. Cover mode pairs every
+candidate; ``all`` mode under ``--max-pairs-per-group`` may leave some in no
+pair, dropped as ``over_pair_cap``. The pairs made go on to PostFilter,
+whose books count pairs.
+
+A refresh hands a revisited pivot's old pairs in (``previous``): in cover
+mode the group keeps those still whole and pairs only what they leave out.
+"""
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import apache_beam as beam
-from paramine.pipelines.core.groups import PAIR_MODES, Group
+from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.groups import PAIR_MODES, Group, GroupKey, group_key
 from paramine.pipelines.core.text import trivial_reason
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ParaphrasePair, ScoredPair
+from paramine.schemas.stages import ALIGNED_PAIR, Stage
+
+MAKE_PAIRS = Stage(
+    "MakePairs",
+    ALIGNED_PAIR,
+    ("over_pair_cap",),
+    "pair the candidates of each group (cover: each candidate in at least one pair; all: "
+    "every pair, at most --max-pairs-per-group a group); counted in candidates, a candidate "
+    "left in no pair by that cap is dropped",
+)
+#: The output of MakePairs' books: how many candidates of a group are in a pair.
+PAIRED = "paired"
 
 
 def pair_id(lang: str, a: str, b: str) -> str:
@@ -146,6 +170,65 @@ def _row(group: Group, a: ScoredPair, b: ScoredPair) -> ParaphrasePair:
     )
 
 
+def _paired_candidates(pairs: Sequence[ParaphrasePair]) -> int:
+    return len({text for pair in pairs for text in (pair.sentence_a, pair.sentence_b)})
+
+
+class _PairUpFn(beam.DoFn):
+    """The pairs of each group, and its books: candidates paired, and those left unpaired."""
+
+    def __init__(self, mode: str, max_pairs: int, near_equal: float, drop_inflections: bool):
+        self.settings = (mode, max_pairs, near_equal, drop_inflections)
+        self.drop = Dropper(MAKE_PAIRS)
+
+    def process(self, group: Group) -> Iterator:
+        pairs = make_pairs(group, *self.settings)
+        yield from pairs
+        paired = _paired_candidates(pairs)
+        yield beam.pvalue.TaggedOutput(PAIRED, paired)
+        if paired < len(group.candidates):
+            yield self.drop("over_pair_cap", len(group.candidates) - paired)
+
+
+class _ExtendCoverFn(beam.DoFn):
+    """Cover mode with old pairs: a pivot keeps those still whole, and covers the rest."""
+
+    def __init__(self, near_equal: float, drop_inflections: bool) -> None:
+        self.near_equal = near_equal
+        self.drop_inflections = drop_inflections
+
+    def process(self, joined: tuple[GroupKey, dict[str, list]]) -> Iterator:
+        _, sides = joined
+        old: list[ParaphrasePair] = [pair for pairs in sides["old"] for pair in pairs]
+        group: Group | None = sides["group"][0] if sides["group"] else None
+        members = {c.pair.candidate for c in group.candidates} if group is not None else set()
+        whole = [pair for pair in old if {pair.sentence_a, pair.sentence_b} <= members]
+        for pair in old:
+            yield beam.pvalue.TaggedOutput("kept_old" if pair in whole else "gone", pair)
+        if group is not None:
+            covered = [(pair.sentence_a, pair.sentence_b) for pair in whole]
+            new = extend_cover(group, covered, self.near_equal, self.drop_inflections)
+            yield from new
+            # Cover leaves no candidate of a group of two or more in no pair.
+            yield beam.pvalue.TaggedOutput(PAIRED, _paired_candidates([*whole, *new]))
+
+
+class MadePairs(NamedTuple):
+    """What MakePairs makes: pairs, its books, and what became of old pairs (``previous``).
+
+    Attributes:
+        pairs: The new ``ParaphrasePair`` records.
+        books: Candidates paired per group (kept) and ``(reason, n)`` drops.
+        kept_old: Old pairs that stay as they were (cover mode with ``previous``).
+        gone: Old pairs that the new ones replace.
+    """
+
+    pairs: beam.PCollection
+    books: StageResult
+    kept_old: beam.PCollection
+    gone: beam.PCollection
+
+
 class MakePairs(beam.PTransform):
     """Emits pairs inside each group.
 
@@ -155,6 +238,10 @@ class MakePairs(beam.PTransform):
         max_pairs: Cap on pairs per group in ``all`` mode.
         near_equal: PostFilter's bound, so that ``cover`` avoids trivial pairs.
         drop_inflections: PostFilter's setting, for the same reason.
+        previous: A refresh's old pairs of the pivots it mines again, as
+            ``(group key, [ParaphrasePair])``: in cover mode a group keeps
+            those whose two candidates it still holds; in ``all`` mode every
+            pair is made again and the old ones are gone.
     """
 
     def __init__(
@@ -163,6 +250,7 @@ class MakePairs(beam.PTransform):
         max_pairs: int = 100,
         near_equal: float = 0.95,
         drop_inflections: bool = False,
+        previous: beam.PCollection | None = None,
     ) -> None:
         super().__init__()
         if mode not in PAIR_MODES:
@@ -173,12 +261,36 @@ class MakePairs(beam.PTransform):
         self.max_pairs = max_pairs
         self.near_equal = near_equal
         self.drop_inflections = drop_inflections
+        self.previous = previous
 
-    def expand(self, groups: beam.PCollection) -> beam.PCollection:
-        mode, max_pairs, near_equal = self.mode, self.max_pairs, self.near_equal
-        drop_inflections = self.drop_inflections
-
-        def pairs(group: Group) -> Iterator[ParaphrasePair]:
-            yield from make_pairs(group, mode, max_pairs, near_equal, drop_inflections)
-
-        return groups | "PairUp" >> beam.FlatMap(pairs)
+    def expand(self, groups: beam.PCollection) -> MadePairs:
+        pipeline = groups.pipeline
+        if self.previous is not None and self.mode == "cover":
+            made = (
+                {
+                    "group": groups
+                    | "GroupsByKey" >> beam.Map(lambda g: (group_key(g.pivot_lang, g.pivot), g)),
+                    "old": self.previous,
+                }
+                | "JoinOldPairs" >> beam.CoGroupByKey()
+                | "ExtendCover"
+                >> beam.ParDo(_ExtendCoverFn(self.near_equal, self.drop_inflections)).with_outputs(
+                    PAIRED, DROPPED, "kept_old", "gone", main="pairs"
+                )
+            )
+            return MadePairs(
+                made["pairs"],
+                StageResult(made[PAIRED], made[DROPPED]),
+                made["kept_old"],
+                made["gone"],
+            )
+        made = groups | "PairUp" >> beam.ParDo(
+            _PairUpFn(self.mode, self.max_pairs, self.near_equal, self.drop_inflections)
+        ).with_outputs(PAIRED, DROPPED, main="pairs")
+        if self.previous is None:
+            gone = pipeline | "NoOldPairs" >> beam.Create([])
+        else:
+            # All mode makes every pair of the group again.
+            gone = self.previous | "AllOldReplaced" >> beam.FlatMap(lambda kv: kv[1])
+        kept_old = pipeline | "NoOldPairsKept" >> beam.Create([])
+        return MadePairs(made["pairs"], StageResult(made[PAIRED], made[DROPPED]), kept_old, gone)

@@ -39,7 +39,7 @@ from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 PREFILTER = Stage(
-    "prefilter",
+    "Prefilter",
     ALIGNED_PAIR,
     (
         "empty",

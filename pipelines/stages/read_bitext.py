@@ -30,7 +30,9 @@ from paramine.schemas.stages import ALIGNED_PAIR, Stage
 #: The readers' reasons are an open set (docs/formats.md lists them): every
 #: read drop is counted; the first rows of each reason and shard are kept
 #: as rejects (``ReaderOptions.max_rejects_per_reason``).
-READ = Stage("read", ALIGNED_PAIR, None, "read the shards; unreadable records become rejects")
+READ_BITEXT = Stage(
+    "ReadBitext", ALIGNED_PAIR, None, "read the shards; unreadable records become rejects"
+)
 
 REJECTED = "rejected"
 #: Stage name of the repair rows, beside the ledger stages: a repaired pair
@@ -76,7 +78,7 @@ class _SplitShardFn(beam.DoFn):
 class _ReadShardFn(beam.DoFn):
     def __init__(self, options: ReaderOptions) -> None:
         self.options = options
-        self.drop = Dropper(READ)
+        self.drop = Dropper(READ_BITEXT)
         self._repair_counters: dict[str, object] = {}
 
     def process(self, shard: Shard) -> Iterator:

@@ -16,8 +16,8 @@ from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-REGROUP = Stage(
-    "regroup",
+REGROUP_BY_PIVOT = Stage(
+    "RegroupByPivot",
     ALIGNED_PAIR,
     # over_group_cap only where RegroupByPivot runs on its own: in the mine
     # pipeline GroupByPivot has already capped every group.
@@ -96,7 +96,7 @@ class CandidateGroupFn(beam.CombineFn):
 
 class _EmitGroup(beam.DoFn):
     def __init__(self) -> None:
-        self.drop = Dropper(REGROUP)
+        self.drop = Dropper(REGROUP_BY_PIVOT)
 
     def process(self, keyed: tuple[GroupKey, _Accumulator]) -> Iterator:
         (_, key), acc = keyed

@@ -15,8 +15,8 @@ from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
-THRESHOLD = Stage(
-    "threshold",
+THRESHOLD_FILTER = Stage(
+    "ThresholdFilter",
     ALIGNED_PAIR,
     ("below_threshold",),
     "keep pairs whose score reaches the cut",
@@ -25,7 +25,7 @@ THRESHOLD = Stage(
 
 class _ThresholdFn(beam.DoFn):
     def __init__(self) -> None:
-        self.drop = Dropper(THRESHOLD)
+        self.drop = Dropper(THRESHOLD_FILTER)
 
     def process(self, scored: ScoredPair, threshold: float) -> Iterator:
         if scored.score >= threshold:

@@ -1,4 +1,9 @@
-"""WriteDataset: Parquet with explicit schemas, then the manifest, last."""
+"""WriteDataset: Parquet with explicit schemas, then the manifest, last.
+
+The books it checks are the run's stage list (``base["stages"]``): the first
+stage reads (its drops are the rejects), the last one keeps the pairs that
+are written.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,9 @@ from typing import Any
 import apache_beam as beam
 import fsspec
 import pyarrow.parquet as pq
-from paramine.pipelines.core.accounting import counts_from_rows
-from paramine.schemas.dataset import (
-    PAIRS_SCHEMA,
-    REJECTS_SCHEMA,
-    SCORED_SCHEMA,
-    pair_row,
-    reject_row,
-    scored_row,
-)
+from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
+from paramine.pipelines.core.rejects import WriteRejects
+from paramine.schemas.dataset import PAIRS_SCHEMA, SCORED_SCHEMA, pair_row, scored_row
 from paramine.schemas.manifest import AccountingError, Manifest, accounting_errors, write_manifest
 
 
@@ -25,18 +24,6 @@ def _num_rows(url: str) -> int:
     fs, path = fsspec.core.url_to_fs(url)
     with fs.open(path, "rb") as f:
         return pq.ParquetFile(f).metadata.num_rows
-
-
-def encoding_figures(counts: dict[str, dict]) -> dict[str, Any]:
-    """What the run encoded, against what it read: the figures the summary prints."""
-    read = counts.get("read", {}).get("in", 0)
-    texts = counts.get("encoding", {}).get("texts_encoded", 0)
-    single = counts.get("group", {}).get("dropped", {}).get("single_candidate", 0)
-    return {
-        "texts_encoded": texts,
-        "texts_per_input_pair": round(texts / read, 4) if read else 0.0,
-        "single_candidate_share": round(single / read, 4) if read else 0.0,
-    }
 
 
 def finish_manifest(
@@ -48,6 +35,7 @@ def finish_manifest(
     threshold: dict[str, Any],
     scored_files: list[str] | None = None,
     written_rejects: Mapping[str, int] | None = None,
+    scored_handed: int | None = None,
 ) -> Manifest:
     """Check the run's books and write its manifest.
 
@@ -60,6 +48,7 @@ def finish_manifest(
     Args:
         written_rejects: Reject rows handed to the sink, per reason; ``None``
             when every counted reject was written.
+        scored_handed: Rows handed to the ``scored/`` sink (``--write-scored``).
 
     Raises:
         AccountingError: The counts do not add up; no manifest is written,
@@ -70,11 +59,13 @@ def finish_manifest(
     if scored_files is not None:
         tables["scored"] = scored_files
     rows = {name: sum(_num_rows(f) for f in files) for name, files in tables.items()}
+    stages = [stage["name"] for stage in base.get("stages", [])]
     errors = accounting_errors(counts, base.get("stages"))
-    written = counts.get("postfilter", {}).get("kept")
+    reader, last = (stages[0], stages[-1]) if stages else ("", "")
+    written = counts.get(last, {}).get("kept")
     if written is not None and rows["pairs"] != written:
-        errors.append(f"postfilter kept {written} pairs but the Parquet files hold {rows['pairs']}")
-    counted = dict(counts.get("read", {}).get("dropped", {}))
+        errors.append(f"{last} kept {written} pairs but the Parquet files hold {rows['pairs']}")
+    counted = dict(counts.get(reader, {}).get("dropped", {}))
     written = dict(sorted((written_rejects if written_rejects is not None else counted).items()))
     if rows["rejects"] != sum(written.values()):
         errors.append(
@@ -83,9 +74,10 @@ def finish_manifest(
     for reason, n in written.items():
         if n > counted.get(reason, 0):
             errors.append(f"{n} {reason} rejects written but read counted {counted.get(reason, 0)}")
-    prefiltered = counts.get("prefilter", {}).get("kept")
-    if "scored" in rows and rows["scored"] != prefiltered:
-        errors.append(f"prefilter kept {prefiltered} pairs but scored/ holds {rows['scored']}")
+    if "scored" in rows and rows["scored"] != scored_handed:
+        errors.append(
+            f"{scored_handed} scored rows were written but scored/ holds {rows['scored']}"
+        )
     if errors:
         raise AccountingError(
             f"the counts of the run writing {output} do not add up; no manifest was written:\n  "
@@ -106,7 +98,7 @@ def finish_manifest(
         },
         rows=rows,
         stages=base.get("stages", []),
-        extra={**base.get("extra", {}), "encoding": encoding_figures(counts)},
+        extra={**base.get("extra", {}), "encoding": encoding_figures(counts, stages)},
         rejects={"counted": counted, "written": written},
     )
     write_manifest(output, manifest)
@@ -145,16 +137,8 @@ class WriteDataset(beam.PTransform):
                 num_shards=self.num_shards,
             )
         )
-        reject_files = (
-            inputs["rejects"]
-            | "RejectRows" >> beam.Map(reject_row)
-            | "WriteRejects"
-            >> beam.io.WriteToParquet(
-                f"{self.output}/rejects/part",
-                REJECTS_SCHEMA,
-                file_name_suffix=".parquet",
-                num_shards=self.num_shards,
-            )
+        rejects = inputs["rejects"] | "WriteRejects" >> WriteRejects(
+            f"{self.output}/rejects", self.num_shards
         )
         scored = inputs.get("scored")
         scored_files = None
@@ -170,23 +154,19 @@ class WriteDataset(beam.PTransform):
                     num_shards=self.num_shards,
                 )
             )
-        # What the sink was handed, per reason: rejects/ is checked against
-        # this, and the counts (every reject) against it.
-        written_rejects = (
-            inputs["rejects"]
-            | "RejectReasons" >> beam.Map(lambda r: r.reason)
-            | "CountWrittenRejects" >> beam.combiners.Count.PerElement()
-        )
         output, base = self.output, self.base
         side = {
             "counts": beam.pvalue.AsList(inputs["counts"]),
             "pairs": beam.pvalue.AsList(pair_files),
-            "rejects": beam.pvalue.AsList(reject_files),
+            "rejects": beam.pvalue.AsList(rejects.files),
             "threshold": beam.pvalue.AsSingleton(inputs["threshold"]),
-            "written": beam.pvalue.AsList(written_rejects),
+            "written": beam.pvalue.AsList(rejects.written),
         }
         if scored_files is not None:
             side["scored"] = beam.pvalue.AsList(scored_files)
+            side["scored_handed"] = beam.pvalue.AsSingleton(
+                scored | "CountScored" >> beam.combiners.Count.Globally()
+            )
 
         def write_manifest(_: None, **tables: Any) -> Manifest:
             return finish_manifest(
@@ -198,6 +178,7 @@ class WriteDataset(beam.PTransform):
                 tables["threshold"],
                 tables.get("scored"),
                 dict(tables["written"]),
+                tables.get("scored_handed"),
             )
 
         # Side inputs are complete only when their producers are: the

@@ -72,39 +72,42 @@ ACCELERATOR = "worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver"
 #: The stages of docs/architecture.md's mining graph, by label, as Dataflow
 #: names the steps (update and metrics rely on these).
 MINE_STEPS = [
-    "ReadBitext",
-    "Prefilter",
-    "GroupByPivot",
-    "ScoreGroups",
-    "ScoreGroups/CalibrationSample",
-    "ScoreGroups/RivalPairs",
-    "ScoreGroups/EncodeTexts",
-    "ScoreGroups/ScorePairs",
-    "ScoreGroups/ContestCandidates",
-    "ScoreGroups/EmbedSample",
-    "ScoreGroups/MarginScore",
-    "ScoreGroups/CalibrateThreshold",
-    "ScoreGroups/ThresholdFilter",
-    "ScoreGroups/CoherenceFilter",
-    "RegroupByPivot",
-    "MakePairs",
-    "PostFilter",
+    "ReadAndPrefilter",
+    "ReadAndPrefilter/ReadBitext",
+    "ReadAndPrefilter/Prefilter",
+    "MineGroups",
+    "MineGroups/GroupByPivot",
+    "MineGroups/CalibrationSample",
+    "MineGroups/RivalPairs",
+    "MineGroups/EncodeTexts",
+    "MineGroups/ScorePairs",
+    "MineGroups/ContestCandidates",
+    "MineGroups/EmbedSample",
+    "MineGroups/MarginScore",
+    "MineGroups/CalibrateThreshold",
+    "MineGroups/ThresholdFilter",
+    "MineGroups/CoherenceFilter",
+    "MineGroups/RegroupByPivot",
+    "PairGroups",
+    "PairGroups/MakePairs",
+    "PairGroups/PostFilter",
     "ThresholdRecord",
 ]
 WRITE_STEPS = ["WritePairs", "WriteRejects", "WriteManifest"]
-#: The steps refresh shares with mine, and its own.
+#: The composites refresh shares with mine, and its own steps.
 REFRESH_STEPS = [
-    "ReadBitext",
-    "Prefilter",
-    "GroupByPivot",
-    "ScoreGroups",
-    "ScoreGroups/EncodeTexts",
-    "RegroupByPivot",
-    "PostFilter",
+    "ReadAndPrefilter/ReadBitext",
+    "ReadAndPrefilter/Prefilter",
+    "MineGroups/GroupByPivot",
+    "MineGroups/EncodeTexts",
+    "MineGroups/RegroupByPivot",
+    "PairGroups/MakePairs/ExtendCover",
+    "PairGroups/PostFilter",
     "ThresholdRecord",
-    "Retract",
+    "RetractRows",
     "AffectedPivots",
-    "ExtendCover",
+    "NotInTable",
+    "WriteRejects",
     "WriteState",
     "WritePairs",
     "WriteSummary",
@@ -124,7 +127,7 @@ class Translated(NamedTuple):
     local_tempdir: str  # the launcher's own temp folder for this pipeline
 
     def steps(self) -> dict[str, Any]:
-        """Transforms by their full label (``MineParaphrases/ScoreGroups/EncodeTexts``)."""
+        """Transforms by their full label (``MineParaphrases/MineGroups/EncodeTexts``)."""
         return {t.unique_name: t for t in self.pipeline.components.transforms.values()}
 
 
@@ -306,9 +309,9 @@ def refresh_job(dataflow: Any, offline_gcs: pytest.MonkeyPatch) -> Translated:
     )
     # As refresh() does before it mines; the plan and the tables' files are
     # what _plan and _start would read from the Delta log.
-    shards, _ = check_inputs(config.mine)
-    check_model(config.mine)
-    deployment = deploy.apply(config.mine.replace(output=root), list(config.beam_args))
+    shards, _ = check_inputs(config.mining, config.running)
+    check_model(config.mining)
+    deployment = deploy.apply(config.running, list(config.beam_args))
     run_id = "20260101T000000Z-graph"
     job = RefreshJob(
         root=root,
@@ -325,7 +328,7 @@ def refresh_job(dataflow: Any, offline_gcs: pytest.MonkeyPatch) -> Translated:
     with pytest.MonkeyPatch.context() as patch:
         caught = capture_job(patch, dataflow)
         with pytest.raises(_Stop):
-            update._mine(job, deployment)
+            update._mine(config, job, deployment)
     return translated(caught)
 
 
@@ -431,10 +434,10 @@ def test_mine_job_has_the_stage_labels(mine_job: Translated) -> None:
 def test_mine_job_encodes_through_one_run_inference(mine_job: Translated) -> None:
     steps = mine_job.steps()
     (name,) = [n for n in steps if n.endswith(RUN_INFERENCE)]
-    assert name == f"MineParaphrases/ScoreGroups/{RUN_INFERENCE}"
+    assert name == f"MineParaphrases/MineGroups/{RUN_INFERENCE}"
     assert steps[name].spec.urn == "beam:transform:pardo:v1"
     # Batched by the handler's token budget, before the model sees them.
-    assert "MineParaphrases/ScoreGroups/EncodeTexts/Encode/BatchElements" in steps
+    assert "MineParaphrases/MineGroups/EncodeTexts/Encode/BatchElements" in steps
     handler = run_inference_handler(mine_job)
     # The worker resolves the model from the bucket; the launcher's copy stays here.
     assert handler.model_name == MODEL
@@ -475,7 +478,7 @@ def test_refresh_job_has_the_stage_labels(refresh_job: Translated) -> None:
     missing = [s for s in REFRESH_STEPS if f"RefreshParaphrases/{s}" not in steps]
     assert not missing, f"steps missing from the Dataflow graph: {missing}"
     (name,) = [n for n in steps if n.endswith(RUN_INFERENCE)]
-    assert name == f"RefreshParaphrases/ScoreGroups/{RUN_INFERENCE}"
+    assert name == f"RefreshParaphrases/MineGroups/{RUN_INFERENCE}"
     assert run_inference_handler(refresh_job).model_name == MODEL
 
 
@@ -505,7 +508,7 @@ def test_beam_dry_run_through_paramine_mine_ends_with_nothing_written(
     # job, then failed waiting for a manifest that a dry run never writes.
     output = f"{BUCKET}/datasets/dry-run"
     args = [*INPUTS, f"--output={output}", f"--model={MODEL}", f"--worker-image={IMAGE}"]
-    done = mine.run_config(*mine.config_from_command_line([*args, *DATAFLOW]))
+    done = mine.run_job(mine.job_from_command_line([*args, *DATAFLOW]))
     assert done.manifest is None and done.counters == {}
     assert "translated for DataflowRunner and not submitted" in done.dry_run
     fs = fsspec.filesystem("gs")

@@ -19,7 +19,8 @@ from paramine.encoders.models import command as models_command
 from paramine.pipelines.refresh import cli as refresh
 from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.run import mine
-from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.settings.running import RunSettings
 
 from tests.paths import ROOT
 
@@ -138,9 +139,9 @@ def test_every_documented_command_is_defined(doc: Path) -> None:
         if not words:
             continue
         if words[:2] == ["paramine", "mine"]:
-            config, beam_args = mine.config_from_command_line(words[2:])
-            deployment = dataflow.apply(config, beam_args)
-            if config.deploy_dry_run:
+            job = mine.job_from_command_line(words[2:])
+            deployment = dataflow.apply(job.running, job.beam_args)
+            if job.running.deploy_dry_run:
                 assert "would run with" in dataflow.describe(deployment), line
         elif words[:2] == ["paramine", "refresh"]:
             args = refresh.build_parser().parse_args(words[2:])
@@ -172,7 +173,7 @@ def test_flex_template_parameters_reach_mine() -> None:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    config, beam_args = module.to_config(
+    job = module.to_job(
         [
             "--input=gs://b/a.tsv,gs://b/b.tsv",
             "--output=gs://b/out",
@@ -184,17 +185,17 @@ def test_flex_template_parameters_reach_mine() -> None:
             "--project=p",
         ]
     )
-    assert config.inputs == ("gs://b/a.tsv", "gs://b/b.tsv")
-    assert config.output == "gs://b/out"
-    assert config.src_lang == "en" and config.gpu_type == "nvidia-l4"
-    assert config.overwrite is True and config.share_model_across_processes is False
-    assert beam_args == ["--runner=DataflowRunner", "--project=p"]
+    assert job.running.inputs == ("gs://b/a.tsv", "gs://b/b.tsv")
+    assert job.running.output == "gs://b/out"
+    assert job.mining.src_lang == "en" and job.running.gpu_type == "nvidia-l4"
+    assert job.running.overwrite is True and job.running.share_model_across_processes is False
+    assert job.beam_args == ["--runner=DataflowRunner", "--project=p"]
     names = {
         p["name"]
         for p in json.loads((ROOT / "deploy/dataflow/metadata.json").read_text())["parameters"]
     }
-    fields = {f.name for f in dataclasses.fields(MineConfig)}
-    assert names - {"input"} <= fields, "a template parameter is not a mine option"
+    fields = {f.name for kind in (MiningSettings, RunSettings) for f in dataclasses.fields(kind)}
+    assert names - {"input"} <= fields, "a template parameter is not a mine setting"
 
 
 def test_schedules(tmp_path: Path) -> None:

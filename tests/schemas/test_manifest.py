@@ -26,11 +26,11 @@ from paramine.schemas.records import Rejected
 
 def balanced() -> dict:
     return {
-        "read": stage_counts(kept=10, dropped={"column_count": 2}),
-        "prefilter": stage_counts(kept=8, dropped={"empty": 2}, taken_in=10),
-        "threshold": stage_counts(kept=6, dropped={"below_threshold": 2}, taken_in=8),
-        "group": stage_counts(kept=4, dropped={"singleton_group": 2}, taken_in=6),
-        "postfilter": stage_counts(kept=2, dropped={"near_equal": 1}, taken_in=3),
+        "ReadBitext": stage_counts(kept=10, dropped={"column_count": 2}),
+        "Prefilter": stage_counts(kept=8, dropped={"empty": 2}, taken_in=10),
+        "ThresholdFilter": stage_counts(kept=6, dropped={"below_threshold": 2}, taken_in=8),
+        "GroupByPivot": stage_counts(kept=4, dropped={"singleton_group": 2}, taken_in=6),
+        "PostFilter": stage_counts(kept=2, dropped={"near_equal": 1}, taken_in=3),
         "repairs": {"invalid_utf8_replaced": 1},
     }
 
@@ -55,16 +55,16 @@ def test_balanced_books_have_no_errors() -> None:
 
 def test_a_stage_that_loses_records_is_named() -> None:
     counts = balanced()
-    counts["group"]["in"] = 7  # one candidate vanished inside RegroupByPivot
+    counts["GroupByPivot"]["in"] = 7  # one candidate vanished inside RegroupByPivot
     errors = accounting_errors(counts)
-    assert any(e.startswith("group: in=7") for e in errors)
-    assert any("threshold kept 6 but group took in 7" in e for e in errors)
+    assert any(e.startswith("GroupByPivot: in=7") for e in errors)
+    assert any("ThresholdFilter kept 6 but GroupByPivot took in 7" in e for e in errors)
 
 
 def test_a_missing_stage_is_an_error() -> None:
     counts = balanced()
-    del counts["postfilter"]
-    assert accounting_errors(counts) == ["stage 'postfilter' has no counts"]
+    del counts["PostFilter"]
+    assert accounting_errors(counts) == ["stage 'PostFilter' has no counts"]
 
 
 def test_manifest_round_trips_and_refuses_unknown_versions(tmp_path: Path) -> None:
@@ -75,6 +75,23 @@ def test_manifest_round_trips_and_refuses_unknown_versions(tmp_path: Path) -> No
     with pytest.raises(ValueError, match=r"manifest/99.*not supported"):
         Manifest.from_json(json.dumps(data))
     assert not list(tmp_path.glob("*.tmp"))  # written through a temporary file
+
+
+def test_a_version_1_manifest_is_read_as_version_2(tmp_path: Path) -> None:
+    v1 = {
+        **json.loads(manifest(balanced()).to_json()),
+        "manifest_version": "paramine.manifest/1",
+        "counts": {"read": {"in": 10, "kept": 10, "dropped": {}}, "postfilter": {"in": 3}},
+        "stages": [{"name": "read", "unit": "aligned pair", "reasons": None}],
+        "options": {"tgt_lang": "pl", "filters": {"profile": "curated"}, "runner": "FnApiRunner"},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(v1), encoding="utf-8")
+    read = read_manifest(str(tmp_path))
+    assert read.manifest_version == "paramine.manifest/2"
+    assert set(read.counts) == {"ReadBitext", "PostFilter"}
+    assert read.stages[0]["name"] == "ReadBitext"
+    assert read.options == {"tgt_lang": "pl"}
+    assert read.extra["filters"] == {"profile": "curated"} and read.extra["runner"] == "FnApiRunner"
 
 
 def test_no_manifest_means_incomplete(tmp_path: Path) -> None:

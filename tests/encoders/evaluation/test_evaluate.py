@@ -13,7 +13,6 @@ from paramine.encoders.evaluation.evaluate import (
     StsData,
     bitext_task,
     evaluate_model,
-    main,
     read_bitext,
     read_sts_tsv,
     results_table,
@@ -21,6 +20,7 @@ from paramine.encoders.evaluation.evaluate import (
     sts_task,
 )
 from paramine.encoders.models.resolve import prompt_applied
+from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.errors import InputError
 from sentence_transformers import SentenceTransformer
 
@@ -28,6 +28,11 @@ from tests.encoders.datasets import make_rows, write_dataset
 from tests.paths import DATA
 
 TEXTS = [r["sentence_a"] for r in make_rows(12, seed=5)]
+
+
+def main(argv: list[str]) -> int:
+    """``paramine evaluate ARGV`` through the CLI's one error boundary."""
+    return cli_main(["evaluate", *argv])
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from paramine.encoders.evaluation import probes
-from paramine.encoders.evaluation.evaluate import main
 from paramine.encoders.evaluation.suite import (
     DATA_ENV,
     builtin_suites,
+    check_files,
     load_suite,
     read_task,
     resolve_data_root,
@@ -26,7 +26,14 @@ from paramine.encoders.evaluation.suite_eval import (
     run_suite,
     suite_table,
 )
+from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.errors import InputError, UsageError
+
+
+def main(argv: list[str]) -> int:
+    """``paramine evaluate ARGV`` through the CLI's one error boundary."""
+    return cli_main(["evaluate", *argv])
+
 
 PAPER_ORDER = ["PPC", "CR-H", "CR-M", "CDSC-E", "SICK-E", "CDSC-R", "SICK-R", "8TAGS"]
 DIM = 8
@@ -166,6 +173,33 @@ def test_a_tsv_task_must_name_its_columns(tmp_path: Path) -> None:
     path.write_text(json.dumps({"tasks": [task]}), encoding="utf-8")
     with pytest.raises(InputError, match=r"missing \['sentence2', 'label'\]"):
         load_suite(str(path))
+
+
+def test_a_suite_that_is_not_yaml_is_one_line_naming_the_file_line_and_column(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: toy\ntasks:\n  - name: T\n    kind: [classify\n", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        load_suite(str(path))
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:5:1: not valid YAML: ")
+    assert "flow sequence that starts at 4:11" in message
+
+
+def test_a_column_the_data_lacks_is_named_where_the_suite_file_names_it(tmp_path: Path) -> None:
+    make_toy_suite(tmp_path)
+    text = (tmp_path / "toy.yaml").read_text(encoding="utf-8")
+    (tmp_path / "toy.yaml").write_text(text.replace("label: gold", "label: labelx"), "utf-8")
+    suite = load_suite(str(tmp_path / "toy.yaml"))
+    line = 1 + next(i for i, row in enumerate(text.splitlines()) if "label: gold" in row)
+    with pytest.raises(InputError) as error:
+        check_files(suite, str(tmp_path))  # before any model loads
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"{tmp_path / 'toy.yaml'}:{line}: task 2 (PAIR): columns: label: ")
+    assert f"'labelx' is not a column of {tmp_path}/pair/train.tsv" in message
 
 
 def test_an_unknown_suite_name_lists_the_builtin_ones() -> None:

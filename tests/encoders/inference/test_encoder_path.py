@@ -20,8 +20,9 @@ from apache_beam.testing.util import assert_that
 from apache_beam.utils.multi_process_shared import MultiProcessShared
 from paramine.encoders.inference import handler as handler_module
 from paramine.encoders.inference.handler import EncoderHandler, estimated_tokens
-from paramine.pipelines.mine_paraphrases import encoder_handler
-from paramine.pipelines.run.config import MineConfig
+from paramine.pipelines.run.encoder import encoder_for
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.settings.running import RunSettings
 from paramine.pipelines.stages.encode_texts import EncodeTexts
 from paramine.schemas.errors import UsageError
 
@@ -143,8 +144,8 @@ def test_a_shared_model_encodes_where_it_is_loaded(
 def test_the_mining_graph_runs_the_gpu_path_through_run_inference(
     tiny_model_dir: Path, calls: list, on_gpu: None
 ) -> None:
-    config = MineConfig(model=str(tiny_model_dir), backend="torch", batch_tokens=64)
-    handler = encoder_handler(config)
+    settings = MiningSettings(model=str(tiny_model_dir), backend="torch")
+    handler = encoder_for(settings, RunSettings(batch_tokens=64))
     texts = [*TEXTS, *TEXTS[:3]]  # repeats: each distinct text is encoded once
     expected = dict(zip(TEXTS, reference(handler, TEXTS), strict=True))
 

@@ -9,11 +9,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from paramine.encoders.evaluation.holdout import eval_mask, load_split, split_key
-from paramine.encoders.training.train import filter_pairs, main
+from paramine.encoders.training.train import filter_pairs
+from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.digest import hash_fraction
 
 from tests.encoders.datasets import make_rows, write_dataset
 from tests.paths import DATA
+
+
+def main(argv: list[str]) -> int:
+    """``paramine train ARGV`` through the CLI's one error boundary."""
+    return cli_main(["train", *argv])
 
 
 def test_split_key_and_hash_are_stable() -> None:

@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pytest
 from paramine.encoders.evaluation.holdout import load_split
-from paramine.encoders.training.train import main
+from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.errors import DatasetError
 
 from tests.encoders.datasets import make_rows, write_dataset
+
+
+def main(argv: list[str]) -> int:
+    """``paramine train ARGV`` through the CLI's one error boundary."""
+    return cli_main(["train", *argv])
 
 
 def train(dataset: str, model: Path, output: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:

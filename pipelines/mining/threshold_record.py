@@ -1,0 +1,60 @@
+"""ThresholdRecord: the manifest's ``threshold``, the cut and what it kept, for mine and refresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apache_beam as beam
+from paramine.pipelines.mining.mine_groups import MinedGroups
+from paramine.pipelines.stages.calibrate_threshold import SummarizeScores
+
+
+def _threshold_record(
+    _: None,
+    info: dict[str, Any],
+    aligned: dict[str, Any],
+    coherence: dict[str, Any] | None,
+    hard_negative: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The manifest's ``threshold``: the cut, the kept scores, and the group checks' cuts."""
+    record = {**info, "aligned": aligned}
+    if coherence is not None:
+        record["coherence"] = coherence
+    if hard_negative is not None:
+        record["hard_negative"] = hard_negative
+    return record
+
+
+def _optional_singleton(value: beam.PCollection | None) -> beam.pvalue.AsSingleton | None:
+    """A side input of ``value``; ``None`` (a plain argument) where there is none."""
+    return None if value is None else beam.pvalue.AsSingleton(value)
+
+
+class ThresholdRecord(beam.PTransform):
+    """The manifest's ``threshold``: the cut, the scores' summary, and the group checks' cuts.
+
+    Applied to the pipeline; one dict out.
+    """
+
+    def __init__(self, groups: MinedGroups) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
+        groups = self.groups
+        true_scores = groups.cut_on | "SummarizeScores" >> SummarizeScores()
+        # From a Create of its own: with the threshold as the main input the
+        # FnApiRunner stalled ("watermark-pending bundles did not execute"),
+        # presumably fusing this step into the stage its side inputs wait on.
+        return (
+            pbegin
+            | "Once" >> beam.Create([None])
+            | "Record"
+            >> beam.Map(
+                _threshold_record,
+                beam.pvalue.AsSingleton(groups.threshold),
+                beam.pvalue.AsSingleton(true_scores),
+                _optional_singleton(groups.coherence),
+                _optional_singleton(groups.hard_negative),
+            )
+        )

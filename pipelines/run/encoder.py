@@ -1,0 +1,20 @@
+"""The run's encoder: the mining settings' model, with the run's device and batches."""
+
+from __future__ import annotations
+
+from paramine.encoders.inference.handler import EncoderHandler
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.settings.running import RunSettings
+
+
+def encoder_for(settings: MiningSettings, running: RunSettings) -> EncoderHandler:
+    """The ``RunInference`` handler of a run: what it encodes with, where, in what batches."""
+    return EncoderHandler(
+        settings.model,
+        device=running.device,
+        prefix=settings.prefix,
+        share_across_processes=running.share_model_across_processes,
+        backend=settings.backend,
+        quantize=settings.quantize,
+        token_budget=running.batch_tokens,
+    )

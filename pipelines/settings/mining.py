@@ -1,0 +1,544 @@
+"""MiningSettings: what decides the pairs of a run, typed, parsed once and checked in one place.
+
+The languages, how records are read and judged, the model and its cut, the
+filters and the pairing: change one of these and the run writes other pairs.
+Where and how a job runs (inputs, output, workers, devices, deployment) is
+``RunSettings`` (``running.py``); the mining graph takes only these, and only
+a launcher (``paramine mine``, ``paramine refresh``, the Dataflow template)
+holds both. A refresh table records a fingerprint of these settings and
+re-mines every shard when it changes.
+
+Each field carries its flag, help text and parser as metadata
+(``paramine.schemas.options``): the ``paramine mine`` parser is generated from
+the fields, a job file (``--config``) and the Python API are held to the same
+rules. This module imports neither Beam nor torch, so ``paramine mine --help``
+answers at once.
+
+Why it is longer than 500 lines: it is the one place a user or a reviewer
+reads every setting that decides a run's pairs, about 50 fields with their
+help texts and the checks between them; split, the checks would sit apart
+from the fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
+from paramine.pipelines.core.groups import PAIR_MODES
+from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
+from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
+from paramine.pipelines.formats.base import (
+    DEFAULT_MAX_REJECTS_PER_REASON,
+    INVALID_UTF8_POLICIES,
+    LENGTH_MISMATCH_POLICIES,
+    MALFORMED_XML_POLICIES,
+    XCES_LINK_POLICIES,
+    ReaderOptions,
+)
+from paramine.pipelines.formats.pivot_languages import parse_pivot_langs
+from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
+from paramine.pipelines.settings.values import (
+    BAD,
+    FILTERS,
+    IO,
+    MODEL,
+    parse_min_group,
+    parse_ratio_or_off,
+    parse_rival_margin,
+    parse_share_or_off,
+    parse_threshold,
+    parse_tsv_columns,
+    parse_unit_interval,
+)
+from paramine.schemas.errors import UsageError
+from paramine.schemas.options import (
+    from_mapping,
+    one_of,
+    option,
+    optional,
+    parse_fields,
+    parse_non_negative,
+    parse_positive,
+    parse_share,
+    record_of,
+)
+
+DEFAULT_MODEL = "e5-small"
+INPUT_FORMATS = ("auto", "moses", "tsv", "tmx", "xces", "czeng")
+SCORES = ("cosine", "margin")
+
+
+@dataclass(frozen=True)
+class MiningSettings:
+    """What decides a run's pairs; checked when built, whatever built it.
+
+    Construct it directly from Python (``MiningSettings(tgt_lang="cs")``),
+    from a mapping (``from_mapping``: job files, refresh configs, the Flex
+    Template) or from a command line (``settings.command_line``). An invalid
+    value raises ``UsageError`` naming the flag and what it allows.
+    """
+
+    src_lang: str = option(
+        "en",
+        "language of the pivot (source) side, e.g. en; or auto (or a list, de,en,eo): each "
+        "input's pivot language is the one it names (a Moses file's language suffix, a "
+        "Tatoeba TSV's language columns), and candidates are grouped per pivot language "
+        "(default: %(default)s)",
+        group=IO,
+        parse=parse_pivot_langs,
+    )
+    tgt_lang: str = option(
+        "pl",
+        "language of the candidates, whose paraphrases are mined (default: %(default)s)",
+        group=IO,
+    )
+    input_format: str = option(
+        "auto",
+        "input format: auto (by file name and content), moses (also an OPUS moses .zip), "
+        "tsv, tmx, xces (an OPUS cesAlign file), czeng (CzEng 2.0's six columns) "
+        "(default: %(default)s)",
+        group=IO,
+        choices=INPUT_FORMATS,
+        flag="--format",
+    )
+    tsv_columns: tuple[int, int] | None = option(
+        None,
+        "plain TSV: the 1-based pivot and candidate columns, e.g. 3,4 (default: 2 columns, "
+        "or Tatoeba's 4 with languages)",
+        group=IO,
+        parse=parse_tsv_columns,
+    )
+    min_adequacy: float = option(
+        DEFAULT_MIN_ADEQUACY,
+        "CzEng: reject a pair whose adequacy score (column 2) is under this as low_adequacy; "
+        "0 keeps all (docs/filters.md, 'Corpus scores') (default: %(default)s)",
+        group=IO,
+        parse=parse_unit_interval,
+    )
+    min_language_score: float = option(
+        DEFAULT_MIN_LANGUAGE_SCORE,
+        "CzEng: reject a pair whose Czech or English language score (columns 3, 4) is under "
+        "this as low_language_score; 0 keeps all (default: %(default)s)",
+        group=IO,
+        parse=parse_unit_interval,
+    )
+    score_column: int | None = option(
+        None,
+        "plain TSV with --tsv-columns: the 1-based column of each line's score, which "
+        "--min-score applies to (default: none)",
+        group=IO,
+        parse=optional(parse_positive),
+    )
+    score_property: str | None = option(
+        None,
+        "TMX: the <prop type=...> of each unit's score, which --min-score applies to "
+        "(default: none)",
+        group=IO,
+    )
+    min_score: float | None = option(
+        None,
+        "reject a record whose own score (--score-column, --score-property) is under this "
+        "as low_score (default: none)",
+        group=IO,
+        parse=optional(float),
+    )
+    xces_links: str = option(
+        "one_to_one",
+        "XCES links with several sentences on a side: reject them (one_to_one), or join "
+        "each side's sentences (join) (default: %(default)s)",
+        group=IO,
+        choices=XCES_LINK_POLICIES,
+    )
+    corpus: str | None = option(
+        None, "corpus name stored in every row (default: the file's stem)", group=IO
+    )
+    license: str | None = option(
+        None,
+        "licence of the inputs, for the dataset card (e.g. cc-by-2.0) (default: known for "
+        "Tatoeba inputs, otherwise unknown)",
+        group=IO,
+    )
+    invalid_utf8: str = option(
+        "replace",
+        "replace undecodable bytes with U+FFFD and keep the record, or reject it "
+        "(default: %(default)s)",
+        group=BAD,
+        choices=INVALID_UTF8_POLICIES,
+    )
+    max_line_chars: int = option(
+        20_000, "reject longer lines (default: %(default)s)", group=BAD, parse=parse_positive
+    )
+    on_length_mismatch: str = option(
+        "error",
+        "Moses files of different length: stop with an error, or keep the common part and "
+        "reject the tail (default: %(default)s)",
+        group=BAD,
+        choices=LENGTH_MISMATCH_POLICIES,
+    )
+    on_malformed_xml: str = option(
+        "error",
+        "TMX/XCES that is not well-formed (or declares entities): stop with an error naming "
+        "file and line, or keep what came before and reject the rest of the file as one "
+        "record (default: %(default)s)",
+        group=BAD,
+        choices=MALFORMED_XML_POLICIES,
+    )
+    max_rejects_per_reason: int = option(
+        DEFAULT_MAX_REJECTS_PER_REASON,
+        "rejects/ keeps the first this many rows (by line) of each reason in each shard; every "
+        "reject is counted in the manifest all the same; 0 keeps them all (default: %(default)s)",
+        group=BAD,
+        parse=parse_non_negative,
+    )
+    model: str = option(
+        DEFAULT_MODEL,
+        "e5-small (offline default), a sentence-transformers folder, a folder URL, or a "
+        "hub id (default: %(default)s)",
+        group=MODEL,
+    )
+    prefix: str | None = option(
+        None,
+        "text put before every sentence (default: the model's own, 'query: ' for e5)",
+        group=MODEL,
+    )
+    threshold: float | str = option(
+        "auto",
+        "keep pairs whose cosine reaches this; 'auto' calibrates the cut for the model on "
+        "the data (default: %(default)s)",
+        group=MODEL,
+        parse=parse_threshold,
+    )
+    score: str | None = option(
+        None,
+        "what the cut applies to: cosine, or margin (the cosine over the mean cosine of both "
+        "sentences' k nearest neighbours in the calibration sample; needs --threshold auto) "
+        "(default: margin with --threshold auto, cosine with a fixed --threshold)",
+        group=MODEL,
+        choices=SCORES,
+    )
+    margin_k: int = option(
+        DEFAULT_MARGIN_K,
+        "with --score margin: nearest neighbours averaged per side (default: %(default)s)",
+        group=MODEL,
+        parse=parse_positive,
+    )
+    max_false_accept: float = option(
+        0.02,
+        "with --threshold auto: share of mismatched pairs allowed through (default: %(default)s)",
+        group=MODEL,
+        parse=parse_share,
+    )
+    calibration_sample: int = option(
+        1000,
+        "with --threshold auto: pairs sampled (by a stable hash) to calibrate the cut on "
+        "(default: %(default)s)",
+        group=MODEL,
+        parse=parse_positive,
+    )
+    backend: str = option(
+        "auto",
+        "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (on CPU the "
+        "fastest measured whose vectors do not depend on the batch, today openvino; torch "
+        "on GPU); exported models are cached, built offline (docs/models.md) "
+        "(default: %(default)s)",
+        group=MODEL,
+        choices=BACKENDS,
+    )
+    quantize: str | None = option(
+        None,
+        "with --backend onnx or openvino: none, or int8 (dynamic int8 weights) "
+        "(default: the backend's own, none)",
+        group=MODEL,
+        choices=QUANTIZATIONS,
+        parse=optional(one_of(QUANTIZATIONS)),
+    )
+    min_words: int = option(
+        1,
+        "fewest words on either side (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_non_negative,
+    )
+    max_words: int = option(
+        80,
+        "most words on either side (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_positive,
+    )
+    max_length_ratio: float = option(
+        2.5,
+        "largest (longer+1)/(shorter+1) word ratio (default: %(default)s)",
+        group=FILTERS,
+        parse=float,
+    )
+    sentence_count_filter: bool = option(
+        False,
+        "drop pairs whose sides split into different numbers of sentences (punkt)",
+        group=FILTERS,
+        switch=True,
+    )
+    profile: str = option(
+        DEFAULT_PROFILE,
+        "the kind of corpus, which sets the defaults of the four options below: curated "
+        "(Tatoeba, WMT, CzEng), subtitles (OpenSubtitles) or web (CCMatrix, ParaCrawl); "
+        "docs/filters.md lists what each sets (default: %(default)s)",
+        group=FILTERS,
+        choices=tuple(PROFILES),
+    )
+    junk_rules: tuple[str, ...] | None = option(
+        None,
+        f"the heuristic rules applied, comma-separated ({', '.join(RULES)}), or none "
+        "(default: the profile's)",
+        group=FILTERS,
+        parse=optional(parse_rules),
+        metavar="RULES",
+    )
+    language_check: float | None = option(
+        None,
+        "drop a pair whose pivot or candidate is not in its declared language: keep a line "
+        "declared L when p(L) >= RATIO x p(most likely language) (py3langid); 'off' to skip "
+        "(default: the profile's, 0.3)",
+        group=FILTERS,
+        parse=optional(parse_ratio_or_off),
+        metavar="RATIO|off",
+    )
+    min_letter_share: float | None = option(
+        None,
+        "the letters rule: least share of letters among a line's non-space characters "
+        "(default: the profile's, 0.5)",
+        group=FILTERS,
+        parse=optional(parse_share),
+    )
+    min_script_share: float | None = option(
+        None,
+        "the script rule: least share of a line's letters in its language's script "
+        "(default: the profile's, 0.8)",
+        group=FILTERS,
+        parse=optional(parse_share),
+    )
+    pair_mode: str = option(
+        "cover",
+        "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
+        "(default: %(default)s)",
+        group=FILTERS,
+        choices=PAIR_MODES,
+    )
+    max_group_size: int = option(
+        50,
+        "most distinct candidates kept per pivot, chosen deterministically (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_positive,
+    )
+    max_pairs_per_group: int = option(
+        100,
+        "cap on pairs per group in 'all' mode (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_positive,
+    )
+    rival_margin: float | None = option(
+        0.02,
+        "drop a candidate from a pivot's group when the input also aligns it with another "
+        "pivot that it matches better by more than this cosine, or that it leans to by more "
+        "than half of it beyond every group-mate; 'off' skips the check "
+        "(docs/thresholds.md) (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_rival_margin,
+    )
+    coherence_min_group: int | None = option(
+        3,
+        "with --threshold auto: in groups of this many distinct candidates or more, drop a "
+        "candidate no closer to any other than unrelated candidates are (cut calibrated "
+        "with --max-false-accept); 'off' skips the check (default: %(default)s)",
+        group=FILTERS,
+        parse=parse_min_group,
+    )
+    group_support: float | None = option(
+        0.1,
+        "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
+        "this share of mismatched pairs through, stays when its candidate is as close to a "
+        "group-mate that passed the cut as only a tenth of --max-false-accept of unrelated "
+        "candidates are (docs/thresholds.md); 'off' cuts at the cut alone (default: "
+        "%(default)s)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+    )
+    hard_negative_accept: float | None = option(
+        None,
+        "in groups of two or more, drop a candidate no closer to any other than this share "
+        "of the run's hard negatives (a candidate and its nearest candidate of another "
+        "pivot) are: more precision under plausible misalignments, at a cost in recall "
+        "(docs/thresholds.md); 'off' skips the check (default: off)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+    )
+    near_equal: float = option(
+        0.95,
+        "drop pairs whose normalized edit similarity is at least this, except pairs that "
+        "differ only in word endings (--drop-inflection-pairs decides on those) "
+        "(default: %(default)s)",
+        group=FILTERS,
+        parse=float,
+    )
+    drop_inflection_pairs: bool = option(
+        False,
+        "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
+        "share is in the run's stats either way (default: keep them)",
+        group=FILTERS,
+        switch=True,
+    )
+    exclude_sentences: tuple[str, ...] = option(
+        (),
+        "drop every pair one of whose sentences, after normalization, is a line of this "
+        "file (evaluation data kept out of training, e.g. laser_tatoeba_v1/"
+        "tatoeba.pol-eng.pol); repeatable (default: none)",
+        group=FILTERS,
+        many=True,
+        metavar="FILE",
+    )
+    exclude_suite: str | None = option(
+        None,
+        "the same for every sentence of an evaluation suite's files, all splits: a built-in "
+        "name (pl: the eight Polish tasks of Dadas 2022) or a suite file (default: none)",
+        group=FILTERS,
+        metavar="NAME|FILE",
+    )
+    suite_data: str | None = option(
+        None,
+        "the folder --exclude-suite's files are under (default: $PARAMINE_SUITE_DATA, then "
+        "the suite file's data_root)",
+        group=FILTERS,
+        metavar="DIR",
+    )
+    near_duplicates: float | None = option(
+        None,
+        "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
+        "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
+        "stats.json counts them either way (docs/filters.md) (default: off)",
+        group=FILTERS,
+        parse=parse_share_or_off,
+        metavar="SIMILARITY|off",
+    )
+
+    def __post_init__(self) -> None:
+        parse_fields(self)
+        self._check_combinations()
+
+    def _check_combinations(self) -> None:
+        from paramine.pipelines.formats.pivot_languages import pivot_languages, several
+        from paramine.schemas.languages import canonical_language
+
+        sources = pivot_languages(self.src_lang)  # None: auto
+        tgt = canonical_language(self.tgt_lang)
+        if sources is not None and tgt in sources:
+            raise UsageError(
+                f"--src-lang {self.src_lang} and --tgt-lang {self.tgt_lang} are the same "
+                "language: paramine mines paraphrases in the target language from a pivot in "
+                "another language"
+            )
+        if several(self.src_lang) and self.tsv_columns is not None:
+            raise UsageError(
+                f"--tsv-columns with --src-lang {self.src_lang}: chosen columns do not say a "
+                "line's pivot language; give one --src-lang, or Tatoeba's 4-column TSV"
+            )
+        # Where a record's own score is and its threshold: ReaderOptions checks them.
+        ReaderOptions(
+            tsv_columns=self.tsv_columns,
+            score_column=self.score_column,
+            score_property=self.score_property,
+            min_score=self.min_score,
+        )
+        if self.min_words > self.max_words:
+            raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
+        if self.max_length_ratio < 1:
+            raise UsageError(f"--max-length-ratio {self.max_length_ratio} must be at least 1")
+        from paramine.encoders.inference.backends import check_backend
+
+        check_backend(self.backend, self.quantize)
+        if not 0.0 < self.near_equal <= 1.0:
+            raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
+        if self.group_support is not None and self.group_support <= self.max_false_accept:
+            raise UsageError(
+                f"--group-support {self.group_support} must be above --max-false-accept "
+                f"{self.max_false_accept}: it is the share the looser cut lets through"
+            )
+        if self.hard_negative_accept is not None and importlib.util.find_spec("faiss") is None:
+            raise UsageError(
+                "--hard-negative-accept searches neighbours with faiss, which is not installed: "
+                "pip install 'paramine[faiss]' (faiss-gpu on GPU workers: 'paramine[gpu]')"
+            )
+        self.resolved_score()
+
+    def resolved_score(self) -> str:
+        """The score a run cuts on: ``--score``, or by default margin with ``--threshold auto``.
+
+        Margin is the default where it can be: on Tatoeba ces-eng and eng-pol
+        with 20% noise it kept more true pairs than the cosine at the same or
+        higher precision (docs/thresholds.md). A fixed ``--threshold`` is a
+        cosine; margins are calibrated only (their scale depends on the data).
+
+        Raises:
+            UsageError: margin with a fixed threshold.
+        """
+        if self.score is None:
+            return "margin" if self.threshold == "auto" else "cosine"
+        if self.score == "margin" and self.threshold != "auto":
+            raise UsageError(
+                f"--score margin needs --threshold auto (got --threshold {self.threshold}): a "
+                "margin's scale depends on the data, so its cut is calibrated; use --score "
+                "cosine for a fixed cosine cut"
+            )
+        return self.score
+
+    @property
+    def filters(self) -> dict[str, Any]:
+        """The prefilter's rules as the run applies them: the profile's, with overrides."""
+        profile = PROFILES[self.profile]
+        rules = profile.rules if self.junk_rules is None else self.junk_rules
+        ratio = profile.language_ratio if self.language_check is None else self.language_check
+        limits = Limits(
+            min_letter_share=self.min_letter_share or profile.limits.min_letter_share,
+            min_script_share=self.min_script_share or profile.limits.min_script_share,
+        )
+        return {
+            "profile": self.profile,
+            "junk_rules": list(rules),
+            "language_check": ratio or None,
+            "min_letter_share": limits.min_letter_share,
+            "min_script_share": limits.min_script_share,
+        }
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the cut is calibrated on the data (``--threshold auto``)."""
+        return self.threshold == "auto"
+
+    @property
+    def margin(self) -> bool:
+        """Whether the cut applies to the margin (only ever calibrated): decided here alone."""
+        return self.calibrated and self.resolved_score() == "margin"
+
+    @property
+    def fixed_threshold(self) -> float | None:
+        """The fixed cut, or ``None`` where it is calibrated."""
+        return None if self.calibrated else float(self.threshold)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> MiningSettings:
+        """Build the settings from ``{name: value}``; names as fields or flags (``src-lang``).
+
+        Raises:
+            UsageError: An unknown name (naming ``source``) or a bad value.
+        """
+        return from_mapping(cls, values, source, "paramine mine")
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as JSON types, by field name: what a job file or ``from_mapping`` takes."""
+        return record_of(self)
+
+    def replace(self, **changes: Any) -> MiningSettings:
+        """A copy with ``changes`` applied and checked."""
+        return dataclasses.replace(self, **changes)

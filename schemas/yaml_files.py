@@ -1,0 +1,134 @@
+"""YAML files that users write (job files, refresh configs, suites), read with one-line errors.
+
+A file that cannot be read, is not UTF-8 text or is not YAML fails with one
+line naming the file, and the line and column of the problem where there is
+one. A document keeps the line of every mapping key, so that a checker can
+say where a bad key or value is (``document.where("tasks", 2, "columns")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import fsspec
+from paramine.schemas.errors import InputError
+
+#: A key's place in a document: mapping keys and sequence indexes, outermost first.
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed YAML file and the line of each of its keys.
+
+    Attributes:
+        url: Where it was read from, as the user named it.
+        data: The parsed document (``yaml.safe_load``'s result).
+        lines: The 1-based line of each mapping key and sequence item, by path.
+    """
+
+    url: str
+    data: Any
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def where(self, *path: str | int) -> str:
+        """``url:line`` of the key at ``path``; the nearest enclosing key's line, else ``url``."""
+        for end in range(len(path), 0, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                return f"{self.url}:{line}"
+        return self.url
+
+
+def _position(text: str, index: int) -> str:
+    """``line:column`` (both from 1) of a character index in ``text``."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"{line}:{column}"
+
+
+def _yaml_problem(url: str, text: str, error: Exception, see: str) -> InputError:
+    """One line for a YAML error: the file, the line and column, and what the parser expected."""
+    import yaml
+
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        where = f"{mark.line + 1}:{mark.column + 1}"
+        problem = error.problem or "cannot be parsed"
+        # The context points at what was left open, such as the "[" of an unclosed
+        # list, which is where the author has to look; the problem mark may be the end.
+        context = error.context_mark
+        if error.context and context is not None:
+            start = f"{context.line + 1}:{context.column + 1}"
+            if start != where:
+                problem += f" ({error.context} that starts at {start})"
+    elif isinstance(error, yaml.reader.ReaderError):
+        # Control characters in valid UTF-8 (a NUL, a BEL): no mark, a position.
+        where = _position(text, error.position)
+        code = error.character if isinstance(error.character, int) else ord(error.character)
+        problem = f"unacceptable character U+{code:04X}: {error.reason}"
+    else:  # not raised by PyYAML 6; kept so that no YAML error escapes as a traceback
+        where, problem = "1:1", str(error)
+    problem = " ".join(problem.split())
+    return InputError(f"{url}:{where}: not valid YAML: {problem}; {see}")
+
+
+def _key_lines(node: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, int]]:
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
+            yield (*path, name), key.start_mark.line + 1
+            yield from _key_lines(value, (*path, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield (*path, index), item.start_mark.line + 1
+            yield from _key_lines(item, (*path, index))
+
+
+def parse_yaml(text: str, url: str, see: str) -> YamlDocument:
+    """Parse YAML text (JSON is YAML too) read from ``url``.
+
+    Raises:
+        InputError: Not YAML; one line naming ``url``, line and column, and ``see``.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+        lines = dict(_key_lines(yaml.compose(text, Loader=yaml.SafeLoader)))
+    except yaml.YAMLError as error:
+        raise _yaml_problem(url, text, error, see) from None
+    return YamlDocument(url, data, lines)
+
+
+def read_yaml(url: str, what: str, see: str) -> YamlDocument:
+    """Read the YAML document at ``url`` (any fsspec URL).
+
+    Args:
+        url: The file.
+        what: What the file is, for the message (``the refresh config``).
+        see: Where its author learns the format, appended to every message.
+
+    Raises:
+        InputError: The file cannot be read, is not UTF-8 text, or is not
+            YAML; the message is one line naming the file, and the line and
+            column of the problem.
+    """
+    try:
+        with fsspec.open(url, "rb") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise InputError(f"{url}: cannot read {what} ({error})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        raise InputError(
+            f"{url}:{line}:{column}: not UTF-8 text (byte 0x{raw[error.start]:02x}); {see}"
+        ) from None
+    return parse_yaml(text, url, see)

@@ -1,0 +1,382 @@
+"""``paramine mine`` end to end: real Beam pipelines, real Parquet, a real (tiny) model."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from paramine.encoders.inference.handler import EncoderHandler
+from paramine.pipelines.core.vectors import pair_texts
+from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
+from paramine.pipelines.formats.moses import MisalignedShardError
+from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
+from paramine.pipelines.run.mine import demo_input, job_from_command_line, run
+from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.read_bitext import ReadBitext
+from paramine.pipelines.stages.score_pairs import ScorePairs
+from paramine.schemas.dataset import (
+    PAIRS_SCHEMA,
+    PAIRS_SCHEMA_VERSION,
+    REJECTS_SCHEMA,
+    schema_version,
+)
+from paramine.schemas.errors import InputError, OutputError
+from paramine.schemas.manifest import (
+    IncompleteDatasetError,
+    read_manifest,
+)
+from paramine.schemas.reader import read_pairs
+from paramine.schemas.records import AlignedPair
+
+TATOEBA = "tatoeba_test_v2021-08-07/eng-pol"
+
+
+def write_moses(folder: Path, pivots: list[str], candidates: list[str], gz: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang, lines in (("en", pivots), ("pl", candidates)):
+        data = "".join(line + "\n" for line in lines).encode()
+        path = folder / f"corpus.en-pl.{lang}{'.gz' if gz else ''}"
+        path.write_bytes(gzip.compress(data) if gz else data)
+    return folder / "corpus.en-pl"
+
+
+def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Path, object]:
+    output = tmp_path / name
+    manifest = run([*args, "--model", str(model), "--output", str(output), "--threshold", "0.0"])
+    return output, manifest
+
+
+class TestScorePairs:
+    def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
+        # A budget of 4 tokens: many small batches.
+        handler = EncoderHandler(str(tiny_model_dir), token_budget=4)
+        pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
+        with TestPipeline(runner="FnApiRunner") as p:
+            aligned = p | beam.Create(pairs)
+            vectors = aligned | beam.FlatMap(pair_texts) | EncodeTexts(handler)
+            scores = (
+                aligned | ScorePairs(vectors) | beam.Map(lambda s: (s.pair.line, round(s.score, 4)))
+            )
+            assert_that(scores, equal_to([(i, 1.0) for i in range(5)]))
+
+    def test_named_parts_in_one_pass(self, tiny_model_dir: Path) -> None:
+        # Three parts share texts ("a" is a pivot of two parts); each comes back
+        # under its own name, with the score it gets alone, vectors where asked.
+        handler = EncoderHandler(str(tiny_model_dir))
+        parts = {
+            "grouped": [AlignedPair("a", "b", "en", "pl", "c", "s", 1)],
+            "rival": [AlignedPair("a", "c", "en", "pl", "c", "s", 2)],
+            "sample": [AlignedPair("d", "b", "en", "pl", "c", "s", 3)],
+        }
+        with TestPipeline(runner="FnApiRunner") as p:
+            pcolls = {name: p | f"Create[{name}]" >> beam.Create(ps) for name, ps in parts.items()}
+            everything = list(pcolls.values()) | "Everything" >> beam.Flatten()
+            vectors = everything | beam.FlatMap(pair_texts) | EncodeTexts(handler)
+            alone = everything | "Alone" >> ScorePairs(vectors)
+            together = pcolls | "Together" >> ScorePairs(vectors, keep_vectors={"rival"})
+            by_part = [
+                together[name]
+                | f"Of[{name}]"
+                >> beam.Map(
+                    lambda s, n: (s.pair.line, (n, s.score, s.pivot_vector is not None)), name
+                )
+                for name in parts
+            ]
+            joined = (
+                {
+                    "alone": alone | beam.Map(lambda s: (s.pair.line, s.score)),
+                    "together": by_part | "ByPart" >> beam.Flatten(),
+                }
+                | beam.CoGroupByKey()
+                | beam.MapTuple(
+                    lambda line, sides: (
+                        line,
+                        [
+                            (n, score == sides["alone"][0], kept)
+                            for n, score, kept in sides["together"]
+                        ],
+                    )
+                )
+            )
+            assert_that(
+                joined,
+                equal_to(
+                    [
+                        (1, [("grouped", True, False)]),
+                        (2, [("rival", True, True)]),
+                        (3, [("sample", True, False)]),
+                    ]
+                ),
+            )
+
+
+class TestReadBitext:
+    def test_moses_and_tsv_with_rejects(self, tmp_path: Path) -> None:
+        prefix = write_moses(tmp_path / "m", ["Hello.", "Bye."], ["Cześć.", "Pa."], gz=True)
+        tsv = tmp_path / "t.tsv"
+        tsv.write_text("Yes.\tTak.\nbroken line\neng\tpol\tNo.\tNie.\n", encoding="utf-8")
+        shards = resolve_inputs([str(prefix), str(tsv)], "en", "pl")
+        assert sorted(s.format for s in shards) == ["moses", "tsv"]
+        with TestPipeline(runner="FnApiRunner") as p:
+            read = p | ReadBitext(shards, ReaderOptions())
+            assert_that(
+                read.kept | beam.Map(lambda a: (a.pivot, a.candidate, a.line)),
+                equal_to(
+                    [
+                        ("Hello.", "Cześć.", 1),
+                        ("Bye.", "Pa.", 2),
+                        ("Yes.", "Tak.", 1),
+                        ("No.", "Nie.", 3),
+                    ]
+                ),
+                label="Pairs",
+            )
+            assert_that(
+                read.rejected | beam.Map(lambda r: (r.reason, r.line, r.record)),
+                equal_to([("column_count", 2, "broken line")]),
+                label="Rejected",
+            )
+
+    def test_tatoeba_four_columns_in_either_direction(self, tmp_path: Path) -> None:
+        tsv = tmp_path / "test.txt"
+        tsv.write_text("eng\tpol\tYes.\tTak.\npol\teng\tNie.\tNo.\ndeu\teng\tJa.\tYes.\n")
+        shard = Shard("tsv", str(tsv), "t", "en", "pl")
+        from paramine.pipelines.formats import read_shard
+
+        results = list(read_shard(shard, ReaderOptions()))
+        assert [(r.pivot, r.candidate) for r in results[:2]] == [("Yes.", "Tak."), ("No.", "Nie.")]
+        assert results[2].reason == "language_mismatch"
+
+    def test_misaligned_moses_names_both_files_and_counts(self, tmp_path: Path) -> None:
+        prefix = write_moses(tmp_path, ["a", "b", "c"], ["x"])
+        shard = resolve_inputs([str(prefix)], "en", "pl")[0]
+        from paramine.pipelines.formats import read_shard
+
+        with pytest.raises(MisalignedShardError) as error:
+            list(read_shard(shard, ReaderOptions()))
+        message = str(error.value)
+        assert "corpus.en-pl.en has 3 lines" in message and "corpus.en-pl.pl has 1" in message
+        tail = list(read_shard(shard, ReaderOptions(on_length_mismatch="reject_tail")))
+        assert [getattr(r, "reason", "pair") for r in tail] == [
+            "pair",
+            "unaligned_tail",
+            "unaligned_tail",
+        ]
+
+    def test_unknown_input_is_a_clear_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ValueError, match="matches no file"):
+            resolve_inputs([str(tmp_path / "nothing")], "en", "pl")
+        (tmp_path / "a.en").write_text("x\n")
+        with pytest.raises(ValueError, match=r"no .*a\.pl file is beside it"):
+            resolve_inputs([str(tmp_path / "a.en")], "en", "pl")
+
+
+class TestMineEndToEnd:
+    def test_demo_writes_schema_manifest_and_balanced_counts(
+        self, tmp_path: Path, tiny_model_dir: Path
+    ) -> None:
+        output, _ = mine(tmp_path, tiny_model_dir)
+        table, read_back = read_pairs(str(output))
+        assert table.schema.equals(PAIRS_SCHEMA, check_metadata=False)
+        for name in read_back.files["pairs"]:
+            assert schema_version(pq.read_schema(output / name)) == PAIRS_SCHEMA_VERSION
+        for name in read_back.files["rejects"]:
+            assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
+        counts = read_back.counts
+        assert read_back.accounting_errors() == []
+        assert set(counts) == {*(stage.name for stage in MINE_STAGES), "repairs", "encoding"}
+        assert [stage["name"] for stage in read_back.stages] == [s.name for s in MINE_STAGES]
+        assert counts["repairs"] == {}
+        demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
+        assert counts["ReadBitext"]["in"] == demo_lines
+        assert counts["PostFilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100
+        # The demo's noise is caught by name.
+        assert counts["Prefilter"]["dropped"]["untranslated"] >= 2
+        assert counts["Prefilter"]["dropped"]["duplicate_pair"] == 1
+        assert counts["Prefilter"]["dropped"]["empty"] == 1
+        rows = table.to_pylist()
+        assert all(r["sentence_a"] != r["sentence_b"] for r in rows)
+        assert len({r["pair_id"] for r in rows}) == len(rows)
+        assert all(r["lang"] == "pl" and r["pivot_lang"] == "en" for r in rows)
+        assert read_back.threshold == {**read_back.threshold, "mode": "fixed", "value": 0.0}
+        assert read_back.model["id"] == str(tiny_model_dir)
+        # No runner named: the in-process one (DirectRunner would fetch Prism).
+        assert read_back.extra["runner"] == "FnApiRunner"
+
+    def test_two_runs_give_identical_rows(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        first, _ = mine(tmp_path, tiny_model_dir, demo_input(), name="a")
+        second, _ = mine(tmp_path, tiny_model_dir, demo_input(), "--num-shards", "2", name="b")
+
+        def rows(path: Path) -> list[tuple]:
+            table, _ = read_pairs(str(path))
+            return sorted(tuple(r.values()) for r in table.to_pylist())
+
+        assert rows(first) == rows(second)
+
+    def test_many_shards_and_rejects_parquet(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        one = write_moses(
+            tmp_path / "one", ["Good night.", "Good night."], ["Dobranoc.", "Spokojnej nocy."]
+        )
+        two = tmp_path / "two.tsv"
+        two.write_bytes(
+            "Good night.\tDobrej nocy.\nno tab here\nGood night.\tŚpij dobrze.\n".encode()
+        )
+        output, manifest = mine(tmp_path, tiny_model_dir, str(one), str(two))
+        counts = manifest.counts
+        assert counts["ReadBitext"] == {"in": 5, "kept": 4, "dropped": {"column_count": 1}}
+        assert counts["GroupByPivot"]["kept"] == 4
+        rejects = pq.read_table(output / manifest.files["rejects"][0]).to_pylist()
+        rejects += [
+            r for f in manifest.files["rejects"][1:] for r in pq.read_table(output / f).to_pylist()
+        ]
+        assert [(r["reason"], r["line"], r["record"]) for r in rejects] == [
+            ("column_count", 2, "no tab here")
+        ]
+        assert {s["corpus"] for s in manifest.inputs} == {"corpus.en-pl", "two"}
+
+    def test_input_list_adds_to_the_inputs(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        one = write_moses(tmp_path / "one", ["Good night."], ["Dobranoc."])
+        two = tmp_path / "two.tsv"
+        two.write_text("Good night.\tDobrej nocy.\n", encoding="utf-8")
+        three = tmp_path / "three.tsv"
+        three.write_text("Good night.\tSpokojnej nocy.\n", encoding="utf-8")
+        listing = tmp_path / "inputs.txt"
+        listing.write_text(f"# shards\n{one}\n\n  {two}  \n", encoding="utf-8")
+        _, manifest = mine(tmp_path, tiny_model_dir, str(three), "--input-list", str(listing))
+        assert manifest.options["inputs"] == [str(three), str(one), str(two)]
+        assert {s["corpus"] for s in manifest.inputs} == {"three", "corpus.en-pl", "two"}
+        assert manifest.counts["ReadBitext"]["in"] == 3
+        assert manifest.counts["GroupByPivot"]["kept"] == 3  # one pivot, three translations
+
+    def test_missing_input_list_names_the_file(self, tmp_path: Path) -> None:
+        with pytest.raises(InputError, match=r"nowhere\.txt"):
+            run(["--input-list", str(tmp_path / "nowhere.txt"), "--output", str(tmp_path / "o")])
+
+    def test_existing_output_needs_overwrite(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        output, _ = mine(tmp_path, tiny_model_dir)
+        with pytest.raises(OutputError, match="--overwrite"):
+            mine(tmp_path, tiny_model_dir)
+        _, manifest = mine(tmp_path, tiny_model_dir, "--overwrite")
+        assert read_manifest(str(output)).rows == manifest.rows
+
+    def test_dataset_without_manifest_is_incomplete(self, tmp_path: Path) -> None:
+        (tmp_path / "pairs").mkdir()
+        with pytest.raises(IncompleteDatasetError, match=r"no manifest\.json"):
+            read_pairs(str(tmp_path))
+
+    def test_cli_help_and_run(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        help_text = subprocess.run(
+            [sys.executable, "-m", "paramine.pipelines.cli", "mine", "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for flag in (
+            "--src-lang",
+            "--tgt-lang",
+            "--model",
+            "--threshold",
+            "--pair-mode",
+            "--max-group-size",
+            "--batch-tokens",
+            "--write-scored",
+            "--output",
+        ):
+            assert flag in help_text
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "paramine.pipelines.cli",
+                "mine",
+                "--model",
+                str(tiny_model_dir),
+                "--output",
+                str(tmp_path / "cli"),
+                "--threshold",
+                "0.0",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "pairs written" in done.stderr
+        manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
+        assert manifest["counts"]["ReadBitext"]["in"] > 300
+
+    def test_tatoeba_groups_yield_pairs(
+        self, shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
+    ) -> None:
+        source = shared_corpora / TATOEBA / "test.txt"
+        output, manifest = mine(
+            tmp_path, tiny_model_dir, str(source), "--src-lang", "en", "--tgt-lang", "pl"
+        )
+        assert manifest.counts["ReadBitext"]["in"] == 10_099
+        assert manifest.accounting_errors() == []
+        table, _ = read_pairs(str(output))
+        # 159 English sentences have two or more Polish translations.
+        assert 100 <= len(set(table.column("pivot_sentence").to_pylist())) <= 159
+
+
+class TestCommandLine:
+    def test_beam_flags_with_spaced_values_are_not_inputs(self) -> None:
+        argv = [
+            "a.txt",
+            "--runner",
+            "DirectRunner",
+            "b.txt",
+            "--corpus",
+            "b.txt",
+            "--overwrite",
+            "c",
+            "--output",
+            "o",
+        ]
+        job = job_from_command_line(argv)
+        assert job.running.inputs == ("a.txt", "b.txt", "c")
+        assert job.mining.corpus == "b.txt" and job.running.overwrite
+        assert job.beam_args == ["--runner", "DirectRunner"]
+
+    def test_input_flag_repeats(self) -> None:
+        job = job_from_command_line(["--input", "a.txt", "--output", "o", "--input=b.txt", "c.txt"])
+        assert job.running.inputs == ("c.txt", "a.txt", "b.txt")
+
+    def test_spaced_runner_flag_mines(self, tmp_path: Path, tiny_model_dir: Path) -> None:
+        manifest = run(
+            [
+                demo_input(),
+                "--runner",
+                "FnApiRunner",
+                "--model",
+                str(tiny_model_dir),
+                "--output",
+                str(tmp_path / "o"),
+                "--threshold",
+                "0.0",
+            ]
+        )
+        assert manifest.extra["runner"] == "FnApiRunner"
+        assert manifest.options["inputs"] == [demo_input()]
+
+
+def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Path) -> None:
+    tsv = tmp_path / "bad.tsv"
+    tsv.write_bytes(b"Good night.\tDobranoc.\nGood night.\tDobrej \xff nocy.\nonly one column\n")
+    output, manifest = mine(tmp_path, tiny_model_dir, str(tsv))
+    counts = manifest.counts
+    assert counts["repairs"] == {"invalid_utf8_replaced": 1}
+    assert counts["ReadBitext"] == {"in": 3, "kept": 2, "dropped": {"column_count": 1}}
+    assert manifest.accounting_errors() == []
+    table, _ = read_pairs(str(output))
+    assert (
+        "Dobrej \ufffd nocy."
+        in table.column("sentence_b").to_pylist() + table.column("sentence_a").to_pylist()
+    )

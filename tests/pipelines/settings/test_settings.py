@@ -1,0 +1,191 @@
+"""The settings of a mining job: two kinds, each typed, parsed once and checked in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from paramine.pipelines.run.mine import MineJob, job_from_command_line
+from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
+from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
+from paramine.pipelines.settings.running import RunSettings
+from paramine.schemas.errors import ParamineError, UsageError
+from paramine.schemas.options import flag_name
+
+
+def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
+    parser = build_parser()
+    actions = {a.dest: a for a in parser._actions if a.dest != "help"}
+    for kind in (MiningSettings, RunSettings):
+        for field in dataclasses.fields(kind):
+            action = actions[field.name]
+            assert flag_name(field.name, kind) in action.option_strings
+            assert action.help and len(action.help) > 20, field.name
+    # Settings from an empty command line are the settings of the defaults.
+    line = parse_command_line([])
+    assert line.mining == line.running == {} and line.rest == [] and line.config is None
+    assert MiningSettings.from_mapping(line.mining) == MiningSettings()
+    assert RunSettings.from_mapping(line.running) == RunSettings()
+
+
+def test_no_setting_is_of_both_kinds() -> None:
+    mining = {f.name for f in dataclasses.fields(MiningSettings)}
+    running = {f.name for f in dataclasses.fields(RunSettings)}
+    assert mining.isdisjoint(running)
+    assert setting_kind("threshold") is MiningSettings
+    assert setting_kind("--batch-tokens") is RunSettings
+    assert setting_kind("format") is MiningSettings  # a flag that is not its field's name
+    assert setting_kind("runner") is None  # Beam's
+
+
+def test_command_line_mapping_and_python_agree() -> None:
+    job = job_from_command_line(
+        ["a.tsv", "--output", "o", "--tgt-lang", "cs", "--threshold", "0.8", "--tsv-columns", "3,4"]
+    )
+    from_mapping = MiningSettings.from_mapping(
+        {"tgt-lang": "cs", "threshold": 0.8, "tsv_columns": "3,4"}
+    )
+    from_python = MiningSettings(tgt_lang="cs", threshold="0.8", tsv_columns=(3, 4))
+    assert job.mining == from_mapping == from_python
+    assert job.running == RunSettings(inputs=("a.tsv",), output="o")
+    assert from_python.resolved_score() == "cosine"
+    assert from_python.to_record()["tsv_columns"] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("kind", "settings", "message"),
+    [
+        (MiningSettings, {"threshold": "2"}, r"--threshold 2.0 is not a cosine"),
+        (MiningSettings, {"threshold": "high"}, r"--threshold 'high': give 'auto'"),
+        (RunSettings, {"batch_tokens": 0}, r"--batch-tokens 0 is not a positive integer"),
+        (MiningSettings, {"input_format": "xlsx"}, r"--format 'xlsx'; allowed: auto, moses"),
+        (MiningSettings, {"max_false_accept": 1.5}, r"--max-false-accept 1.5 is not a share"),
+        (MiningSettings, {"tsv_columns": "2,2"}, r"--tsv-columns '2,2': columns .* must differ"),
+        (MiningSettings, {"min_words": 9, "max_words": 3}, r"--min-words 9 is above --max-words"),
+        (
+            MiningSettings,
+            {"score": "margin", "threshold": "0.8"},
+            r"--score margin needs --threshold auto",
+        ),
+        (RunSettings, {"gpu_type": "nvidia-gtx"}, r"--gpu-type 'nvidia-gtx'; allowed: nvidia-a100"),
+    ],
+)
+def test_bad_values_name_the_flag_and_what_is_allowed(
+    kind: type, settings: dict, message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        kind(**settings)
+
+
+@pytest.mark.parametrize(("src", "tgt"), [("pl", "pl"), ("en", "eng"), ("pol", "PL")])
+def test_same_language_on_both_sides_is_refused(src: str, tgt: str) -> None:
+    # Defect 8: --src-lang and --tgt-lang naming one language were accepted.
+    with pytest.raises(UsageError, match="are the same language"):
+        MiningSettings(src_lang=src, tgt_lang=tgt)
+
+
+def test_unknown_setting_names_its_source() -> None:
+    with pytest.raises(UsageError, match=r"refresh\.yaml: 'min-word' is not a paramine mine"):
+        MiningSettings.from_mapping({"min-word": 2}, source="refresh.yaml")
+
+
+def test_bad_flag_is_a_usage_error_not_an_exit() -> None:
+    with pytest.raises(UsageError, match=r"--format: invalid choice"):
+        job_from_command_line(["a.tsv", "--output", "o", "--format", "xlsx"])
+    with pytest.raises(UsageError, match=r"--output is required"):
+        job_from_command_line(["a.tsv"])
+    with pytest.raises(UsageError, match=r"demo is English-Polish"):
+        job_from_command_line(["--tgt-lang", "cs"])
+
+
+def test_settings_are_frozen() -> None:
+    settings = MiningSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.threshold = "0.5"  # type: ignore[misc]
+    # Numbers are numbers once parsed (issue 27): a fixed threshold is a float.
+    assert settings.replace(threshold="0.5").threshold == 0.5
+    with pytest.raises(UsageError):
+        settings.replace(threshold="5")
+
+
+def test_format_choices_are_the_selectable_readers() -> None:
+    from paramine.pipelines.formats import selectable_formats
+
+    assert sorted(INPUT_FORMATS) == sorted(["auto", *selectable_formats()])
+
+
+# ------------------------------------------------------------------ job files
+
+
+def job_of(tmp_path: Path, text: str, *argv: str) -> MineJob:
+    path = tmp_path / "job.yaml"
+    path.write_text(text, encoding="utf-8")
+    return job_from_command_line(["--config", str(path), *argv])
+
+
+def test_a_job_file_gives_the_settings_of_the_same_flags(tmp_path: Path) -> None:
+    from_file = job_of(
+        tmp_path,
+        "inputs: [a.tsv, b.tsv]\noutput: out\nsrc_lang: en\ntgt-lang: cs\n"
+        "threshold: '0.85'\nmax_words: 40\ndrop_inflection_pairs: true\ndevice: cpu\n"
+        "exclude_sentences: eval.txt\nbeam_args: [--direct_num_workers=2]\n",
+    )
+    from_flags = job_from_command_line(
+        [
+            "a.tsv",
+            "b.tsv",
+            "--output",
+            "out",
+            "--tgt-lang",
+            "cs",
+            "--threshold",
+            "0.85",
+            "--max-words",
+            "40",
+            "--drop-inflection-pairs",
+            "--device",
+            "cpu",
+            "--exclude-sentences",
+            "eval.txt",
+            "--direct_num_workers=2",
+        ]
+    )
+    assert from_file.mining == from_flags.mining
+    assert from_file.running == from_flags.running
+    assert sorted(from_file.beam_args) == sorted(from_flags.beam_args)
+
+
+def test_flags_override_the_job_file(tmp_path: Path) -> None:
+    job = job_of(
+        tmp_path,
+        "inputs: [a.tsv]\noutput: out\nthreshold: '0.85'\nmax_words: 40\n",
+        "b.tsv",
+        "--threshold",
+        "0.9",
+    )
+    assert job.mining.threshold == 0.9 and job.mining.max_words == 40
+    assert job.running.inputs == ("b.tsv",) and job.running.output == "out"
+    # A bad value the command line overrides is no error.
+    job = job_of(tmp_path, "inputs: [a.tsv]\noutput: out\nthreshold: high\n", "--threshold", "0.9")
+    assert job.mining.threshold == 0.9
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("output: o\nthresold: 0.8\n", r"job\.yaml:2: 'thresold' is not a paramine mine setting"),
+        ("output: o\n\nthreshold: high\n", r"job\.yaml:3: threshold: 'high': give 'auto'"),
+        ("output: o\nmax-words: -3\n", r"job\.yaml:2: max-words: -3 is not a positive integer"),
+        ("output: o\ndevice: tpu\n", r"job\.yaml:2: device: 'tpu'; allowed: auto, cpu"),
+        ("output: o\nbeam_args: --runner=X\n", r"job\.yaml:2: beam_args: a list of Beam flags"),
+        ("- a\n- b\n", r"job\.yaml: a job file is a YAML mapping"),
+        ("output: [o\n", r"job\.yaml:2:1: not valid YAML: .*flow sequence that starts at 1:9"),
+    ],
+)
+def test_a_bad_job_file_is_one_line_naming_the_file_line_and_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    with pytest.raises(ParamineError, match=message) as raised:
+        job_of(tmp_path, text, "a.tsv")
+    assert "\n" not in str(raised.value)
