@@ -74,3 +74,19 @@ def test_a_suite_gives_every_split_s_sentences(tmp_path: Path) -> None:
     unknown = MiningSettings(src_lang="en", tgt_lang="pl", exclude_suite="nosuch")
     with pytest.raises(UsageError, match=r"^--exclude-suite 'nosuch' is neither a built-in suite"):
         exclusion_keys(unknown)
+
+
+def test_a_file_not_in_utf8_is_refused_naming_its_line(tmp_path: Path) -> None:
+    # Read with replacement characters, "Zażółć gęślą jaźń" in cp1250 would
+    # match no pair: the sentences meant to be kept out would stay in.
+    held = tmp_path / "eval.pol"
+    held.write_bytes("Kot śpi.\nZażółć gęślą jaźń.\n".encode("cp1250"))
+    settings = MiningSettings(src_lang="en", tgt_lang="pl", exclude_sentences=(str(held),))
+    with pytest.raises(InputError) as error:
+        exclusion_keys(settings)
+    message = str(error.value)
+    assert message.startswith(f"--exclude-sentences {held}: line 1 is not UTF-8 text (byte 0x9c)")
+    assert "convert the file to UTF-8" in message and "\n" not in message
+    # The same sentences in UTF-8 are read.
+    held.write_text("Kot śpi.\nZażółć gęślą jaźń.\n", encoding="utf-8")
+    assert exclusion_keys(settings) == {"kotśpi", "zażółćgęśląjaźń"}

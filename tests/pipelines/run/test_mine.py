@@ -380,3 +380,45 @@ def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Pat
         "Dobrej \ufffd nocy."
         in table.column("sentence_b").to_pylist() + table.column("sentence_a").to_pylist()
     )
+
+
+def test_a_job_file_mines_what_its_flags_mine_and_a_manifest_makes_one(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    import yaml
+
+    source = write_moses(
+        tmp_path / "in",
+        ["Good night.", "Good night.", "Good night.", "Thank you.", "Thank you."],
+        ["Dobranoc.", "Spokojnej nocy.", "Dobrej nocy.", "Dziękuję.", "Dzięki."],
+    )
+    flags = ["--threshold", "0.0", "--max-group-size", "2", "--quiet"]
+    by_flags = run(
+        [str(source), "--model", str(tiny_model_dir), "--output", str(tmp_path / "a"), *flags]
+    )
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        yaml.safe_dump(
+            {
+                "inputs": [str(source)],
+                "model": str(tiny_model_dir),
+                "output": str(tmp_path / "b"),
+                "threshold": "0.0",
+                "max_group_size": 2,
+                "quiet": True,
+            }
+        ),
+        encoding="utf-8",
+    )
+    by_file = run(["--config", str(job)])
+    ids = [pq.read_table(tmp_path / d / "pairs").column("pair_id").to_pylist() for d in "ab"]
+    assert sorted(ids[0]) == sorted(ids[1]) and ids[0]
+    assert by_file.options == {**by_flags.options, "output": str(tmp_path / "b")}
+    # The manifest's options are such a file: the same pairs again.
+    again = tmp_path / "again.yaml"
+    again.write_text(
+        yaml.safe_dump({**by_file.options, "output": str(tmp_path / "c")}), encoding="utf-8"
+    )
+    assert run(["--config", str(again)]).options["threshold"] == 0.0
+    ids_c = pq.read_table(tmp_path / "c" / "pairs").column("pair_id").to_pylist()
+    assert sorted(ids_c) == sorted(ids[0])
