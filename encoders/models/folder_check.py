@@ -72,7 +72,6 @@ def check_model_folder(path: str, spec: str, flag: str = "--model") -> None:
             except ValueError as error:
                 raise ModelError(f"{flag} {spec}: {folder / 'modules.json'} {error}") from None
         module_dirs = [folder / m["path"] for m in modules]
-        check_module_settings(str(folder), spec, flag)
         transformer_dirs = [
             folder / m["path"]
             for m in modules
@@ -83,6 +82,8 @@ def check_model_folder(path: str, spec: str, flag: str = "--model") -> None:
             raise ModelError(f"{flag} {spec}: module folder {module_dir} is missing; {_DAMAGED}")
         for name in sorted(module_dir.glob("*.json")):
             _read_json(name, spec, flag)
+    if (folder / "modules.json").is_file():  # every settings file parses: now their keys
+        check_module_settings(str(folder), spec, flag)
     for transformer_dir in transformer_dirs:
         _load_config_and_tokenizer(transformer_dir, spec, flag)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from paramine.encoders.evaluation.holdout import eval_mask, load_split, split_key
-from paramine.encoders.training.train import filter_pairs
+from paramine.encoders.training.data import filter_pairs
 from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.digest import hash_fraction
 
@@ -249,7 +249,7 @@ def test_output_with_foreign_files_is_refused(
 def test_pairs_sharing_a_sentence_with_the_evaluation_data_are_dropped(tmp_path: Path) -> None:
     from paramine.encoders.evaluation.evaluate import Bitext
     from paramine.encoders.training.config import TrainConfig
-    from paramine.encoders.training.train import EvalData, prepare_data
+    from paramine.encoders.training.data import EvalData, prepare_data
     from paramine.schemas.text_keys import comparison_key
 
     rows = make_rows(40)

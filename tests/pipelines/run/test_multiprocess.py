@@ -71,7 +71,7 @@ def test_multi_processing_loads_the_model_once_per_worker(
 
     table, read_back = read_pairs(str(tmp_path / "out"))
     assert manifest.rows["pairs"] == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
-    assert read_back.options["runner"] == "FnApiRunner"
+    assert read_back.extra["runner"] == "FnApiRunner"
 
     # Deterministic across running modes: the same pairs and ids in process,
     # and scores equal up to float rounding (not bit for bit: docs/architecture.md).

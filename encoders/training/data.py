@@ -1,0 +1,144 @@
+"""The pairs a training run reads: the held-out split, the overlap with what it is
+evaluated on, and the training filters (``--min-score``, ``--max-score``,
+``--drop-near-identical``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from paramine.encoders.evaluation.evaluate import Bitext, StsData, read_eval_files
+from paramine.encoders.evaluation.holdout import eval_mask, read_dataset, sample_rows
+from paramine.encoders.evaluation.overlap import EVAL_OVERLAP, eval_keys, overlap_mask
+from paramine.encoders.evaluation.suite import (
+    Split,
+    Suite,
+    check_files,
+    load_suite,
+    read_task,
+    resolve_data_root,
+)
+from paramine.schemas.text_keys import edit_similarity
+
+if TYPE_CHECKING:
+    from paramine.encoders.training.config import TrainConfig
+    from paramine.schemas.manifest import Manifest
+
+
+def near_identical(a: pd.Series, b: pd.Series, threshold: float) -> pd.Series:
+    """Return True where two texts' normalized edit similarity is >= ``threshold``.
+
+    The similarity is the mining PostFilter's: Levenshtein similarity of the
+    comparison keys (case, punctuation and spacing ignored).
+    """
+    similarity = [edit_similarity(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+    return pd.Series(similarity, index=a.index, dtype="float64") >= threshold
+
+
+def filter_pairs(
+    df: pd.DataFrame,
+    min_score: float | None = None,
+    max_score: float | None = None,
+    near_identical_threshold: float | None = None,
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Apply the training filters; return the kept rows and drops by reason.
+
+    Args:
+        df: Pairs in ``PAIRS_SCHEMA`` columns.
+        min_score: Drop pairs whose ``min(score_a, score_b)`` is below this.
+        max_score: Drop pairs whose ``min(score_a, score_b)`` is above this.
+        near_identical_threshold: Drop pairs at least this similar by edit distance.
+    """
+    dropped: dict[str, int] = {}
+    # A pair is as good as its weaker alignment to the pivot.
+    score = df[["score_a", "score_b"]].min(axis=1)
+    if min_score is not None:
+        drop = score < min_score
+        dropped["below_min_score"] = int(drop.sum())
+        df, score = df[~drop], score[~drop]
+    if max_score is not None:
+        drop = score > max_score
+        dropped["above_max_score"] = int(drop.sum())
+        df = df[~drop]
+    if near_identical_threshold is not None:
+        drop = near_identical(df["sentence_a"], df["sentence_b"], near_identical_threshold)
+        dropped["near_identical"] = int(drop.sum())
+        df = df[~drop]
+    return df, dropped
+
+
+@dataclass
+class EvalData:
+    """What a training run is evaluated on besides its held-out pairs."""
+
+    bitexts: list[Bitext] = field(default_factory=list)
+    sts: list[tuple[str, StsData]] = field(default_factory=list)
+    suite: Suite | None = None
+    suite_root: str = ""
+    suite_splits: list[Split] = field(default_factory=list)
+
+
+def read_evaluation(config: TrainConfig) -> EvalData:
+    """Read the files of ``--eval-bitext``, ``--eval-sts`` and ``--suite``, before training."""
+    bitexts, sts = read_eval_files(config)
+    data = EvalData(bitexts, sts)
+    if config.suite:
+        data.suite = load_suite(config.suite)
+        data.suite_root = resolve_data_root(data.suite, config.suite_data)
+        check_files(data.suite, data.suite_root)
+        for task in data.suite.tasks:
+            data.suite_splits += read_task(task, data.suite_root).values()
+    return data
+
+
+@dataclass
+class TrainData:
+    """The rows a training run uses, and how they were chosen."""
+
+    train: pd.DataFrame
+    eval: pd.DataFrame
+    manifest: Manifest
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> TrainData:
+    """Read the dataset, split it by pivot, filter the training side.
+
+    Unless ``--keep-eval-overlap``, a training pair that shares a sentence
+    with the held-out pairs or with ``evaluation`` is dropped first
+    (:mod:`paramine.encoders.evaluation.overlap`).
+    """
+    df, manifest = read_dataset(config.dataset)
+    held_out = eval_mask(df["pivot_sentence"], config.eval_share)
+    eval_df = sample_rows(df[held_out], config.eval_max_pairs)
+    train_df = df[~held_out]
+    dropped: dict[str, int] = {}
+    keys: set[str] = set()
+    if not config.keep_eval_overlap:
+        evaluation = evaluation or EvalData()
+        keys = eval_keys(
+            df[held_out],
+            evaluation.bitexts,
+            [data for _, data in evaluation.sts],
+            evaluation.suite_splits,
+        )
+        overlap = overlap_mask(train_df, keys)
+        dropped[EVAL_OVERLAP] = int(overlap.sum())
+        train_df = train_df[~overlap]
+    train_df, filtered = filter_pairs(
+        train_df, config.min_score, config.max_score, config.drop_near_identical
+    )
+    dropped.update(filtered)
+    counts = {
+        "rows_read": len(df),
+        "eval_pivots_rows": int(held_out.sum()),
+        "eval_rows_scored": len(eval_df),
+        "eval_sentences": len(keys),
+        "train_rows_before_filters": int((~held_out).sum()),
+        "train_dropped": dropped,
+        "train_rows": len(train_df),
+    }
+    return TrainData(
+        train_df.reset_index(drop=True), eval_df.reset_index(drop=True), manifest, counts
+    )
