@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.benchmark_modules import benchmark_module
+import bench_signals as signals
 
 
-@pytest.fixture(scope="module")
-def signals():
-    with benchmark_module("bench_signals") as module:
-        yield module
-
-
-def test_ibm1_learns_which_word_translates_which(signals):
+def test_ibm1_learns_which_word_translates_which():
     # "das" is in every line, so only co-occurrence across lines tells "Haus" from "das".
     bitext = [
         (["the", "house"], ["das", "haus"]),
@@ -29,7 +21,7 @@ def test_ibm1_learns_which_word_translates_which(signals):
     assert right > wrong
 
 
-def test_auc_and_the_cut_that_loses_one_percent(signals):
+def test_auc_and_the_cut_that_loses_one_percent():
     right = [float(x) for x in range(100)]  # 0..99
     assert signals.auc(right, [-1.0, -2.0]) == 1.0
     assert signals.auc(right, [1000.0]) == 0.0
@@ -38,7 +30,7 @@ def test_auc_and_the_cut_that_loses_one_percent(signals):
     assert signals.caught_at(right, [0.5, 0.99, 50.0]) == 1
 
 
-def test_precision_recall_follow_bench_quality(signals):
+def test_precision_recall_follow_bench_quality():
     corpus = signals.Corpus(
         pivots=[],
         candidates=[],
@@ -57,7 +49,7 @@ def test_precision_recall_follow_bench_quality(signals):
 
 
 def test_a_candidate_leans_to_another_pivots_candidate_unless_the_pivots_are_paraphrases(
-    signals, tmp_path
+    tmp_path,
 ):
     import json
 

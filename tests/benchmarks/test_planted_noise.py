@@ -7,24 +7,17 @@ import subprocess
 import sys
 from collections import Counter
 
+import planted_noise as noise
 import pytest
 from paramine.pipelines.core.text import comparison_key, normalize
 
-from tests.benchmark_modules import benchmark_module
 from tests.paths import ROOT
-
-
-@pytest.fixture(scope="module")
-def noise():
-    with benchmark_module("planted_noise") as module:
-        yield module
-
 
 PIVOTS = ["I live in Kobe.", "The cat is black.", "Where is the station?", "Hello."]
 TARGETS = ["Mieszkam w Kobe.", "Kot jest czarny.", "Gdzie jest dworzec?", "Cześć."]
 
 
-def test_language_noise_takes_the_same_sentence_else_the_most_shared_words(noise):
+def test_language_noise_takes_the_same_sentence_else_the_most_shared_words():
     donors = [
         noise.Donor("I live in Kobe.", "Bydlím v Kobe.", "cs", "t"),
         noise.Donor("the station is far", "Nádraží je daleko.", "cs", "t"),
@@ -43,7 +36,7 @@ def test_language_noise_takes_the_same_sentence_else_the_most_shared_words(noise
     assert noise.corrupt_language(PIVOTS, TARGETS, 0.99, 1, donors)[0] == out
 
 
-def test_language_donors_read_from_the_corpora_layout(noise, tmp_path):
+def test_language_donors_read_from_the_corpora_layout(tmp_path):
     tatoeba = tmp_path / noise.TATOEBA_DIR / "ces-eng"
     tatoeba.mkdir(parents=True)
     (tatoeba / f"{noise.TATOEBA_STEM}.eng").write_text("Hi.\nYes.\n", encoding="utf-8")
@@ -58,7 +51,7 @@ def test_language_donors_read_from_the_corpora_layout(noise, tmp_path):
         noise.load_donors("xx", tmp_path)
 
 
-def test_junk_noise_deals_each_kind_and_never_keeps_the_line(noise):
+def test_junk_noise_deals_each_kind_and_never_keeps_the_line():
     pivots = [f"Tom bought {n} red apples at the market." for n in range(40)]
     targets = [f"Tom kupił {n} czerwonych jabłek na targu." for n in range(40)]
     out, replaced, labels = noise.corrupt_junk(pivots, targets, 0.5, 7, "pl")
@@ -81,7 +74,7 @@ def test_junk_noise_deals_each_kind_and_never_keeps_the_line(noise):
 def test_language_noise_does_not_depend_on_string_hashing():
     # Ties among donors were once ordered by set iteration, which PYTHONHASHSEED changes.
     script = (
-        "import sys; sys.path.insert(0, 'benchmarks'); import planted_noise as n\n"
+        "import planted_noise as n\n"
         "donors = [n.Donor(e, f'{e} #{i}', 'cs', 't') for i, e in enumerate("
         "['a cat sat', 'the dog ran', 'a dog sat', 'the cat ran', 'my cat', 'a dog'] * 3)]\n"
         "pivots = ['the cat sat', 'a dog ran', 'my dog', 'the cat', 'a red dog'] * 4\n"
@@ -91,7 +84,7 @@ def test_language_noise_does_not_depend_on_string_hashing():
         subprocess.run(
             [sys.executable, "-c", script],
             cwd=ROOT,
-            env={**os.environ, "PYTHONHASHSEED": seed},
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT / "benchmarks")},
             capture_output=True,
             text=True,
             check=True,

@@ -5,18 +5,11 @@ from __future__ import annotations
 import collections
 
 import pytest
-
-from tests.benchmark_modules import benchmark_module
-
-
-@pytest.fixture(scope="module")
-def synthetic():
-    with benchmark_module("synthetic") as module:
-        yield module
+import synthetic
 
 
 @pytest.fixture(scope="module")
-def bitext_20k(synthetic, tmp_path_factory):
+def bitext_20k(tmp_path_factory):
     """20,000 pairs with seed 0: the file and the summary the writer printed."""
     path = tmp_path_factory.mktemp("synthetic") / "bitext.tsv"
     summary = synthetic.write_tsv(path, 20_000, seed=0)
@@ -24,7 +17,7 @@ def bitext_20k(synthetic, tmp_path_factory):
     return path, summary, rows
 
 
-def test_same_seed_same_bytes_other_seed_other_bytes(synthetic, tmp_path, bitext_20k):
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path, bitext_20k):
     path, _, _ = bitext_20k
     again, other = tmp_path / "again.tsv", tmp_path / "other.tsv"
     synthetic.write_tsv(again, 20_000, seed=0)
@@ -56,7 +49,7 @@ def test_pivots_repeat_by_zipf(bitext_20k):
     assert 0.3 < summary["pairs_with_repeated_pivot_share"] < 0.7
 
 
-def test_each_pivot_has_one_to_four_translations(synthetic):
+def test_each_pivot_has_one_to_four_translations():
     bitext = synthetic.Bitext(20_000, seed=0)
     sizes = collections.Counter(len(bitext.translations(i)[1]) for i in range(2_000))
     assert set(sizes) <= {1, 2, 3, 4}

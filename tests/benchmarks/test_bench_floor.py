@@ -7,6 +7,7 @@ keeps what the Beam stages keep; these tests run both on one synthetic input.
 from __future__ import annotations
 
 import apache_beam as beam
+import bench_floor
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -18,17 +19,9 @@ from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.group_by_pivot import GroupByPivot
 from paramine.pipelines.stages.prefilter import Prefilter
 
-from tests.benchmark_modules import benchmark_module
-
 
 @pytest.fixture(scope="module")
-def bench_floor():
-    with benchmark_module("bench_floor") as module:
-        yield module
-
-
-@pytest.fixture(scope="module")
-def floor_run(bench_floor, tmp_path_factory):
+def floor_run(tmp_path_factory):
     """3,000 synthetic subtitle pairs through the floor's loop, with what it was given."""
     tsv = tmp_path_factory.mktemp("floor") / "subtitles.tsv"
     bench_floor.write_tsv(tsv, 3_000, seed=0)
