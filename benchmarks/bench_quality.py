@@ -360,13 +360,13 @@ def mine(
     With ``cache``, the encoder's forward pass is replaced by a lookup in the
     embeddings that ``encode_all`` stored (see ``cached_handler``).
     """
-    import paramine.pipelines.mine_paraphrases
+    import paramine.pipelines.run.encoder
     from paramine.encoders.inference.handler import EncoderHandler
     from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs
 
-    # mine_paraphrases.encoder_handler builds the handler from this name.
-    paramine.pipelines.mine_paraphrases.EncoderHandler = (  # type: ignore[misc]
+    # run.encoder.encoder_for builds the run's handler from this name.
+    paramine.pipelines.run.encoder.EncoderHandler = (  # type: ignore[misc]
         cached_handler(cache) if cache else EncoderHandler
     )
     manifest = run(

@@ -89,7 +89,9 @@ def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[
 def run_prefilter(manifest: Any) -> tuple[PrefilterOptions, LanguageCheck | None]:
     """The prefilter's settings of a run, from its manifest (the profile's, resolved)."""
     options = manifest.options
-    filters = options.get("filters") or {}
+    # The rules the prefilter applied are beside the options, not among them
+    # (manifest version 2; the reader moves them there in older manifests too).
+    filters = manifest.extra.get("filters") or {}
     limits = Limits()
     prefilter = PrefilterOptions(
         min_words=int(options.get("min_words", 1)),
@@ -149,8 +151,14 @@ def line_margin_scores(
     return [float(x) for x in np.asarray(margin_scores(background, p, c, keys, k))]
 
 
-class _LookupModel:
-    """Stands in for a SentenceTransformer: returns stored embeddings of texts."""
+class LookupEncoder:
+    """Stands in for the handler's loaded encoder: returns stored embeddings of texts.
+
+    It replaces what ``EncoderHandler.load_model`` returns (``encode`` of
+    prefixed texts, unit vectors out), not the SentenceTransformer inside it:
+    the handler's own encoding (tokenization, prompts, batching by length)
+    then never runs, so it can change without this lookup having to follow.
+    """
 
     def __init__(self, cache: Path, prefix: str) -> None:
         import numpy as np
@@ -160,16 +168,8 @@ class _LookupModel:
         self.embeddings = stored["emb"]
         self.prefix = prefix
 
-    def preprocess(self, texts: list[str]) -> dict[str, Any]:
-        """One token per text: ``encode_unpadded`` then looks all of them up at once."""
-        import torch
-
-        return {"attention_mask": torch.ones((len(texts), 1), dtype=torch.long)}
-
-    def get_embedding_dimension(self) -> int:
-        return int(self.embeddings.shape[1])
-
-    def encode(self, texts: list[str], **_: Any) -> Any:
+    def encode(self, texts: list[str]) -> Any:
+        """``(len(texts), dim)`` stored vectors of texts given with the run's prefix."""
         n = len(self.prefix)
         return self.embeddings[[self.index[t[n:]] for t in texts]]
 
@@ -182,10 +182,10 @@ def cached_handler(cache: Path) -> type:
     Only the encoder's forward pass is memoized, so the scores are the same
     model's (up to float noise from batch padding).
     """
-    from paramine.encoders.inference.handler import EncoderHandler, LoadedEncoder
+    from paramine.encoders.inference.handler import EncoderHandler
 
     class CachedEncoderHandler(EncoderHandler):
         def load_model(self) -> Any:
-            return LoadedEncoder(_LookupModel(cache, self.prefix))
+            return LookupEncoder(cache, self.prefix)
 
     return CachedEncoderHandler

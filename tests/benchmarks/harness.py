@@ -1,0 +1,84 @@
+"""Run a script of ``benchmarks/`` as a user does, and write the tiny inputs it reads."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tests.paths import CORPORA, ROOT, TATOEBA
+
+#: The stem of the Tatoeba test sets' files (``<stem>.eng``, ``<stem>.pol``).
+TATOEBA_STEM = "tatoeba-test-v2021-08-07"
+
+
+def run_script(name: str, *args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/<name>.py ARGS`` from the repository root; its output.
+
+    A run as a file, in a fresh interpreter: the script finds its helpers
+    beside it on its own, as it must for a user. A non-zero exit fails the
+    test with the end of what the script wrote to stderr.
+    """
+    done = subprocess.run(
+        [sys.executable, f"benchmarks/{name}.py", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"{name}.py exited {done.returncode}:\n{done.stderr[-6000:]}"
+    return done
+
+
+def markdown_rows(text: str, first_cell: str) -> list[list[str]]:
+    """The cells of the Markdown rows of ``text`` whose first cell starts with ``first_cell``."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if cells[0].startswith(first_cell):
+                rows.append(cells)
+    return rows
+
+
+def key_values(line: str) -> dict[str, float]:
+    """``precision=0.5 recall=1.0`` -> ``{"precision": 0.5, "recall": 1.0}``."""
+    return {k: float(v) for k, v in re.findall(r"([\w]+)=([-+\d.e]+)", line)}
+
+
+def write_tatoeba_sample(corpora: Path, lines: int = 300) -> Path:
+    """A few hundred lines of Tatoeba eng-pol, in a folder laid out like ``shared/corpora``.
+
+    Most of them are lines of pivots with two or more distinct Polish
+    translations (the only ones that can make a pair), the rest lines of
+    pivots seen once; in the file's order. Writes the Moses sides
+    (``<stem>.eng``, ``<stem>.pol``) and the 4-column ``test.txt`` into
+    ``corpora/tatoeba_test_v2021-08-07/eng-pol``, and links the real
+    ``ces-eng`` and ``laser_tatoeba_v1`` beside it: the donors that
+    ``--noise language`` finds two levels above the pair's directory.
+
+    Returns:
+        The pair's directory, ``.../eng-pol``.
+    """
+    source = TATOEBA / "eng-pol"
+    english = (source / f"{TATOEBA_STEM}.eng").read_text(encoding="utf-8").split("\n")[:-1]
+    polish = (source / f"{TATOEBA_STEM}.pol").read_text(encoding="utf-8").split("\n")[:-1]
+    translations: dict[str, set[str]] = defaultdict(set)
+    for en, pl in zip(english, polish, strict=True):
+        translations[en].add(pl)
+    grouped = [i for i, en in enumerate(english) if len(translations[en]) >= 2]
+    single = [i for i, en in enumerate(english) if len(translations[en]) == 1]
+    chosen = sorted(grouped[: lines * 2 // 3] + single[: lines - min(len(grouped), lines * 2 // 3)])
+    folder = corpora / TATOEBA.name / "eng-pol"
+    folder.mkdir(parents=True)
+    for suffix, side in (("eng", english), ("pol", polish)):
+        text = "".join(side[i] + "\n" for i in chosen)
+        (folder / f"{TATOEBA_STEM}.{suffix}").write_text(text, encoding="utf-8")
+    rows = "".join(f"eng\tpol\t{english[i]}\t{polish[i]}\n" for i in chosen)
+    (folder / "test.txt").write_text(rows, encoding="utf-8")
+    (folder.parent / "ces-eng").symlink_to(TATOEBA / "ces-eng")
+    (corpora / "laser_tatoeba_v1").symlink_to(CORPORA / "laser_tatoeba_v1")
+    return folder

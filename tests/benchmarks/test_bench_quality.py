@@ -1,0 +1,119 @@
+"""benchmarks/bench_quality.py with language noise, as the issues' acceptance command runs it.
+
+On 300 Tatoeba eng-pol lines with the tiny model: the mining run goes
+through the benchmark's cached encoder (``line_scores.cached_handler``),
+the path that crashed inside RunInference when the handler changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from line_scores import run_prefilter
+from noisy_corpus import corrupted_pair
+from paramine.pipelines.stages.prefilter import prefilter_reason
+from paramine.schemas.reader import read_pairs
+from paramine.schemas.records import AlignedPair
+
+from tests.benchmarks.harness import key_values, markdown_rows, run_script
+
+SEED, RATE = 13, 0.2
+
+
+@pytest.fixture(scope="module")
+def quality_run(tatoeba_sample: Path, tiny_model_dir: Path, tmp_path_factory) -> dict:
+    """One run: what it printed, its --json, and its workdir (the mined dataset in out-default)."""
+    workdir = tmp_path_factory.mktemp("bench-quality")
+    results = workdir / "results.json"
+    done = run_script(
+        "bench_quality", tatoeba_sample, "--noise", "language", "--rate", RATE,
+        "--model", tiny_model_dir, "--workdir", workdir, "--json", results,
+    )  # fmt: skip
+    return {"out": done.stdout, "json": json.loads(results.read_text()), "workdir": workdir}
+
+
+def test_the_table_and_the_last_line_give_the_runs_figures(quality_run, tiny_model_dir):
+    out, result = quality_run["out"], quality_run["json"]["results"]["default"]
+    table, manifest = read_pairs(str(quality_run["workdir"] / "out-default"))
+    assert result["pairs"] == table.num_rows == manifest.rows["pairs"] > 0
+    assert result["cut"] == manifest.threshold["value"]
+    [row] = markdown_rows(out, "default")
+    assert row[1:6] == [
+        f"{result['cut']:.4f}",
+        f"{result['pairs']:,}",
+        f"{result['precision']:.4f}",
+        f"{result['recall']:.4f}",
+        f"{result['noise_passed']:.4f}",
+    ]
+    assert 0 <= result["precision"] <= 1 and 0 < result["recall"] <= 1
+    # The denominator of "agree" is the manifest's own count.
+    assert result["kept_by_cut_manifest"] == manifest.counts["ThresholdFilter"]["kept"]
+    assert row[6] == f"{result['kept_by_cut_recomputed']}/{result['kept_by_cut_manifest']}"
+    assert (
+        f"eng-pol (en->pl, language noise: 60 of 300 lines replaced, seed {SEED}); "
+        f"model {tiny_model_dir}"
+    ) in out
+    assert result["noise_lines"] == 60
+    assert key_values(out.strip().splitlines()[-1]) == {
+        "precision": round(result["precision"], 4),
+        "recall": round(result["recall"], 4),
+        "planted_in_pairs": result["planted_in_pairs"],
+    }
+
+
+def test_recall_losses_add_up_to_the_candidates_not_found(quality_run):
+    result = quality_run["json"]["results"]["default"]
+    losses = result["recall_losses"]
+    found = round(result["recall"] * result["eligible"])
+    # Where each lost candidate was lost; near_equal, other_pivot and pairing
+    # break down pairing_postfilter.
+    where = ("prefilter", "below_cut", "singleton", "pairing_postfilter")
+    assert sum(losses.get(k, 0) for k in where) == result["eligible"] - found
+    breakdown = ("near_equal", "other_pivot", "pairing")
+    assert sum(losses.get(k, 0) for k in breakdown) == losses.get("pairing_postfilter", 0)
+
+
+def test_every_planted_line_is_stopped_somewhere_or_in_pairs(quality_run):
+    out, result = quality_run["out"], quality_run["json"]["results"]["default"]
+    planted = result["planted"]
+    # Close-language translations: Czech first, then Russian and Ukrainian.
+    assert set(planted) <= {
+        f"{lang} {how}" for lang in ("cs", "ru", "uk") for how in ("same", "similar")
+    }
+    assert "cs similar" in planted
+    for label, counts in planted.items():
+        stopped = sum(n for k, n in counts.items() if k.startswith("prefilter "))
+        assert counts["lines"] == stopped + counts.get("passed_prefilter", 0)
+        later = ("below_cut", "later", "in_pairs")
+        assert counts.get("passed_prefilter", 0) == sum(counts.get(k, 0) for k in later)
+        [row] = markdown_rows(out, label)
+        assert row[1] == f"{counts['lines']:,}" and row[6] == str(counts.get("in_pairs", 0))
+    assert sum(c["lines"] for c in planted.values()) <= result["noise_lines"]
+    # Most close-language lines go at the language check, as in the real run.
+    stopped = sum(c.get("prefilter wrong_language_candidate", 0) for c in planted.values())
+    assert stopped > sum(c["lines"] for c in planted.values()) / 2
+    assert result["planted_in_pairs"] == sum(c.get("in_pairs", 0) for c in planted.values())
+    for example in result["planted_passed_prefilter"]:
+        assert example["detector"].endswith(("-> pass", "-> drop"))
+
+
+def test_the_prefilter_fates_it_recomputes_are_the_runs_own(quality_run, tatoeba_sample):
+    """The benchmark replays the run's prefilter from its manifest: the same drops by reason."""
+    _, manifest = read_pairs(str(quality_run["workdir"] / "out-default"))
+    _, _, corpus = corrupted_pair(tatoeba_sample, "eng", "language", RATE, SEED)
+    options, languages = run_prefilter(manifest)
+    assert languages is not None and options.junk_rules  # the profile's rules, resolved
+    reasons: Counter[str] = Counter()
+    seen = set()
+    for pivot, candidate in zip(corpus.pivots, corpus.candidates, strict=True):
+        pair = AlignedPair(pivot, candidate, corpus.pivot_lang, corpus.lang, "t", "t", 0)
+        reason = prefilter_reason(pair, options, languages)
+        if not reason and (pivot, candidate) in seen:
+            reason = "duplicate_pair"
+        seen.add((pivot, candidate))
+        if reason:
+            reasons[reason] += 1
+    assert reasons == Counter(manifest.counts["Prefilter"]["dropped"])
