@@ -47,10 +47,10 @@ CPU_VARIANTS = [
 ]
 
 
-def read_pairs(count: int) -> tuple[list[str], list[str]]:
+def read_pairs(count: int, moses: Path = MOSES) -> tuple[list[str], list[str]]:
     """The first ``count`` (English, Polish) pairs of Tatoeba eng-pol with distinct texts."""
-    english = (MOSES.parent / f"{MOSES.name}.eng").read_text(encoding="utf-8").splitlines()
-    polish = (MOSES.parent / f"{MOSES.name}.pol").read_text(encoding="utf-8").splitlines()
+    english = (moses.parent / f"{moses.name}.eng").read_text(encoding="utf-8").splitlines()
+    polish = (moses.parent / f"{moses.name}.pol").read_text(encoding="utf-8").splitlines()
     seen: set[str] = set()
     pivots, candidates = [], []
     for en, pl in zip(english, polish, strict=True):
@@ -76,7 +76,7 @@ def run_cpu(args: argparse.Namespace) -> None:
     from paramine.encoders.inference.handler import encode_unpadded
     from paramine.encoders.models.resolve import resolve_model
 
-    pivots, candidates = read_pairs(args.sentences // 2)
+    pivots, candidates = read_pairs(args.sentences // 2, args.corpus)
     resolved = resolve_model(args.model)
     texts = [resolved.prefix + t for t in pivots + candidates]
     print(f"model: {resolved.model_id} ({resolved.path})")
@@ -126,7 +126,7 @@ def run_cpu(args: argparse.Namespace) -> None:
     if args.no_mine:
         return
     print()
-    mined = {variant: mine(args.model, variant) for variant in variants}
+    mined = {variant: mine(args.model, variant, args.corpus) for variant in variants}
     ref_pairs = mined[reference][0]
     print(f"{'backend':9s} {'quant':5s} {'pairs':>6s} {'identical':>10s} {'mine s':>7s}")
     for variant in variants:
@@ -135,7 +135,7 @@ def run_cpu(args: argparse.Namespace) -> None:
         print(f"{variant[0]:9s} {variant[1]:5s} {len(pairs):6d} {same:10.2%} {took:7.1f}")
 
 
-def mine(model: str, variant: tuple[str, str]) -> tuple[set[str], float]:
+def mine(model: str, variant: tuple[str, str], moses: Path = MOSES) -> tuple[set[str], float]:
     """Mine Tatoeba eng-pol with one backend; the pair_id set and the seconds taken."""
     from paramine.pipelines.run.mine import run
     from paramine.schemas.reader import read_pairs as read_dataset
@@ -143,7 +143,7 @@ def mine(model: str, variant: tuple[str, str]) -> tuple[set[str], float]:
     backend, quantize = variant
     with tempfile.TemporaryDirectory() as tmp:
         argv = [
-            str(MOSES),  # the Moses prefix: .eng and .pol beside it
+            str(moses),  # the Moses prefix: .eng and .pol beside it
             "--src-lang",
             "en",
             "--tgt-lang",
@@ -201,7 +201,7 @@ def run_gpu(args: argparse.Namespace) -> None:
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
         sys.exit("bench_encode: --device cuda, but torch sees no CUDA device")
-    pivots, candidates = read_pairs(args.sentences // 2)
+    pivots, candidates = read_pairs(args.sentences // 2, args.corpus)
     texts = (pivots + candidates) * args.repeat_texts
     e5 = resolve_model("e5-small")
     with tempfile.TemporaryDirectory() as tmp:
@@ -259,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
         help="cpu: the backends; cuda: the GPU path (default: %(default)s)",
     )
     parser.add_argument("--model", default="e5-small", help="CPU encoder (default: %(default)s)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=MOSES,
+        help="Moses prefix of an English-Polish pair, .eng and .pol beside it "
+        "(default: Tatoeba eng-pol in shared/corpora)",
+    )
     parser.add_argument(
         "--sentences",
         type=int,

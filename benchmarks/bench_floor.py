@@ -142,7 +142,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     if not (tsv.exists() and shape_path.exists()):
         shape_path.write_text(json.dumps(write_tsv(tsv, n, args.seed)))
 
-    config = MiningSettings(inputs=(str(tsv),), output=str(workdir / "unused"), input_format="tsv")
+    config = MiningSettings(input_format="tsv")  # what decides the output; no inputs there
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     options = prefilter_options(config)
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))

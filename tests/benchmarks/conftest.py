@@ -1,4 +1,4 @@
-"""What the benchmarks' tests share: a tiny sample of a real bitext."""
+"""What the benchmarks' tests share: a tiny sample of a real bitext, one bench_scale run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.harness import write_tatoeba_sample
+from tests.benchmarks.harness import SCALE_PAIRS, run_script, write_tatoeba_sample
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +18,17 @@ def tatoeba_sample(shared_corpora: Path, tmp_path_factory: pytest.TempPathFactor
     """
     return write_tatoeba_sample(tmp_path_factory.mktemp("tatoeba"), lines=300)
 
+
+@pytest.fixture(scope="session")
+def scale_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """One bench_scale run of 2,000 synthetic pairs: its workdir, its --json, what it printed.
+
+    Session-scoped: bench_floor reads the same workdir's input and this
+    run's figures, as a user compares the two (``--workdir``, ``--scale-json``).
+    """
+    workdir = tmp_path_factory.mktemp("bench-scale")
+    figures = workdir / "scale.json"
+    done = run_script(
+        "bench_scale", "--sizes", SCALE_PAIRS, "--workdir", workdir, "--json", figures
+    )
+    return workdir, figures, done.stdout

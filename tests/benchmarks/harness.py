@@ -12,6 +12,8 @@ from tests.paths import CORPORA, ROOT, TATOEBA
 
 #: The stem of the Tatoeba test sets' files (``<stem>.eng``, ``<stem>.pol``).
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
+#: The pairs of the one bench_scale run (fixture ``scale_run``), which bench_floor reads too.
+SCALE_PAIRS = 2_000
 
 
 def run_script(name: str, *args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import bench_signals as signals
+import pytest
+from paramine.schemas.reader import read_pairs
+
+from tests.benchmarks.harness import markdown_rows, run_script
 
 
 def test_ibm1_learns_which_word_translates_which():
@@ -105,3 +111,59 @@ def test_a_candidate_leans_to_another_pivots_candidate_unless_the_pivots_are_par
     corpus.replaced.append(False)
     leans = signals.other_pivot_leans(corpus, index, embeddings, rows, run)
     assert leans[(key, "tom nemá bratra.")] < 0
+
+
+@pytest.fixture(scope="module")
+def signals_run(tatoeba_sample, tiny_model_dir, tmp_path_factory):
+    """bench_quality with lexical noise and a low fixed cut, then bench_signals on its output.
+
+    As docs/thresholds.md runs them, sharing the embeddings cache; the low cut
+    lets wrong pairs into the output, which the signals are measured on.
+    """
+    workdir = tmp_path_factory.mktemp("bench-signals")
+    cache, results = workdir / "cache.npz", workdir / "quality.json"
+    noise = ["--noise", "lexical", "--rate", "0.2", "--model", tiny_model_dir]
+    run_script(
+        "bench_quality", tatoeba_sample, *noise, "--scorings", "fixed:0.5",
+        "--workdir", workdir / "run", "--embeddings-cache", cache, "--json", results,
+    )  # fmt: skip
+    run = workdir / "run" / "out-fixed-0-5"
+    done = run_script(
+        "bench_signals", tatoeba_sample, *noise, "--run", run, "--embeddings-cache", cache
+    )
+    quality = json.loads(results.read_text())["results"]["fixed:0.5"]
+    return done.stdout, quality, run
+
+
+def test_the_script_measures_each_signal_on_the_runs_right_and_wrong_candidates(signals_run):
+    import re
+
+    out, quality, run = signals_run
+    rows = read_pairs(str(run))[0].num_rows
+    header = re.match(
+        r"eng-pol, lexical noise, seed 13: (\d+) pairs, (\d+) wrong; (\d+) right and (\d+) wrong "
+        r"candidates",
+        out,
+    )
+    assert header, out
+    pairs, wrong_pairs, right, wrong = (int(g) for g in header.groups())
+    assert pairs == rows == quality["pairs"] and right + wrong == 2 * pairs
+    # Its precision is bench_quality's, on the same output.
+    assert wrong_pairs == round(pairs * (1 - quality["precision"]))
+    assert wrong_pairs > 0 and 0 < wrong <= 2 * wrong_pairs
+    table = {cells[0]: cells[1:] for cells in markdown_rows(out, "")[1:]}
+    assert list(table) == ["cosine", "ibm1", "rank sum"]
+    for auc, caught in table.values():
+        assert 0 <= float(auc) <= 1 and 0 <= int(caught) <= wrong
+    assert (
+        f"default output: precision {quality['precision']:.3f} recall {quality['recall']:.3f}"
+        in out
+    )
+    replays = [line for line in out.splitlines() if line.startswith(("cos(a, b) >=", "closer to"))]
+    assert len(replays) == 4
+    for line in replays:
+        figures = re.search(r"precision ([\d.]+) recall ([\d.]+) \((\d+) wrong", line)
+        assert figures, line
+        assert 0 <= float(figures.group(1)) <= 1 and int(figures.group(3)) <= wrong_pairs
+        dropped = re.search(r"(\d+) candidates dropped, (\d+) wrong", line)
+        assert dropped is None or int(dropped.group(2)) <= int(dropped.group(1))

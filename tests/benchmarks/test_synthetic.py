@@ -7,6 +7,8 @@ import collections
 import pytest
 import synthetic
 
+from tests.benchmarks.harness import key_values, run_script
+
 
 @pytest.fixture(scope="module")
 def bitext_20k(tmp_path_factory):
@@ -83,3 +85,24 @@ def test_lengths_are_subtitle_like(bitext_20k):
         (len(c.split()) + 1) / (len(p.split()) + 1) for p, c in rows
     ]  # within the prefilter's default 2.5
     assert max(max(ratios), 1 / min(ratios)) <= 2.5
+
+
+def test_the_script_writes_the_file_and_prints_its_shape(tmp_path):
+    out = tmp_path / "subtitles.tsv"
+    done = run_script("synthetic", 2_000, out, "--seed", 3, "--unique-share", 0.2)
+    printed = key_values(done.stderr.strip().splitlines()[-1])
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert printed["pairs"] == len(rows) == 2_000
+    assert all(len(row) == 2 and row[0] and row[1] for row in rows)
+    # The printed shape is the file's: distinct pivots, the most repeated one.
+    counts = collections.Counter(pivot for pivot, _ in rows)
+    assert printed["distinct_pivots"] == len(counts)
+    assert printed["top_pivot_count"] == max(counts.values())
+    # A smaller --unique-share than the default's half: more pairs repeat a pivot.
+    default = synthetic.write_tsv(tmp_path / "default.tsv", 2_000, seed=3)
+    assert printed["pairs_with_repeated_pivot_share"] > default["pairs_with_repeated_pivot_share"]
+    assert printed["seconds"] >= 0
+    # The script writes what write_tsv writes for the same arguments.
+    again = tmp_path / "again.tsv"
+    synthetic.write_tsv(again, 2_000, seed=3, shape=synthetic.Shape(unique_share=0.2))
+    assert again.read_bytes() == out.read_bytes()
