@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 import traceback
@@ -26,9 +27,17 @@ def paramine(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
+#: A progress line (printed every 5 s of a run; a loaded machine gets one before an error).
+PROGRESS = re.compile(r"paramine: (read |[A-Za-z]+: ).* elapsed$")
+
+
 def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
-    """stderr without Beam's import-time noise."""
-    return [line for line in done.stderr.splitlines() if "apitools" not in line]
+    """stderr without Beam's import-time noise and the run's progress lines."""
+    return [
+        line
+        for line in done.stderr.splitlines()
+        if "apitools" not in line and not PROGRESS.match(line)
+    ]
 
 
 def tree_digest(folder: Path) -> str:

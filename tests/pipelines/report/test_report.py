@@ -131,7 +131,7 @@ class TestReportPage:
             assert section in page.sections, section
         manifest = read_manifest(str(dataset))
         funnel_text = " ".join(page.sections["funnel"]["text"])
-        assert f"{manifest.counts['read']['in']:,}" in funnel_text
+        assert f"{manifest.counts['ReadBitext']['in']:,}" in funnel_text
         assert "single_candidate" in funnel_text  # dropped by reason
         scores = page.sections["scores"]
         assert "svg" in scores["tags"] and "path" in scores["tags"]
