@@ -29,9 +29,12 @@ ENCODING = "encoding"
 #: Figures of a refresh's rewrite of its table (pipelines/refresh/job.py):
 #: old pairs written again as they were, old pairs replaced, rows written.
 TABLE = "table"
+#: Lines a check could not judge and let through, counted per check and
+#: language (``language_unchecked.bo``): kept, and counted by their stage.
+UNCHECKED = "unchecked"
 #: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
 #: manifest's counts, outside the accounting identity.
-NOTES = (REPAIRS, ENCODING, TABLE)
+NOTES = (REPAIRS, ENCODING, TABLE, UNCHECKED)
 
 
 class StageResult(NamedTuple):
@@ -98,6 +101,34 @@ class DropTally:
 
     def __getstate__(self) -> dict:
         return {"drop": self.drop, "_counts": {}}
+
+
+class NoteTally:
+    """A note's figures summed over a bundle: ``(note, key, n)`` count rows at the bundle's end.
+
+    For a DoFn that notes something of many elements (the lines a check could
+    not judge): it calls ``add`` as it goes and yields ``flush(tag)`` from its
+    ``finish_bundle``, on an output whose rows join the run's counts.
+    """
+
+    def __init__(self, note: str) -> None:
+        if note not in NOTES:
+            raise ValueError(f"{note!r} is not one of {NOTES}")
+        self.note = note
+        self._counts: dict[str, int] = {}
+
+    def add(self, key: str, n: int = 1) -> None:
+        """Count ``n`` for ``key``."""
+        self._counts[key] = self._counts.get(key, 0) + n
+
+    def flush(self, tag: str) -> Iterator[pvalue.TaggedOutput]:
+        """The bundle's figures as count rows on the output ``tag`` (global window)."""
+        for key, n in sorted(self._counts.items()):
+            yield pvalue.TaggedOutput(tag, _global((self.note, key, n)))
+        self._counts.clear()
+
+    def __getstate__(self) -> dict:
+        return {"note": self.note, "_counts": {}}
 
 
 class _FirstAndCount(beam.CombineFn):

@@ -10,18 +10,19 @@ run's profile (or ``--junk-rules``) names and counts each reason on its own.
 
 The rules are the kind peer tools apply before scoring (OpusFilter's
 heuristic filters, bicleaner's hard rules), written as a few compiled
-patterns so that they cost a few microseconds per pair.
+patterns so that they cost a few microseconds per pair. The letters and the
+script of a line are ``core/scripts.py``'s, for every Unicode script.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from paramine.pipelines.core.language_id import DEFAULT_RATIO
+from paramine.pipelines.core.scripts import expected_scripts, letter_share, script_share
 
 #: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
 _URL = re.compile(
@@ -40,36 +41,6 @@ _REPEATED_CHAR = re.compile(r"(.)\1{4}")
 _NOT_WORD = re.compile(r"\W+")
 _QUESTION = frozenset("?？؟;;⸮")  # Greek writes its question mark as a semicolon
 
-#: The letters of each script, as code point ranges (the blocks' letters).
-_SCRIPT_LETTERS = {
-    "LATIN": "A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff",
-    "CYRILLIC": "\u0400-\u052f",
-    "GREEK": "\u0370-\u03ff\u1f00-\u1fff",
-    "HEBREW": "\u05d0-\u05ea",
-    "ARABIC": "\u0620-\u064a\u066e-\u06d3\u06fa-\u06ff",
-    "ARMENIAN": "\u0531-\u0587",
-    "GEORGIAN": "\u10a0-\u10ff",
-    "THAI": "\u0e01-\u0e30\u0e40-\u0e46",
-    "DEVANAGARI": "\u0904-\u0939\u0958-\u0961",
-    "HANGUL": "\u1100-\u11ff\uac00-\ud7a3",
-}
-_IN_SCRIPT = {script: re.compile(f"[{letters}]") for script, letters in _SCRIPT_LETTERS.items()}
-#: The script each language is written in, where one script is the rule.
-_WRITTEN_IN = {
-    "LATIN": "af ca cs cy da de en eo es et eu fi fr ga gl hr hu id is it lt lv ms mt nl no "
-    "pl pt ro sk sl sq sv sw tl tr vi bs",
-    "CYRILLIC": "ru uk be bg mk kk ky mn tg",
-    "GREEK": "el",
-    "HEBREW": "he",
-    "ARABIC": "ar fa ur",
-    "ARMENIAN": "hy",
-    "GEORGIAN": "ka",
-    "THAI": "th",
-    "DEVANAGARI": "hi",
-    "HANGUL": "ko",
-}
-SCRIPTS = {lang: script for script, langs in _WRITTEN_IN.items() for lang in langs.split()}
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -79,45 +50,6 @@ class Limits:
     min_letter_share: float = 0.5
     #: Least share of a line's letters in its language's script.
     min_script_share: float = 0.8
-
-
-#: The ASCII letters and whitespace, as ``str.isalpha`` and ``str.isspace`` say.
-_ASCII_LETTERS = bytes(c for c in range(128) if chr(c).isalpha())
-_ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
-_ASCII = re.compile(r"[\x00-\x7f]+")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _letter_count(text: str) -> tuple[int, int, int, str]:
-    """(letters, non-space characters, ASCII letters, the non-ASCII characters) of a line.
-
-    The rules that need them ask once. The ASCII part is counted as bytes in
-    C (a character-by-character count cost 2 us a line): most lines of most
-    corpora are mostly ASCII.
-    """
-    data = text.encode("utf-8", "surrogatepass")
-    ascii_letters = len(data) - len(data.translate(None, _ASCII_LETTERS))
-    spaces = len(data) - len(data.translate(None, _ASCII_SPACES))
-    other = "" if text.isascii() else _ASCII.sub("", text)
-    letters = ascii_letters + sum(map(str.isalpha, other))
-    spaces += sum(map(str.isspace, other))
-    return letters, len(text) - spaces, ascii_letters, other
-
-
-def letter_share(text: str) -> float:
-    """Letters among the non-space characters (1.0 for an empty line)."""
-    letters, chars, _, _ = _letter_count(text)
-    return letters / chars if chars else 1.0
-
-
-def script_share(text: str, script: str) -> float:
-    """Share of the letters written in ``script`` (1.0 for a line without letters)."""
-    letters, _, ascii_letters, other = _letter_count(text)
-    if not letters:
-        return 1.0
-    # The only ASCII letters of any script are Latin's A-Z and a-z.
-    in_script = ascii_letters if script == "LATIN" else 0
-    return (in_script + len(_IN_SCRIPT[script].findall(other))) / letters
 
 
 def numbers(text: str) -> str:
@@ -169,9 +101,11 @@ def _letters(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Lim
 
 
 def _script(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
+    # A language of no known script is not judged here: the prefilter counts
+    # its lines as script_unchecked.
     for text, code in ((pivot, pivot_lang), (candidate, lang)):
-        script = SCRIPTS.get(code.split("-", 1)[0])
-        if script and script_share(text, script) < limits.min_script_share:
+        scripts = expected_scripts(code)
+        if scripts is not None and script_share(text, scripts) < limits.min_script_share:
             return True
     return False
 

@@ -28,16 +28,22 @@ of its Polish lines replaced by Czech, Russian or Ukrainian translations
 still has none of them in a pair.
 
 Serbo-Croatian's standards (hr, sr, bs, sh) are one language here, as are
-Norwegian's (no, nb, nn): the detector cannot tell them apart on a line, and
-the corpora do not either. A language py3langid does not know is not
-checked (``supported``), and the prefilter counts its lines as unchecked.
+Norwegian's (no, nb, nn) and Malay and Indonesian (ms, id; py3langid called
+46% of Indonesian lines Malay): the detector cannot tell them apart on a
+line, and the corpora do not either. A language py3langid does not know (bo,
+dv, ti ... of its 139 it lacks a hundred of heliport's) is not checked: its
+verdict is ``None``, and the prefilter counts its lines as
+``language_unchecked``. ``--language-id heliport`` (or
+``py3langid+heliport``, py3langid where it knows the language and heliport
+for the rest) uses the other detector measured (``core/heliport_id.py``),
+behind the same interface (``LanguageDetector``).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
@@ -65,14 +71,85 @@ CLOSE: dict[str, tuple[str, ...]] = {
     "ms": ("id",),
     "de": ("nl",),
     "nl": ("de", "af"),
+    "hi": ("mr", "ne", "ur"),
+    "mr": ("hi", "ne"),
+    "ne": ("hi", "mr"),
+    "ur": ("hi",),
+    "ja": ("zh",),
+    "zh": ("ja",),
 }
 #: Always among the labels: what lines in a third language most often are.
 WIDESPREAD = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "ar", "zh", "ja")
 #: Labels taken as one language.
-FOLDS = (("hr", "sr", "bs", "sh"), ("no", "nb", "nn"))
+FOLDS = (("hr", "sr", "bs", "sh"), ("no", "nb", "nn"), ("ms", "id"))
 _FOLDED = {label: group[0] for group in FOLDS for label in group}
 #: Distinct lines remembered per worker (a line is judged once per language).
 CACHE_SIZE = 1 << 17
+
+
+#: ``--language-id``: the detectors, and py3langid with heliport for what it lacks.
+DETECTORS = ("py3langid", "heliport", "py3langid+heliport")
+DEFAULT_DETECTOR = "py3langid"
+
+
+class LanguageDetector(Protocol):
+    """What the prefilter asks of a language detector."""
+
+    #: Its ``--language-id`` name.
+    name: str
+
+    def supported(self, lang: str) -> bool:
+        """Whether lines declared ``lang`` can be checked."""
+
+    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
+        """For each ``(text, declared)``: may it be in that language; ``None``: not checkable."""
+
+
+def language_detector(name: str, ratio: float = DEFAULT_RATIO) -> LanguageDetector:
+    """The detector ``--language-id`` names, restricted to the languages lines declare.
+
+    Raises:
+        ValueError: An unknown name.
+        UsageError: heliport is not installed (it is an extra).
+    """
+    if name == "py3langid":
+        return LanguageCheck((), ratio)
+    from paramine.pipelines.core.heliport_id import HeliportCheck
+
+    if name == "heliport":
+        return HeliportCheck(())
+    if name == "py3langid+heliport":
+        return ChainedCheck([LanguageCheck((), ratio), HeliportCheck(())])
+    raise ValueError(f"language detector {name!r}; allowed: {', '.join(DETECTORS)}")
+
+
+class ChainedCheck:
+    """The first detector that knows a line's declared language judges it."""
+
+    def __init__(self, detectors: Sequence[LanguageDetector]) -> None:
+        self.detectors = list(detectors)
+        self.name = "+".join(d.name for d in self.detectors)
+
+    def supported(self, lang: str) -> bool:
+        return any(d.supported(lang) for d in self.detectors)
+
+    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
+        verdicts: list[bool | None] = [None] * len(lines)
+        todo = list(range(len(lines)))
+        for detector in self.detectors:
+            # Judged by the first detector: its verdict stands, None included
+            # (it knows the language, so None would be its own abstention).
+            first = detector.passes_many([lines[i] for i in todo])
+            left = []
+            for i, verdict in zip(todo, first, strict=True):
+                if detector.supported(lines[i][1]):
+                    verdicts[i] = verdict
+                else:
+                    left.append(i)
+            todo = left
+            if not todo:
+                break
+        return verdicts
 
 
 @functools.lru_cache(maxsize=1024)
@@ -83,7 +160,7 @@ def detector_label(lang: str) -> str:
 
 
 class LanguageCheck:
-    """Decides whether lines are in their declared language; one per worker.
+    """py3langid: decides whether lines are in their declared language; one per worker.
 
     The detector's labels are the declared languages, their close neighbours
     and ``WIDESPREAD``; a language declared for the first time (a run with
@@ -93,6 +170,8 @@ class LanguageCheck:
         languages: The languages lines will be declared in, where known.
         ratio: The rule's ratio, in (0, 1].
     """
+
+    name = "py3langid"
 
     def __init__(self, languages: Iterable[str], ratio: float = DEFAULT_RATIO) -> None:
         if not 0.0 < ratio <= 1.0:
@@ -104,7 +183,7 @@ class LanguageCheck:
         self._labels: frozenset[str] = frozenset()
         #: The languages the identifier is restricted for; None: not yet.
         self._restricted: list[str] | None = None
-        self._cache: dict[tuple[str, str], bool] = {}
+        self._cache: dict[tuple[str, str], bool | None] = {}
 
     def _load(self) -> Any:
         """The identifier, restricted to what ``self.languages`` needs.
@@ -131,15 +210,14 @@ class LanguageCheck:
         return self._identifier
 
     def supported(self, lang: str) -> bool:
-        """Whether lines declared ``lang`` can be checked."""
-        self._load()
-        return detector_label(lang) in self._labels
+        """Whether lines declared ``lang`` can be checked: py3langid knows the language."""
+        return detector_label(lang) in _known_labels()
 
-    def passes(self, text: str, lang: str) -> bool:
-        """Whether ``text`` may be in ``lang``; ``True`` for a language that cannot be checked."""
+    def passes(self, text: str, lang: str) -> bool | None:
+        """Whether ``text`` may be in ``lang``; ``None`` for a language that cannot be checked."""
         return self.passes_many([(text, lang)])[0]
 
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool]:
+    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
         """``passes`` for each ``(text, lang)``; the lines not seen before are judged in one batch.
 
         A batch costs about a quarter of judging its lines one by one
@@ -151,22 +229,19 @@ class LanguageCheck:
             # the labels change, and with them the answers already cached.
             self.languages = sorted({*self.languages, *new})
             self._cache.clear()
-        cached = [self._cache.get(line) for line in lines]
-        todo = list(dict.fromkeys(line for line in lines if line not in self._cache))
-        if not todo:
-            return cached  # type: ignore[return-value]
-        labels = [detector_label(lang) for _, lang in todo]
-        verdicts = self._judge_many([text for text, _ in todo], labels)
-        judged = dict(zip(todo, verdicts, strict=True))
-        if len(self._cache) + len(judged) > CACHE_SIZE:
-            self._cache.clear()
-        self._cache.update(judged)
-        return [
-            judged[line] if found is None else found
-            for line, found in zip(lines, cached, strict=True)
-        ]
+        cache = self._cache
+        found = {line: cache[line] for line in lines if line in cache}
+        todo = list(dict.fromkeys(line for line in lines if line not in found))
+        if todo:
+            labels = [detector_label(lang) for _, lang in todo]
+            judged = dict(zip(todo, self._judge_many([t for t, _ in todo], labels), strict=True))
+            if len(cache) + len(judged) > CACHE_SIZE:
+                cache.clear()
+            cache.update(judged)
+            found.update(judged)
+        return [found[line] for line in lines]
 
-    def _judge_many(self, texts: list[str], labels: list[str]) -> list[bool]:
+    def _judge_many(self, texts: list[str], labels: list[str]) -> list[bool | None]:
         """The ratio rule for each text and its declared label, from one batch of probabilities.
 
         The shares are py3langid's ``rank``, folded as ``FOLDS`` says, each
@@ -177,7 +252,7 @@ class LanguageCheck:
 
         identifier = self._load()
         checked = [i for i, label in enumerate(labels) if label in self._labels]
-        verdicts = [True] * len(texts)
+        verdicts: list[bool | None] = [None] * len(texts)
         if not checked:
             return verdicts
         distinct = list(dict.fromkeys(texts[i] for i in checked))
@@ -207,6 +282,15 @@ class LanguageCheck:
             share = shares[labels[i]][r] if labels[i] in shares else 0.0
             verdicts[i] = bool(share >= self.ratio * top[r])
         return verdicts
+
+
+@functools.cache
+def _known_labels() -> frozenset[str]:
+    """Every language py3langid knows, as ``detector_label`` names them (read once, 0.5 s)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return frozenset(detector_label(label) for label in identifier.nb_classes)
 
 
 class _BatchScorer:

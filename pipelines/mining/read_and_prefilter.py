@@ -52,6 +52,7 @@ def prefilter_options(settings: MiningSettings) -> PrefilterOptions:
         junk_rules=tuple(filters["junk_rules"]),
         limits=Limits(filters["min_letter_share"], filters["min_script_share"]),
         language_ratio=filters["language_check"],
+        language_id=settings.language_id,
     )
 
 
@@ -62,7 +63,8 @@ class CleanBitext(NamedTuple):
         read: The readers' output: pairs, drops, rejects and repairs.
         prefiltered: The prefilter's kept pairs (entries; records where asked) and drops.
         origins: How the entries name their shards (``Prefiltered.entries``).
-        counts: Count rows of both stages' books, and the readers' repairs.
+        counts: Count rows of both stages' books, the readers' repairs, and the
+            lines the prefilter's checks could not judge (``unchecked``).
     """
 
     read: ReadOutput
@@ -126,5 +128,6 @@ class ReadAndPrefilter(beam.PTransform):
             StageResult(prefiltered.entries, prefiltered.dropped)
             | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
             read.repairs,
+            prefiltered.unchecked,
         ) | "Counts" >> beam.Flatten()
         return CleanBitext(read, prefiltered, prefilter.origins, counts)

@@ -157,6 +157,18 @@ def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) ->
         else "The inputs' licence is not known to paramine: check the licence of "
         f"{', '.join(corpora) or 'the input corpora'} before sharing this dataset."
     )
+    not_judged = funnel.get("unchecked") or {}
+    unchecked_line = (
+        "- Kept without a judgment (a check that cannot judge the language): "
+        + "; ".join(
+            f"{check.replace('_', ' ')} check: "
+            + ", ".join(f"`{code}` {n:,} lines" for code, n in langs.items())
+            for check, langs in not_judged.items()
+        )
+        + ".\n"
+        if not_judged
+        else ""
+    )
     stage_lines = "\n".join(
         f"| {s['stage']} | {s['in']:,} | {s['kept']:,} | "
         + (", ".join(f"{k} {v:,}" for k, v in s["dropped"].items() if v) or "-")
@@ -179,7 +191,7 @@ the same figures, `manifest.json` the run's full record.
   cut {cut.get("value")} ({cut.get("mode")}).
 - Corpora: {", ".join(f"`{c}`" for c in corpora)}. {licence_line}
 - Mined {stats.get("created_at")} by {stats.get("code_version")}.
-
+{unchecked_line}
 | stage | in | kept | dropped by reason |
 |---|---:|---:|---|
 {stage_lines}

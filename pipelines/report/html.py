@@ -87,6 +87,19 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
         if repaired
         else ""
     )
+    not_judged = funnel.get("unchecked") or {}
+    unchecked = (
+        "<p>Kept without a judgment (a check that cannot judge a line's language; "
+        "docs/filters.md): "
+        + "; ".join(
+            f"{_esc(check.replace('_', ' '))} check: "
+            + ", ".join(f"{_esc(lang)} {_num(n)} lines" for lang, n in langs.items())
+            for check, langs in not_judged.items()
+        )
+        + "</p>"
+        if not_judged
+        else ""
+    )
     return (
         f"<p>Pairs read: <b>{_num(funnel['read'])}</b>; pairs written: "
         f"<b>{_num(funnel['written'])}</b>; rejected records kept in <code>rejects/</code>: "
@@ -97,10 +110,11 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
         + "".join(rows)
         + "</table>"
         + repairs
-        + "<p class='muted'>Up to <i>regroup</i> a record is one aligned (pivot, candidate) "
-        "pair; <i>group</i> keeps, before anything is encoded, the pivots with two or more "
-        "distinct candidates; <i>regroup</i> keeps the groups that still have two after the "
-        "cut; from <i>postfilter</i> on a record is one paraphrase pair.</p>"
+        + unchecked
+        + "<p class='muted'>Up to <i>MakePairs</i> a record is one aligned (pivot, candidate) "
+        "pair; <i>GroupByPivot</i> keeps, before anything is encoded, the pivots with two or "
+        "more distinct candidates; <i>RegroupByPivot</i> keeps the groups that still have two "
+        "after the cut; from <i>PostFilter</i> on a record is one paraphrase pair.</p>"
     )
 
 

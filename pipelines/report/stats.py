@@ -66,6 +66,18 @@ def stage_order(manifest: Manifest) -> list[str]:
     return known + sorted(s for s in counts if s not in recorded and s not in NOTES)
 
 
+def unchecked(figures: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """Lines a check could not judge and let through, per check and language.
+
+    ``{"language_unchecked.bo": 12}`` -> ``{"language": {"bo": 12}}``.
+    """
+    out: dict[str, dict[str, int]] = {}
+    for key, n in sorted(figures.items()):
+        check, _, lang = key.partition("_unchecked.")
+        out.setdefault(check, {})[lang] = int(n)
+    return out
+
+
 def funnel(manifest: Manifest) -> dict[str, Any]:
     """Pairs read, kept after each stage, dropped by reason, and written."""
     counts = manifest.counts
@@ -86,6 +98,7 @@ def funnel(manifest: Manifest) -> dict[str, Any]:
         "written": int(manifest.rows.get("pairs", 0)),
         "rejected_rows": int(manifest.rows.get("rejects", 0)),
         "repaired": {k: int(v) for k, v in sorted(counts.get("repairs", {}).items())},
+        "unchecked": unchecked(counts.get("unchecked", {})),
     }
 
 

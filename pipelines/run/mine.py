@@ -230,9 +230,12 @@ def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
         print(plan, file=sys.stderr)
         return MineRun(None, {}, plan)
 
-    from paramine.pipelines.run.preflight import check_run
+    from paramine.pipelines.run.preflight import check_run, unchecked_warning
 
     checked = check_run(job.mining, deployment.running)
+    warning = unchecked_warning(checked.unchecked)
+    if warning:
+        print(warning, file=sys.stderr)
     return _launch(job.mining, deployment, checked, test_pipeline)
 
 
@@ -252,6 +255,9 @@ def _manifest_base(
         "stages": [stage.to_record() for stage in MINE_STAGES],
         "extra": {
             "eval_exclusion": {"sentences": len(checked.excluded)},
+            # The inputs' languages each check could not judge (their lines are
+            # kept and counted under counts.unchecked).
+            "unchecked_languages": checked.unchecked,
             # The settings the prefilter applied, the profile's defaults filled in.
             "filters": settings.filters,
             "runner": deployment.runner,

@@ -11,7 +11,7 @@ default's folder, which paramine built itself), and checks the output
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from paramine.encoders.models.folder_check import check_local_folder
@@ -34,6 +34,8 @@ class CheckedRun:
     output: DatasetOutput
     #: Normalized evaluation sentences no written pair may hold (run/eval_exclusion.py).
     excluded: frozenset[str] = frozenset()
+    #: Per check, the declared languages it cannot judge (``unchecked_languages``).
+    unchecked: dict[str, list[str]] = field(default_factory=dict)
 
 
 def check_inputs(
@@ -93,6 +95,46 @@ def check_model(config: MiningSettings) -> dict[str, Any]:
     }
 
 
+def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[str, list[str]]:
+    """Per check (``language``, ``script``, ``sentence_count``), the languages it cannot judge.
+
+    The lines of those languages are kept and counted as unchecked; a run
+    says so before it starts. Languages declared only by the records (a
+    Tatoeba TSV with ``--src-lang auto``) are counted as they come.
+    """
+    from paramine.pipelines.core.language_id import language_detector
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+    from paramine.pipelines.stages.prefilter import unchecked_keys
+
+    options = prefilter_options(settings)
+    detector = None
+    if options.language_ratio is not None:
+        detector = language_detector(options.language_id, options.language_ratio)
+    declared = sorted({lang for s in shards for lang in (s.pivot_lang, s.lang)} - {"", "auto"})
+    found: dict[str, list[str]] = {}
+    for lang in declared:
+        for key in unchecked_keys(options, detector, lang):
+            check, _, code = key.partition("_unchecked.")
+            if code not in found.setdefault(check, []):
+                found[check].append(code)
+    return found
+
+
+def unchecked_warning(unchecked: dict[str, list[str]]) -> str | None:
+    """The line a run prints before it starts about languages its checks cannot judge."""
+    if not unchecked:
+        return None
+    parts = [
+        f"the {check.replace('_', ' ')} check: {', '.join(codes)}"
+        for check, codes in unchecked.items()
+    ]
+    return (
+        "paramine: warning: lines in these languages cannot be judged by "
+        + "; ".join(parts)
+        + ". They are kept, and counted as <check>_unchecked in the manifest and the report"
+    )
+
+
 def check_run(settings: MiningSettings, running: RunSettings) -> CheckedRun:
     """Every check of a run that can be made before the pipeline is built.
 
@@ -107,4 +149,5 @@ def check_run(settings: MiningSettings, running: RunSettings) -> CheckedRun:
     # The output last: its check leaves nothing behind, and the dataset is
     # built beside it and swapped in only when complete.
     output = DatasetOutput.prepare(running.output, running.overwrite)
-    return CheckedRun(shards, input_records, model_record, output, excluded)
+    unchecked = unchecked_languages(settings, shards)
+    return CheckedRun(shards, input_records, model_record, output, excluded, unchecked)

@@ -31,6 +31,7 @@ from typing import Any
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
 from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
+from paramine.pipelines.core.language_id import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
@@ -300,11 +301,20 @@ class MiningSettings:
     language_check: float | None = option(
         None,
         "drop a pair whose pivot or candidate is not in its declared language: keep a line "
-        "declared L when p(L) >= RATIO x p(most likely language) (py3langid); 'off' to skip "
-        "(default: the profile's, 0.3)",
+        "declared L when p(L) >= RATIO x p(most likely language) (py3langid); a line in a "
+        "language the detector does not know is kept and counted as language_unchecked; "
+        "'off' to skip (default: the profile's, 0.3)",
         group=FILTERS,
         parse=optional(parse_ratio_or_off),
         metavar="RATIO|off",
+    )
+    language_id: str = option(
+        DEFAULT_DETECTOR,
+        "the language check's detector: py3langid (139 languages), heliport (about 220; "
+        "pip install 'paramine[heliport]', GPL-3.0), or py3langid+heliport (heliport only "
+        "for the languages py3langid lacks) (docs/filters.md) (default: %(default)s)",
+        group=FILTERS,
+        choices=DETECTORS,
     )
     min_letter_share: float | None = option(
         None,
@@ -465,6 +475,11 @@ class MiningSettings:
                 f"--group-support {self.group_support} must be above --max-false-accept "
                 f"{self.max_false_accept}: it is the share the looser cut lets through"
             )
+        if self.language_id != "py3langid" and importlib.util.find_spec("heliport") is None:
+            raise UsageError(
+                f"--language-id {self.language_id} needs heliport, which is not installed: "
+                "pip install 'paramine[heliport]' (heliport is GPL-3.0; docs/filters.md)"
+            )
         if self.hard_negative_accept is not None and importlib.util.find_spec("faiss") is None:
             raise UsageError(
                 "--hard-negative-accept searches neighbours with faiss, which is not installed: "
@@ -507,6 +522,7 @@ class MiningSettings:
             "profile": self.profile,
             "junk_rules": list(rules),
             "language_check": ratio or None,
+            "language_id": self.language_id,
             "min_letter_share": limits.min_letter_share,
             "min_script_share": limits.min_script_share,
         }

@@ -8,7 +8,7 @@ a run's: at a million subtitle pairs this stage took half of the run's time
 before it worked as it does now (docs/results.md). So:
 
 - pairs come in batches, and the language check, the one costly rule,
-  judges the new lines of a batch in one pass (``LanguageCheck.passes_many``);
+  judges the new lines of a batch in one pass (``LanguageDetector.passes_many``);
 - a worker remembers the verdicts of the pairs it saw last: subtitles repeat
   "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
 - the duplicate search keys a pair by its texts and keeps the rest of its
@@ -18,6 +18,11 @@ before it worked as it does now (docs/results.md). So:
   read them all again, which make records of the pairs they keep; records
   of them all, with a coder of their own (``core.coders``), only where the
   caller asks (``--write-scored``, ``paramine refresh``).
+
+A line that a check cannot judge (a language the detector does not know, a
+language of no known script, one with no punkt model under the sentence
+count) is kept, and counted: ``<check>_unchecked.<language>`` on the
+``unchecked`` output, which the manifest holds as ``counts.unchecked``.
 """
 
 from __future__ import annotations
@@ -27,13 +32,25 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import apache_beam as beam
-from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst
+from paramine.pipelines.core.accounting import DROPPED, UNCHECKED, Dropper, KeepFirst, NoteTally
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.junk import REASONS, Limits, first_failure
-from paramine.pipelines.core.language_id import LanguageCheck
+from paramine.pipelines.core.language_id import (
+    DEFAULT_DETECTOR,
+    LanguageDetector,
+    detector_label,
+    language_detector,
+)
 from paramine.pipelines.core.origins import DedupKey, Origins
-from paramine.pipelines.core.text import comparison_key, normalize, sentence_count, word_count
+from paramine.pipelines.core.scripts import expected_scripts, length
+from paramine.pipelines.core.text import (
+    canonical_lang,
+    comparison_key,
+    normalize,
+    sentence_count,
+    sentence_count_supported,
+)
 from paramine.pipelines.formats import Shard
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -60,12 +77,12 @@ PREFILTER = Stage(
 
 @dataclass(frozen=True)
 class PrefilterOptions:
-    """Limits of the prefilter; lengths count words by NLTK's tokenizer.
+    """Limits of the prefilter; lengths in words, as ``core.scripts.length`` counts them.
 
     Attributes:
         min_words: Fewest words on either side.
         max_words: Most words on either side.
-        max_length_ratio: Largest (longer + 1) / (shorter + 1) word-count
+        max_length_ratio: Largest (longer + 1) / (shorter + 1) length
             ratio; the +1 keeps one-word sentences from tripping it.
         sentence_count_filter: Drop pairs whose sides punkt splits into
             different numbers of sentences (misalignments often do).
@@ -73,6 +90,7 @@ class PrefilterOptions:
         limits: Their thresholds.
         language_ratio: The declared-language check's ratio
             (``core.language_id``); ``None``: no check.
+        language_id: The detector of the language check (``--language-id``).
     """
 
     min_words: int = 1
@@ -82,6 +100,7 @@ class PrefilterOptions:
     junk_rules: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     language_ratio: float | None = None
+    language_id: str = DEFAULT_DETECTOR
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_words <= self.max_words:
@@ -93,7 +112,7 @@ class PrefilterOptions:
 
 
 def prefilter_reason(
-    pair: AlignedPair, options: PrefilterOptions, languages: LanguageCheck | None = None
+    pair: AlignedPair, options: PrefilterOptions, languages: LanguageDetector | None = None
 ) -> str:
     """Return why a normalized pair is dropped, or ``""`` to keep it.
 
@@ -103,9 +122,12 @@ def prefilter_reason(
     reason = rule_reason(pair, options)
     if reason or languages is None:
         return reason
-    if not languages.passes(pair.candidate, pair.lang):
+    candidate, pivot = languages.passes_many(
+        [(pair.candidate, pair.lang), (pair.pivot, pair.pivot_lang)]
+    )
+    if candidate is False:
         return "wrong_language_candidate"
-    if not languages.passes(pair.pivot, pair.pivot_lang):
+    if pivot is False:
         return "wrong_language_pivot"
     return ""
 
@@ -123,7 +145,7 @@ def text_rule_reason(
         return "empty"
     if comparison_key(pivot) == comparison_key(candidate):
         return "untranslated"
-    shorter, longer = sorted((word_count(pivot, pivot_lang), word_count(candidate, lang)))
+    shorter, longer = sorted((length(pivot), length(candidate)))
     if shorter < options.min_words:
         return "too_short"
     if longer > options.max_words:
@@ -155,21 +177,45 @@ MEMO_SIZE = 1 << 16
 Verdict = str | tuple[str, str, str]
 
 
+def unchecked_keys(
+    options: PrefilterOptions, languages: LanguageDetector | None, lang: str
+) -> tuple[str, ...]:
+    """The checks that cannot judge a line declared ``lang``: ``<check>_unchecked.<language>``."""
+    code = canonical_lang(lang).partition("-")[0]
+    keys = []
+    if languages is not None and not languages.supported(lang):
+        keys.append(f"language_unchecked.{detector_label(lang)}")
+    if "script" in options.junk_rules and expected_scripts(lang) is None:
+        keys.append(f"script_unchecked.{code}")
+    if options.sentence_count_filter and not sentence_count_supported(lang):
+        keys.append(f"sentence_count_unchecked.{code}")
+    return tuple(keys)
+
+
 class _FilterFn(beam.DoFn):
-    """A batch of pairs in; the kept ones out as duplicate-search entries, the drops summed."""
+    """A batch of pairs in; the kept ones out as duplicate-search entries, the drops summed.
+
+    A kept pair's lines that a check could not judge are counted on the
+    ``unchecked`` output, per check and language.
+    """
 
     def __init__(self, options: PrefilterOptions, origins: Origins) -> None:
         self.options = options
         self.origins = origins
         self.drop = Dropper(PREFILTER)
-        self.languages: LanguageCheck | None = None
+        self.languages: LanguageDetector | None = None
+        self.unchecked = NoteTally(UNCHECKED)
         self._memo: dict[tuple[str, str, str, str], Verdict] = {}
+        self._unchecked_of: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def setup(self) -> None:
         self._memo = {}
+        self._unchecked_of = {}
         if self.options.language_ratio is not None:
             # One detector per worker, its answers cached per distinct line.
-            self.languages = LanguageCheck((), self.options.language_ratio)
+            self.languages = language_detector(
+                self.options.language_id, self.options.language_ratio
+            )
 
     def process(self, batch: list[AlignedPair]) -> Iterator:
         drops: dict[str, int] = {}
@@ -180,9 +226,26 @@ class _FilterFn(beam.DoFn):
             else:
                 pivot, candidate, pivot_lang = verdict
                 key: DedupKey = (pivot, candidate, pair.lang, pivot_lang)
+                for note in self._unchecked(pair.pivot_lang, pair.lang):
+                    self.unchecked.add(note)
                 yield key, value(pair.shard, pair.line, pair.pivot_lang, pair.corpus)
         for reason, n in drops.items():
             yield self.drop(reason, n)
+
+    def finish_bundle(self) -> Iterator:
+        yield from self.unchecked.flush(UNCHECKED)
+
+    def _unchecked(self, pivot_lang: str, lang: str) -> tuple[str, ...]:
+        """What no check judged of a kept pair, by its two languages (remembered per pair)."""
+        found = self._unchecked_of.get((pivot_lang, lang))
+        if found is None:
+            options, languages = self.options, self.languages
+            found = (
+                *unchecked_keys(options, languages, pivot_lang),
+                *unchecked_keys(options, languages, lang),
+            )
+            self._unchecked_of[pivot_lang, lang] = found
+        return found
 
     def _verdicts(self, batch: list[AlignedPair]) -> list[Verdict]:
         """Each pair's verdict: remembered, or judged with the batch's other new pairs."""
@@ -213,8 +276,9 @@ class _FilterFn(beam.DoFn):
         if languages is not None:
             checked = [i for i, reason in enumerate(reasons) if not reason]
             candidate_ok = languages.passes_many([(candidates[i], pairs[i].lang) for i in checked])
-            # The pivots of pairs whose candidate passed, as one batch too.
-            passed = [i for i, ok in zip(checked, candidate_ok, strict=True) if ok]
+            # The pivots of pairs whose candidate passed, as one batch too;
+            # None is a line the detector could not judge (counted, kept).
+            passed = [i for i, ok in zip(checked, candidate_ok, strict=True) if ok is not False]
             pivot_ok = dict(
                 zip(
                     passed,
@@ -223,9 +287,9 @@ class _FilterFn(beam.DoFn):
                 )
             )
             for i, candidate_passes in zip(checked, candidate_ok, strict=True):
-                if not candidate_passes:
+                if candidate_passes is False:
                     reasons[i] = "wrong_language_candidate"
-                elif not pivot_ok[i]:
+                elif pivot_ok[i] is False:
                     reasons[i] = "wrong_language_pivot"
         return [
             reason or (pivot, candidate, pivot_language(p.pivot_lang))
@@ -247,6 +311,8 @@ class Prefiltered(NamedTuple):
     kept: beam.PCollection | None
     dropped: beam.PCollection
     entries: beam.PCollection
+    #: ``(unchecked, key, n)`` count rows: kept lines a check could not judge.
+    unchecked: beam.PCollection
 
 
 class Prefilter(beam.PTransform):
@@ -279,7 +345,9 @@ class Prefilter(beam.PTransform):
             pairs
             | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
             | "NormalizeAndFilter"
-            >> beam.ParDo(_FilterFn(self.options, self.origins)).with_outputs(DROPPED, main="kept")
+            >> beam.ParDo(_FilterFn(self.options, self.origins)).with_outputs(
+                DROPPED, UNCHECKED, main="kept"
+            )
         )
         # The first occurrence in the input (shard, line) stands for all.
         deduped = filtered["kept"] | "FirstOfDuplicates" >> KeepFirst(
@@ -292,4 +360,4 @@ class Prefilter(beam.PTransform):
                 AlignedPair
             )
         dropped = (filtered[DROPPED], deduped.dropped) | "AllDropped" >> beam.Flatten()
-        return Prefiltered(kept, dropped, deduped.kept)
+        return Prefiltered(kept, dropped, deduped.kept, filtered[UNCHECKED])

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paramine.pipelines.core.junk import (
-    _IN_SCRIPT,
-    RULES,
-    Limits,
-    first_failure,
-    letter_share,
-    numbers,
-    script_share,
-)
+from paramine.pipelines.core.junk import RULES, Limits, first_failure, numbers
+from paramine.pipelines.core.scripts import letter_share
+from paramine.pipelines.core.text import normalize
 
 from tests.paths import TATOEBA
 
@@ -72,24 +67,54 @@ def test_structural_rules_drop_next_to_nothing_of_curated_bitext() -> None:
 
 
 def letter_share_by_character(text: str) -> float:
-    letters = sum(map(str.isalpha, text))
-    chars = len(text) - sum(map(str.isspace, text))
-    return letters / chars if chars else 1.0
+    """Letters (L*) and the marks (M*) that sit on a letter, over the non-space characters.
 
-
-def script_share_by_character(text: str, script: str) -> float:
-    letters = sum(map(str.isalpha, text))
-    return len(_IN_SCRIPT[script].findall(text)) / letters if letters else 1.0
+    The ``regex`` module's Unicode, as paramine's: Python's own ``unicodedata``
+    may be older (U+1DFCD is a Latin letter since Unicode 15).
+    """
+    counted, after_letter = 0, False
+    for char in text:
+        if regex.match(r"\p{L}", char):
+            counted, after_letter = counted + 1, True
+        elif regex.match(r"\p{M}", char) and after_letter:
+            counted += 1
+        else:
+            after_letter = False
+    characters = len(text) - text.count(" ")
+    return counted / characters if characters else 1.0
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.text(alphabet=st.sampled_from("aZ1 ,.\t\x1cżółЖжαβ\u00aa\u00a0\u3000ǅ٣") | st.characters())
+    st.text(
+        alphabet=st.sampled_from("aZ1 ,.żółЖжαβ\u00aaǅ٣\u0915\u093f\u0e01\u0e34\u17d2\u0301")
+        | st.characters()
+    )
 )
-def test_shares_counted_as_bytes_are_the_shares_by_character(text: str) -> None:
-    assert letter_share(text) == letter_share_by_character(text)
-    for script in ("LATIN", "CYRILLIC", "GREEK"):
-        assert script_share(text, script) == script_share_by_character(text, script)
+def test_letter_share_counts_letters_and_the_marks_on_them(text: str) -> None:
+    line = normalize(text)
+    assert letter_share(line) == pytest.approx(letter_share_by_character(line))
+
+
+@pytest.mark.parametrize(
+    ("candidate", "lang", "fails"),
+    [
+        ("நான் வீட்டுக்குப் போகிறேன்.", "hi", True),  # Tamil declared Hindi
+        ("नमस्ते, आप कैसे हैं?", "hi", False),
+        ("Здраво, како си?", "sr", False),  # Serbian in either alphabet
+        ("Zdravo, kako si?", "sr", False),
+        ("こんにちは、元気ですか。", "ja", False),
+        ("안녕하세요, 잘 지내세요?", "ko", False),
+        ("Привет!", "ja", True),
+        ("ሰላም፣ እንዴት ነህ?", "am", False),
+        ("გამარჯობა, როგორ ხარ?", "ka", False),
+        ("Hello!", "ka", True),
+        ("qaStaH nuq?", "tlh", False),  # Klingon: no known script, not judged here
+    ],
+)
+def test_the_script_rule_knows_every_script(candidate: str, lang: str, fails: bool) -> None:
+    reason = first_failure(("script",), "Hello, how are you?", candidate, "en", lang, Limits())
+    assert (reason == "wrong_script") is fails
 
 
 def test_link_and_markup_anchors_do_not_hide_a_match() -> None:

@@ -21,7 +21,6 @@ from paramine.pipelines.core.text import (
     normalize,
     punkt_languages,
     sentence_count,
-    word_count,
 )
 from paramine.schemas.errors import UsageError
 from paramine.schemas.languages import canonical_language, language_aliases, language_name
@@ -169,32 +168,6 @@ def test_edit_similarity_bounds() -> None:
 def test_edit_similarity_is_symmetric() -> None:
     a, b = "Mieszkam w Krakowie.", "Mieszkał w Krakowie od lat."
     assert edit_similarity(a, b) == edit_similarity(b, a)
-
-
-# word_count
-
-
-@pytest.mark.parametrize(
-    ("sentence", "lang", "expected"),
-    [
-        ("Hello, world!", "en", 2),
-        # Treebank rules split "Don't" into "Do" + "n't": both hold letters.
-        ("Don't panic.", "eng", 3),
-        ("Tom has 25 apples.", "en", 4),
-        ("Nie wiem, czy on przyjdzie... – powiedziała.", "pl", 6),
-        ("„Gdzie jest ul. Długa?” – zapytał turysta.", "pol", 6),
-        ("Ahoj, jak se máš? Mám se dobře!", "cs", 7),
-        ("Viděl jsem to (např. včera) na vlastní oči.", "ces", 8),
-        ("... !!! ?", "en", 0),
-        ("", "pl", 0),
-    ],
-)
-def test_word_count(sentence: str, lang: str, expected: int) -> None:
-    assert word_count(sentence, lang) == expected
-
-
-def test_word_count_treats_curly_and_straight_apostrophes_alike() -> None:
-    assert word_count("I don’t know.", "en") == word_count("I don't know.", "en") == 4
 
 
 # sentence_count

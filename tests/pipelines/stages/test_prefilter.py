@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from paramine.pipelines.core.text import normalize
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.stages.prefilter import PrefilterOptions, text_rule_reason
 
 from tests.pipelines.run.test_mine import write_moses
 
@@ -61,6 +64,7 @@ def test_default_profile_drops_junk_and_wrong_language_by_reason(
         "profile": "curated",
         "junk_rules": ["urls", "markup", "letters", "script"],
         "language_check": 0.3,
+        "language_id": "py3langid",
         "min_letter_share": 0.5,
         "min_script_share": 0.8,
     }
@@ -102,3 +106,84 @@ def test_profiles_set_defaults_and_flags_override_them() -> None:
     assert web["min_letter_share"] == 0.6 and web["min_script_share"] == 0.95
     assert MiningSettings(junk_rules="numbers,urls").filters["junk_rules"] == ["numbers", "urls"]
     assert MiningSettings(language_check="0.3").filters["language_check"] == 0.3
+
+
+# ---------------------------------------------------------------- every script
+
+
+def _aligned(
+    folder: str, pivot_ext: str, candidate_ext: str, n: int = 400
+) -> list[tuple[str, str]]:
+    from tests.paths import TATOEBA
+
+    base = TATOEBA / folder / "tatoeba-test-v2021-08-07"
+    pivot, candidate = (Path(f"{base}.{ext}") for ext in (pivot_ext, candidate_ext))
+    if not pivot.is_file():
+        pytest.skip(f"{pivot} is not here (../shared/corpora)")
+    # By "\n" alone: the Japanese file holds U+2028, which splitlines() splits at.
+    pairs = zip(
+        pivot.read_text(encoding="utf-8").rstrip("\n").split("\n"),
+        candidate.read_text(encoding="utf-8").rstrip("\n").split("\n"),
+        strict=True,
+    )
+    return [(normalize(a), normalize(b)) for a, b in pairs][:n]
+
+
+@pytest.mark.parametrize(
+    ("folder", "pivot_ext", "candidate_ext", "pivot_lang", "lang"),
+    [
+        ("x-pol/jpn-pol", "jpn", "pol", "ja", "pl"),  # a Japanese pivot group
+        ("scripts/eng-tha", "eng", "tha", "en", "th"),  # a Thai candidate group
+        ("scripts/eng-zho", "eng", "zho", "en", "zh"),
+        ("scripts/eng-khm", "eng", "khm", "en", "km"),
+        ("scripts/eng-mar", "eng", "mar", "en", "mr"),
+    ],
+)
+def test_the_length_and_letter_rules_keep_true_pairs_in_every_script(
+    folder: str, pivot_ext: str, candidate_ext: str, pivot_lang: str, lang: str
+) -> None:
+    # Japanese and Chinese lines were one "word": 12,340 of 13,862 Japanese
+    # lines were dropped as length_ratio; Marathi's vowel signs were no letters.
+    options = PrefilterOptions(junk_rules=("urls", "markup", "letters", "script"))
+    pairs = _aligned(folder, pivot_ext, candidate_ext)
+    reasons = Counter(
+        text_rule_reason(pivot, candidate, pivot_lang, lang, options) for pivot, candidate in pairs
+    )
+    dropped = sum(n for reason, n in reasons.items() if reason)
+    # Tatoeba's Khmer file holds Latin transliterations ("Baəy !"): wrong_script.
+    assert dropped <= 0.03 * len(pairs), reasons
+
+
+def test_a_line_no_check_can_judge_is_kept_and_counted(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Tibetan: py3langid does not know it; it has a script (Tibt), and no punkt model.
+    bitext = [
+        ("Hello.", "བཀྲ་ཤིས་བདེ་ལེགས།"),
+        ("How are you?", "ཁྱེད་རང་སྐུ་གཟུགས་བདེ་པོ་ཡིན་པས།"),
+        ("Thank you.", "ཐུགས་རྗེ་ཆེ།"),
+        ("Thank you.", "ཐུགས་རྗེ་ཆེ་ལགས།"),
+    ]
+    source = tmp_path / "in.tsv"
+    source.write_text("".join(f"{a}\t{b}\n" for a, b in bitext), encoding="utf-8")
+    manifest = run(
+        [
+            *(str(source), "--src-lang", "en", "--tgt-lang", "bo"),
+            *("--model", str(tiny_model_dir), "--threshold", "0.0"),
+            *("--sentence-count-filter", "--output", str(tmp_path / "out")),
+        ]
+    )
+    assert manifest is not None
+    kept = manifest.counts["Prefilter"]["kept"]
+    assert kept == 4
+    # Every kept Tibetan line counted once per check that could not judge it:
+    # the language check (py3langid lacks bo) and punkt (no Tibetan model).
+    assert manifest.counts["unchecked"] == {
+        "language_unchecked.bo": 4,
+        "sentence_count_unchecked.bo": 4,
+    }
+    assert manifest.extra["unchecked_languages"] == {"language": ["bo"], "sentence_count": ["bo"]}
+    # Said before the run starts, in one line.
+    err = capsys.readouterr().err
+    warning = [line for line in err.splitlines() if "cannot be judged" in line]
+    assert len(warning) == 1 and "language check: bo" in warning[0], err
