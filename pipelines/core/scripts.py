@@ -302,13 +302,17 @@ def letter_share(text: str) -> float:
 def expected_scripts(lang: str) -> frozenset[str] | None:
     """The ISO 15924 scripts a line declared ``lang`` may be written in; None where unknown.
 
-    An explicit script subtag is taken as given (``sr-Latn``, ``zh-Hant``,
-    ``pa-Arab``); a language written in several scripts gets them all
-    (``MULTI_SCRIPT``); any other the script of CLDR's likely subtags
-    (``langcodes``' ``maximize``). Composite codes expand (``Jpan`` -> Hani,
-    Hira, Kana). A language CLDR does not know (``tlh``, made-up codes: its
-    ``maximize`` would silently answer en-Latn-US) gives None, and the
-    prefilter counts the line as unchecked.
+    A language written in several scripts gets them all (``MULTI_SCRIPT``);
+    any other the script of CLDR's likely subtags (``langcodes``'
+    ``maximize``). A script subtag adds its script and never narrows the
+    language's: the rule tells languages apart, not spellings of one, and
+    corpora's subtags describe lines loosely (Tatoeba's ``jpn_Hira`` lines
+    hold kanji and katakana as well; ``sh`` and ``hbs`` reach the prefilter
+    as ``sr-latn``, langcodes' alias, while their files hold both alphabets).
+    Composite codes expand (``Jpan`` -> Hani, Hira, Kana). A language CLDR
+    does not know (``tlh``, made-up codes: its ``maximize`` would silently
+    answer en-Latn-US) gives None, and the prefilter counts the line as
+    unchecked.
     """
     import langcodes
     from langcodes.data_dicts import LIKELY_SUBTAGS
@@ -320,17 +324,17 @@ def expected_scripts(lang: str) -> frozenset[str] | None:
         tag = langcodes.Language.get(raw)
     except (ValueError, langcodes.tag_parser.LanguageTagError):
         return None
-    if tag.script:
-        return COMPOSITE_SCRIPTS.get(tag.script, frozenset({tag.script}))
+    given = COMPOSITE_SCRIPTS.get(tag.script, frozenset({tag.script})) if tag.script else None
     if tag.language in MULTI_SCRIPT:
-        return MULTI_SCRIPT[tag.language]
-    known = any(t in LIKELY_SUBTAGS and not t.startswith("und") for t in tag.broader_tags())
-    if not tag.language or not known:
-        return None
-    script = tag.maximize().script
+        return MULTI_SCRIPT[tag.language] | (given or frozenset())
+    language = langcodes.Language.get(tag.language) if tag.language else None
+    known = language is not None and any(
+        t in LIKELY_SUBTAGS and not t.startswith("und") for t in language.broader_tags()
+    )
+    script = language.maximize().script if known and language is not None else None
     if not script:
-        return None
-    return COMPOSITE_SCRIPTS.get(script, frozenset({script}))
+        return given  # a script subtag alone still names what to expect
+    return COMPOSITE_SCRIPTS.get(script, frozenset({script})) | (given or frozenset())
 
 
 def script_share(text: str, scripts: frozenset[str]) -> float:

@@ -83,9 +83,12 @@ def test_letter_share_counts_combining_marks_with_their_letters(text: str, share
         ("ja", {"Hani", "Hira", "Kana"}),
         ("ko", {"Hang", "Hani"}),
         ("zh", {"Hani", "Bopo"}),
-        ("zh-Hant", {"Hani"}),
+        ("zh-Hant", {"Hani", "Bopo"}),
+        ("ja-Hira", {"Hani", "Hira", "Kana"}),  # a subtag never narrows: Tatoeba's jpn_Hira
         ("sr", {"Cyrl", "Latn"}),  # Serbian in both alphabets
-        ("sr-Latn", {"Latn"}),
+        ("sr-Latn", {"Cyrl", "Latn"}),  # what sh and hbs become
+        ("uz-Arab", {"Latn", "Cyrl", "Arab"}),
+        ("fr-Brai", {"Latn", "Brai"}),  # a subtag adds its script
         ("hbs", {"Latn", "Cyrl"}),
         ("pa", {"Guru", "Arab"}),
         ("tlh", None),  # no likely script: the line is counted unchecked
