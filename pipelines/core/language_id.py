@@ -36,14 +36,14 @@ verdict is ``None``, and the prefilter counts its lines as
 ``language_unchecked``. ``--language-id heliport`` (or
 ``py3langid+heliport``, py3langid where it knows the language and heliport
 for the rest) uses the other detector measured (``core/heliport_id.py``),
-behind the same interface (``LanguageDetector``).
+behind the same interface (``LanguageDetector``, :mod:`paramine.pipelines.core.detectors`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
@@ -85,71 +85,6 @@ FOLDS = (("hr", "sr", "bs", "sh"), ("no", "nb", "nn"), ("ms", "id"))
 _FOLDED = {label: group[0] for group in FOLDS for label in group}
 #: Distinct lines remembered per worker (a line is judged once per language).
 CACHE_SIZE = 1 << 17
-
-
-#: ``--language-id``: the detectors, and py3langid with heliport for what it lacks.
-DETECTORS = ("py3langid", "heliport", "py3langid+heliport")
-DEFAULT_DETECTOR = "py3langid"
-
-
-class LanguageDetector(Protocol):
-    """What the prefilter asks of a language detector."""
-
-    #: Its ``--language-id`` name.
-    name: str
-
-    def supported(self, lang: str) -> bool:
-        """Whether lines declared ``lang`` can be checked."""
-
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        """For each ``(text, declared)``: may it be in that language; ``None``: not checkable."""
-
-
-def language_detector(name: str, ratio: float = DEFAULT_RATIO) -> LanguageDetector:
-    """The detector ``--language-id`` names, restricted to the languages lines declare.
-
-    Raises:
-        ValueError: An unknown name.
-        UsageError: heliport is not installed (it is an extra).
-    """
-    if name == "py3langid":
-        return LanguageCheck((), ratio)
-    from paramine.pipelines.core.heliport_id import HeliportCheck
-
-    if name == "heliport":
-        return HeliportCheck(())
-    if name == "py3langid+heliport":
-        return ChainedCheck([LanguageCheck((), ratio), HeliportCheck(())])
-    raise ValueError(f"language detector {name!r}; allowed: {', '.join(DETECTORS)}")
-
-
-class ChainedCheck:
-    """The first detector that knows a line's declared language judges it."""
-
-    def __init__(self, detectors: Sequence[LanguageDetector]) -> None:
-        self.detectors = list(detectors)
-        self.name = "+".join(d.name for d in self.detectors)
-
-    def supported(self, lang: str) -> bool:
-        return any(d.supported(lang) for d in self.detectors)
-
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        verdicts: list[bool | None] = [None] * len(lines)
-        todo = list(range(len(lines)))
-        for detector in self.detectors:
-            # Judged by the first detector: its verdict stands, None included
-            # (it knows the language, so None would be its own abstention).
-            first = detector.passes_many([lines[i] for i in todo])
-            left = []
-            for i, verdict in zip(todo, first, strict=True):
-                if detector.supported(lines[i][1]):
-                    verdicts[i] = verdict
-                else:
-                    left.append(i)
-            todo = left
-            if not todo:
-                break
-        return verdicts
 
 
 @functools.lru_cache(maxsize=1024)

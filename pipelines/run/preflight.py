@@ -102,7 +102,7 @@ def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[s
     says so before it starts. Languages declared only by the records (a
     Tatoeba TSV with ``--src-lang auto``) are counted as they come.
     """
-    from paramine.pipelines.core.language_id import language_detector
+    from paramine.pipelines.core.detectors import language_detector
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.stages.prefilter import unchecked_keys
 

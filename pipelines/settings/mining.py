@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
+from paramine.pipelines.core.detectors import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
-from paramine.pipelines.core.language_id import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,

@@ -34,14 +34,14 @@ from typing import NamedTuple
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, UNCHECKED, Dropper, KeepFirst, NoteTally
 from paramine.pipelines.core.coders import register_coders
-from paramine.pipelines.core.groups import pivot_language
-from paramine.pipelines.core.junk import REASONS, Limits, first_failure
-from paramine.pipelines.core.language_id import (
+from paramine.pipelines.core.detectors import (
     DEFAULT_DETECTOR,
     LanguageDetector,
-    detector_label,
     language_detector,
 )
+from paramine.pipelines.core.groups import pivot_language
+from paramine.pipelines.core.junk import REASONS, Limits, first_failure
+from paramine.pipelines.core.language_id import detector_label
 from paramine.pipelines.core.origins import DedupKey, Origins
 from paramine.pipelines.core.scripts import expected_scripts, length
 from paramine.pipelines.core.text import (
