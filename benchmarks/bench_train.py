@@ -49,7 +49,7 @@ def measure(args: argparse.Namespace, pooling: str, pairs: list[tuple[str, str]]
     import torch
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.resolve import resolve_model
-    from paramine.encoders.training.train import build_model
+    from paramine.encoders.training.modeling import build_model
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     torch.manual_seed(0)
