@@ -78,3 +78,34 @@ def test_the_head_learns_at_its_own_rate(tiny_model_dir: Path) -> None:
         assert not [n for n in names if n.startswith("model.0.") and n in head]
     mean = build_model(load_encoder(str(tiny_model_dir)), "mean", 16, False, False, 128, "cpu")
     assert learning_rate_mapping(mean, 2e-5, 1e-3) == {}  # no head parameters to give it to
+
+
+@pytest.mark.parametrize("loss_name", ["mnrl", "cached"])
+def test_the_trainers_optimizer_gives_the_head_its_rate(
+    tiny_model_dir: Path, tmp_path: Path, loss_name: str
+) -> None:
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+
+    model = build_model(load_encoder(str(tiny_model_dir)), "lstm-residual", 16, False, False, 128)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        learning_rate=2e-5,
+        learning_rate_mapping=learning_rate_mapping(model, 2e-5, 1e-3),
+        report_to="none",
+        use_cpu=True,
+    )
+    data = Dataset.from_dict({"anchor": ["ala ma", "kota"], "positive": ["ma ala", "kot"]})
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=data, loss=make_loss(model, loss_name, 4)
+    )
+    names = {id(p): name for name, p in model.named_parameters()}
+    rates: dict[str, float] = {}
+    for group in trainer.create_optimizer().param_groups:
+        rates.update((names[id(p)], group["lr"]) for p in group["params"])
+    assert set(rates) == set(names.values())  # every parameter trains, once
+    for name, rate in rates.items():
+        assert rate == (2e-5 if name.startswith("0.") else 1e-3), name
