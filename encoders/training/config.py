@@ -185,9 +185,10 @@ class TrainConfig(EvalOptions):
         0,
         "mine N hard negatives per training pair with faiss, from the dataset's own sentences "
         "by the base model's embeddings, never from the pair's pivot group (default 0: none; "
-        "needs faiss-cpu)",
+        "needs paramine[faiss])",
         group=TRAINING,
         parse=parse_non_negative,
+        metavar="N",
     )
     hard_negative_margin: float = option(
         0.05,
