@@ -104,7 +104,7 @@ def paramine_card_section(summary: dict[str, Any], table: str) -> str:
     counts = summary["counts"]
     settings = summary["settings"]
     dropped = ", ".join(f"{k}: {v}" for k, v in counts["train_dropped"].items()) or "none"
-    recipe = f"recipe {settings['recipe']}"
+    recipe = str(settings["recipe"])
     if settings.get("recipe_overrides"):
         changed = ", ".join(f"{k} {v}" for k, v in settings["recipe_overrides"].items())
         recipe += f" with {changed}"

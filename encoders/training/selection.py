@@ -151,6 +151,8 @@ class DevSelection(TrainerCallback):
         self.folder = folder
         self.data: list[SelectionTask] | None = None
         self.history: list[dict[str, Any]] = []
+        #: CPU seconds this process spent scoring (restored entries not counted).
+        self.cpu_s = 0.0
 
     @property
     def best(self) -> dict[str, Any] | None:
@@ -185,10 +187,17 @@ class DevSelection(TrainerCallback):
         if self.data is None:
             self.data = self.load_data()
         was_training = self.model.training
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = dev_scores(self.encode_for(self.model), self.data or [])
         self.model.train(was_training)
-        entry = {"step": step, **result, "seconds": round(time.perf_counter() - started, 1)}
+        cpu = time.process_time() - cpu_started
+        self.cpu_s += cpu
+        entry = {
+            "step": step,
+            **result,
+            "seconds": round(time.perf_counter() - started, 1),
+            "cpu_s": round(cpu, 1),
+        }
         previous = self.best
         self.history.append(entry)
         if previous is None or entry["average"] > previous["average"]:

@@ -260,6 +260,8 @@ def _train_seed(
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     state = trainer.state
     steps_run = state.global_step - (checkpoint_step(checkpoint) if checkpoint else 0)
+    # Selection scores inside trainer.train: its time is reported apart from the steps'.
+    selection_cpu = selection.cpu_s if selection is not None else 0.0
     losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
     log.info(
         "trained seed %d to step %d (epoch %.2f); checkpoints in %s",
@@ -286,9 +288,9 @@ def _train_seed(
             "steps_per_second": output.metrics.get("train_steps_per_second"),
             "mean_loss": output.metrics.get("train_loss"),
             "wall_s": wall,
-            # Selection's dev scores included, when on: they run inside training.
             "cpu_s": cpu,
-            "cpu_s_per_step": cpu / steps_run if steps_run else None,
+            "selection_cpu_s": selection_cpu,
+            "cpu_s_per_step": (cpu - selection_cpu) / steps_run if steps_run else None,
             "device": str(trainer.model.device),
         },
     }

@@ -133,6 +133,12 @@ def test_selection_reads_dev_never_test_and_keeps_the_best(
     selection = summary["selection"]
     history = selection["history"]
     assert [entry["step"] for entry in history] == [0, 2, 4]
+    training = summary["training"]
+    # Selection's CPU is reported apart from the steps'.
+    assert training["selection_cpu_s"] == pytest.approx(sum(e["cpu_s"] for e in history), abs=0.2)
+    assert training["cpu_s_per_step"] == pytest.approx(
+        (training["cpu_s"] - training["selection_cpu_s"]) / 4
+    )
     best = max(history, key=lambda e: e["average"])  # max keeps the earliest of ties
     assert selection["kept_step"] == best["step"]
     assert set(summary["suite"]) == {"name", "base", "trained"}
