@@ -1,26 +1,38 @@
-"""Training throughput of the LSTM-pooled encoder, in pairs per second, with the paper's settings.
+"""Training cost per step: MNRL vs cached MNRL, batch 64 vs 256, with and without hard negatives.
 
-Transformer (e5-small by default, built offline) + LSTMPooling (hidden 1024),
-multiple-negatives ranking loss, AdamW at lr 2e-6, batch 64, 128 tokens at
-most (Dadas 2022). The pairs are real sentences: the LASER Tatoeba pol-eng
-test set (a Polish sentence and its English translation per pair), so the
-token lengths are those of short everyday sentences.
+Transformer (e5-small by default, built offline) + pooling (LSTM 1024, the
+paper's), AdamW, 128 tokens at most (Dadas 2022). The pairs are real
+sentences: the LASER Tatoeba pol-eng test set (a Polish sentence and its
+English translation per pair), so the token lengths are those of short
+everyday sentences. With ``--hard-negatives N`` each pair gets N negatives
+mined as ``paramine train --hard-negatives`` mines them
+(:mod:`paramine.encoders.training.hard_negatives`, the base model's vectors,
+faiss); each is one more text per pair to encode.
 
-Prints, per pooling: seconds per step (median of the timed steps), pairs/s,
-CPU seconds per step, and peak memory. Steps run one after another without
-the trainer's data loading, so the figures are the model's, not the loader's.
+Prints one row per setting: seconds per step (median of the timed steps),
+pairs/s, CPU seconds per step, and the peak memory of the process (RSS on
+CPU; the CUDA allocator's peak on a GPU). Each setting runs in a process of
+its own, so each peak is its own. Steps run one after another without the
+trainer's data loading, so the figures are the model's, not the loader's.
 
-    python benchmarks/bench_train.py                       # CPU, e5-small
-    python benchmarks/bench_train.py --device cuda         # where a GPU is lent
-    python benchmarks/bench_train.py --pooling lstm mean --steps 5
+The cached loss (GradCache) gives the same loss and gradient as MNRL; what
+it buys is memory that does not grow with the batch (``--mini-batch-size``
+texts per forward pass), for one more forward pass per step.
+
+    python benchmarks/bench_train.py                        # the 8 rows, CPU, e5-small
+    python benchmarks/bench_train.py --device cuda          # where a GPU is lent
+    python benchmarks/bench_train.py --loss mnrl --batch-size 64 --hard-negatives 0 --steps 5
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,31 +56,55 @@ def to_device(features: dict, device: object) -> dict:
     return {k: v.to(device) if hasattr(v, "to") else v for k, v in features.items()}
 
 
-def measure(args: argparse.Namespace, pooling: str, pairs: list[tuple[str, str]]) -> dict:
+def with_negatives(
+    base: object, prefix: str, pairs: list[tuple[str, str]], count: int
+) -> list[tuple[str, ...]]:
+    """Each pair with ``count`` hard negatives, as ``paramine train`` mines them.
+
+    The pairs are one-to-one translations, so every pair is its own group;
+    pairs that got fewer than ``count`` negatives are left out.
+    """
+    from paramine.encoders.evaluation.suite_eval import model_encoder
+    from paramine.encoders.training.hard_negatives import mine_hard_negatives
+
+    anchors, positives = [a for a, _ in pairs], [b for _, b in pairs]
+    mined = mine_hard_negatives(
+        anchors, positives, anchors, model_encoder(base, prefix, 64), count, 0.05
+    )
+    return [(*pair, *neg) for pair, neg in zip(pairs, mined.negatives, strict=True) if neg]
+
+
+def measure(args: argparse.Namespace, setting: dict) -> dict:
     """Time ``args.steps`` optimizer steps after ``args.warmup`` untimed ones."""
     import torch
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.resolve import resolve_model
-    from paramine.encoders.training.train import build_model
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from paramine.encoders.training.modeling import build_model, make_loss
 
     torch.manual_seed(0)
     resolved = resolve_model(args.base)
     base = load_encoder(resolved.path, device=args.device)
-    model = build_model(base, pooling, args.lstm_hidden, False, False, 128, args.device)
-    model.train()
-    loss_fn = MultipleNegativesRankingLoss(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-6)
-    device = model.device
     prefix = resolved.prefix
+    rows: list[tuple[str, ...]] = read_pairs(args.corpus)
+    if setting["negatives"]:
+        rows = with_negatives(base, prefix, rows, setting["negatives"])
+    batch_size = setting["batch_size"]
+    model = build_model(base, setting["pooling"], args.lstm_hidden, False, False, 128, args.device)
+    model.train()
+    loss_fn = make_loss(model, setting["loss"], args.mini_batch_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    device = model.device
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     wall: list[float] = []
     cpu: list[float] = []
     for step in range(args.warmup + args.steps):
-        start = (step * args.batch_size) % (len(pairs) - args.batch_size)
-        batch = pairs[start : start + args.batch_size]
+        start = (step * batch_size) % (len(rows) - batch_size)
+        batch = rows[start : start + batch_size]
+        columns = list(zip(*batch, strict=True))  # anchor, positive, negative_1 ...
         features = [
-            to_device(model.preprocess([prefix + a for a, _ in batch]), device),
-            to_device(model.preprocess([prefix + b for _, b in batch]), device),
+            to_device(model.preprocess([prefix + text for text in column]), device)
+            for column in columns
         ]
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -83,46 +119,69 @@ def measure(args: argparse.Namespace, pooling: str, pairs: list[tuple[str, str]]
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
     per_step = statistics.median(wall)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    if device.type == "cuda":
+        peak = torch.cuda.max_memory_allocated() / 2**30
     return {
-        "pooling": pooling,
+        **setting,
         "s_per_step": per_step,
-        "pairs_per_s": args.batch_size / per_step,
+        "pairs_per_s": batch_size / per_step,
         "cpu_s_per_step": statistics.median(cpu),
-        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "peak_gb": peak,
         "params_m": sum(p.numel() for p in model.parameters()) / 1e6,
+        "rows": len(rows),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure and print the table."""
+    """Measure each setting in a process of its own and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="e5-small", help="base model (default e5-small)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
-    parser.add_argument("--pooling", nargs="+", default=["lstm"], choices=["lstm", "mean"])
-    parser.add_argument("--batch-size", type=int, default=64, help="the paper's 64")
+    parser.add_argument(
+        "--pooling", nargs="+", default=["lstm"], choices=["lstm", "mean", "lstm-residual"]
+    )
+    parser.add_argument("--loss", nargs="+", default=["mnrl", "cached"], choices=["mnrl", "cached"])
+    parser.add_argument("--batch-size", nargs="+", type=int, default=[64, 256])
+    parser.add_argument(
+        "--hard-negatives", nargs="+", type=int, default=[0, 1], help="negatives per pair"
+    )
+    parser.add_argument("--mini-batch-size", type=int, default=32, help="cached loss (32)")
     parser.add_argument("--lstm-hidden", type=int, default=1024, help="the paper's 1024")
-    parser.add_argument("--steps", type=int, default=5, help="timed steps (default 5)")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps first (default 1)")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="laser_tatoeba_v1 folder")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a setting, as JSON: measure it here
     args = parser.parse_args(argv)
 
+    if args.one:
+        print(json.dumps(measure(args, json.loads(args.one))))
+        return 0
     import torch
 
-    pairs = read_pairs(args.corpus)
     print(
-        f"base {args.base}, batch {args.batch_size}, LSTM hidden {args.lstm_hidden}, "
-        f"lr 2e-6, {args.steps} timed steps after {args.warmup}; device {args.device}, "
-        f"torch threads {torch.get_num_threads()}, load average "
+        f"base {args.base}, LSTM hidden {args.lstm_hidden}, cached mini-batch "
+        f"{args.mini_batch_size}, {args.steps} timed steps after {args.warmup}; device "
+        f"{args.device}, torch threads {torch.get_num_threads()}, load average "
         f"{os.getloadavg()[0]:.1f}",
         file=sys.stderr,
     )
-    print("| pooling | s/step | pairs/s | CPU-s/step | peak RSS GB | params (M) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for pooling in args.pooling:
-        r = measure(args, pooling, pairs)
+    memory = "peak GPU GB" if args.device.startswith("cuda") else "peak RSS GB"
+    print(f"| pooling | loss | batch | negatives | s/step | pairs/s | CPU-s/step | {memory} |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    grid = itertools.product(args.pooling, args.hard_negatives, args.batch_size, args.loss)
+    for pooling, negatives, batch_size, loss in grid:
+        setting = {"pooling": pooling, "loss": loss, "batch_size": batch_size}
+        setting["negatives"] = negatives
+        # The flags as given, then the one setting: the child measures only it.
+        command = [sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])]
+        done = subprocess.run(
+            [*command, "--one", json.dumps(setting)], check=True, stdout=subprocess.PIPE, text=True
+        )
+        r = json.loads(done.stdout.strip().splitlines()[-1])
         print(
-            f"| {r['pooling']} | {r['s_per_step']:.2f} | {r['pairs_per_s']:.1f} | "
-            f"{r['cpu_s_per_step']:.2f} | {r['peak_rss_gb']:.1f} | {r['params_m']:.1f} |",
+            f"| {pooling} | {loss} | {batch_size} | {negatives} | {r['s_per_step']:.2f} | "
+            f"{r['pairs_per_s']:.1f} | {r['cpu_s_per_step']:.2f} | {r['peak_gb']:.1f} |",
             flush=True,
         )
     return 0

@@ -6,6 +6,14 @@ state at the last real (unpadded) token. The module follows
 sentence-transformers' conventions, so a model is
 ``Transformer -> LSTMPooling (-> Normalize)``.
 
+With ``residual_dimension`` the LSTM is added beside the base's own pooling
+instead of replacing it: ``Transformer -> Pooling -> LSTMPooling (->
+Normalize)``, the vector being the pooled one plus ``W @ lstm_state`` with
+``W`` zero-initialized. Step 0 then gives exactly the base's embeddings, and
+the head earns its share by training, where the paper's random head first
+throws away what a base sentence encoder knew (``--pooling lstm-residual``,
+:mod:`paramine.encoders.training.recipes`).
+
 Loading a saved model: ``SentenceTransformer(path)`` imports this class from
 the installed paramine (``modules.json`` names it,
 ``paramine.encoders.lstm_pooling.LSTMPooling``). paramine pins
@@ -55,32 +63,50 @@ def right_align(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) ->
 class LSTMPooling(Module):
     """Pool token embeddings with an LSTM: the state at the last real token.
 
-    Unidirectional: the sentence vector is the forward LSTM's hidden state
-    after the last real token. Bidirectional: that state concatenated with the
-    backward LSTM's state at the first token (after it has read the whole
-    sentence right to left), so the vector is ``2 * hidden_size`` wide.
+    Unidirectional: the state is the forward LSTM's hidden state after the
+    last real token. Bidirectional: that state concatenated with the backward
+    LSTM's state at the first token (after it has read the whole sentence
+    right to left), ``2 * hidden_size`` wide. The state is the sentence
+    vector, or, with ``residual_dimension``, what is added to the vector of
+    the pooling module before this one.
 
     Args:
         embedding_dimension: Width of the token embeddings (the Transformer's
             hidden size).
         hidden_size: LSTM hidden size; the paper used 1024, 2048 and 4096.
         bidirectional: Run a backward LSTM too and concatenate.
+        residual_dimension: 0 (the paper's): the state is the vector. Else the
+            width of the ``sentence_embedding`` an earlier pooling module
+            made; the vector is that plus a zero-initialized, bias-free
+            projection of the state to the same width. Configs saved before
+            this key existed load as 0.
     """
 
-    config_keys: list[str] = ["embedding_dimension", "hidden_size", "bidirectional"]  # noqa: RUF012
+    config_keys: list[str] = [  # noqa: RUF012
+        "embedding_dimension",
+        "hidden_size",
+        "bidirectional",
+        "residual_dimension",
+    ]
 
     def __init__(
-        self, embedding_dimension: int, hidden_size: int = 1024, bidirectional: bool = False
+        self,
+        embedding_dimension: int,
+        hidden_size: int = 1024,
+        bidirectional: bool = False,
+        residual_dimension: int = 0,
     ) -> None:
         super().__init__()
-        if embedding_dimension < 1 or hidden_size < 1:
+        if embedding_dimension < 1 or hidden_size < 1 or residual_dimension < 0:
             raise ValueError(
                 f"LSTMPooling: embedding_dimension ({embedding_dimension}) and hidden_size "
-                f"({hidden_size}) must be positive integers"
+                f"({hidden_size}) must be positive integers, residual_dimension "
+                f"({residual_dimension}) 0 or positive"
             )
         self.embedding_dimension = int(embedding_dimension)
         self.hidden_size = int(hidden_size)
         self.bidirectional = bool(bidirectional)
+        self.residual_dimension = int(residual_dimension)
         self.lstm = nn.LSTM(
             input_size=self.embedding_dimension,
             hidden_size=self.hidden_size,
@@ -88,12 +114,18 @@ class LSTMPooling(Module):
             batch_first=True,
             bidirectional=self.bidirectional,
         )
+        if self.residual_dimension:
+            state_width = self.hidden_size * (2 if self.bidirectional else 1)
+            self.projection = nn.Linear(state_width, self.residual_dimension, bias=False)
+            # Zero: the vector starts as the base's pooled one, to the bit.
+            nn.init.zeros_(self.projection.weight)
 
     def forward(self, features: dict[str, torch.Tensor | Any], **kwargs: Any) -> dict[str, Any]:
-        """Add ``sentence_embedding`` to a copy of ``features``.
+        """Set ``sentence_embedding`` in a copy of ``features``.
 
         Reads ``token_embeddings`` ``(batch, seq, emb)`` and ``attention_mask``
-        ``(batch, seq)``; neither is modified.
+        ``(batch, seq)``, and with ``residual_dimension`` the earlier pooling's
+        ``sentence_embedding`` ``(batch, residual_dimension)``; none is modified.
         """
         token_embeddings = features["token_embeddings"]  # (batch, seq, emb)
         attention_mask = features["attention_mask"]  # (batch, seq)
@@ -111,13 +143,29 @@ class LSTMPooling(Module):
         _, (h_n, _) = self.lstm(packed)  # h_n: (directions, batch, hidden)
         # Bidirectional: h_n[0] is forward after the last token, h_n[1] backward
         # after the first: (batch, 2 * hidden); else (batch, hidden).
-        embedding = torch.cat([h_n[0], h_n[1]], dim=-1) if self.bidirectional else h_n[0]
+        state = torch.cat([h_n[0], h_n[1]], dim=-1) if self.bidirectional else h_n[0]
         output = dict(features)
-        output["sentence_embedding"] = embedding
+        output["sentence_embedding"] = (
+            self._residual(features, state) if self.residual_dimension else state
+        )
         return output
+
+    def _residual(self, features: dict[str, Any], state: torch.Tensor) -> torch.Tensor:
+        """The earlier pooling's vector plus the projected state: a new tensor."""
+        pooled = features.get("sentence_embedding")  # (batch, residual_dimension)
+        if pooled is None or pooled.shape[-1] != self.residual_dimension:
+            found = "none" if pooled is None else f"width {pooled.shape[-1]}"
+            raise ModelError(
+                f"LSTMPooling with residual_dimension {self.residual_dimension} adds to the "
+                f"sentence vector of a pooling module before it, and found {found}; build it "
+                "as Transformer -> Pooling -> LSTMPooling"
+            )
+        return pooled + self.projection(state).to(pooled.dtype)  # (batch, residual_dimension)
 
     def get_embedding_dimension(self) -> int:
         """Return the width of the sentence vector."""
+        if self.residual_dimension:
+            return self.residual_dimension
         return self.hidden_size * (2 if self.bidirectional else 1)
 
     def get_sentence_embedding_dimension(self) -> int:

@@ -84,7 +84,8 @@ def _distinct_texts(splits: dict[str, Split]) -> set[str]:
     return {text for split in splits.values() for text in (*split.texts, *split.second)}
 
 
-def _features(task: SuiteTask, split: Split, vectors: dict[str, np.ndarray]) -> np.ndarray:
+def task_features(task: SuiteTask, split: Split, vectors: dict[str, np.ndarray]) -> np.ndarray:
+    """A split's probe features: the sentence's vector, or the pair's (u, v, |u-v|, u*v)."""
     import numpy as np
 
     first = np.stack([vectors[text] for text in split.texts])  # (rows, dim)
@@ -102,7 +103,7 @@ def probe_task(
 ) -> probes.ProbeResult:
     """Train and score the probe of one task on vectors of all its sentences."""
     train, dev, test = (
-        (_features(task, splits[name], vectors), splits[name].labels)
+        (task_features(task, splits[name], vectors), splits[name].labels)
         for name in ("train", "dev", "test")
     )
     if task.kind == "relatedness":

@@ -1,8 +1,13 @@
-"""``TrainConfig``: the settings of ``paramine train``; the defaults are the paper's.
+"""``TrainConfig``: the settings of ``paramine train``; the defaults are the paper's recipe.
 
 Built like ``EvaluateConfig`` (:mod:`paramine.encoders.evaluation.config`),
 whose evaluation options it shares: ``train`` runs the same evaluators before
 and after training as ``evaluate`` does.
+
+The settings a recipe gives (:data:`~paramine.encoders.training.recipes.RECIPE_KEYS`)
+default to None, "the recipe's"; ``__post_init__`` fills them from
+``--recipe``, so an explicit flag always wins and a config built from Python
+resolves the same way as one from the command line.
 
 This module imports neither torch nor sentence-transformers, so ``--help``
 answers at once.
@@ -14,8 +19,10 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 from paramine.encoders.evaluation.config import EVALUATION, EvalOptions, parse_holdout_share
+from paramine.encoders.training.recipes import RECIPE_KEYS, RECIPES, resolve_recipe
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
+    one_of,
     option,
     optional,
     parse_fields,
@@ -24,13 +31,16 @@ from paramine.schemas.options import (
 )
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-POOLINGS = ("lstm", "mean")
+POOLINGS = ("lstm", "mean", "lstm-residual")
+LOSSES = ("mnrl", "cached")
+SELECT_ON = ("none", "dev")
 #: ``--drop-near-identical`` with no value: pairs this similar teach nothing.
 DEFAULT_NEAR_IDENTICAL = 0.9
 
 DATA = "data"
 MODEL = "model"
 TRAINING = "training"
+SELECTION = "model selection and seeds"
 
 
 def parse_similarity(value: Any) -> float:
@@ -107,7 +117,25 @@ class TrainConfig(EvalOptions):
     eval_batch_size: int = option(
         64, "encoding batch size (default 64)", group=EVALUATION, parse=parse_positive
     )
-    pooling: str = option("lstm", "default lstm", group=MODEL, choices=POOLINGS)
+    recipe: str = option(
+        "paper",
+        "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs and --loss; "
+        "explicit flags override it. paper (default): Dadas 2022, for large data (LSTM 1024, "
+        "lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and a sentence "
+        "encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); see "
+        "docs/training.md",
+        group=TRAINING,
+        choices=tuple(RECIPES),
+    )
+    pooling: str = option(
+        None,
+        "lstm: an LSTM replaces the base's pooling (paper); mean: mean pooling; "
+        "lstm-residual: the base's own pooling plus a zero-initialized projection of an LSTM "
+        "state, so training starts from the base's embeddings (default: the recipe's)",
+        group=MODEL,
+        parse=optional(one_of(POOLINGS)),
+        choices=POOLINGS,
+    )
     lstm_hidden: int = option(
         1024, "LSTM hidden size (paper: 1024/2048/4096)", group=MODEL, parse=parse_positive
     )
@@ -116,12 +144,60 @@ class TrainConfig(EvalOptions):
     max_seq_length: int = option(
         128, "tokens per text (default 128)", group=MODEL, parse=parse_positive
     )
-    epochs: float = option(3.0, "default 3 (the paper's)", group=TRAINING, parse=float)
+    epochs: float = option(
+        None, "default: the recipe's (3, the paper's)", group=TRAINING, parse=optional(float)
+    )
     max_steps: int = option(
         -1, "stop after this many steps (overrides --epochs)", group=TRAINING, parse=int
     )
-    batch_size: int = option(64, "default 64 (the paper's)", group=TRAINING, parse=int)
-    lr: float = option(2e-6, "AdamW learning rate (default 2e-6)", group=TRAINING, parse=float)
+    batch_size: int = option(
+        None, "pairs per step (default: the recipe's, 64)", group=TRAINING, parse=optional(int)
+    )
+    lr: float = option(
+        None,
+        "AdamW learning rate of the Transformer (default: the recipe's; paper 2e-6)",
+        group=TRAINING,
+        parse=optional(float),
+    )
+    head_lr: float = option(
+        None,
+        "learning rate of the pooling head's parameters (the LSTM, the projection), apart "
+        "from the Transformer's (default: the recipe's; paper: the same as --lr)",
+        group=TRAINING,
+        parse=optional(float),
+    )
+    loss: str = option(
+        None,
+        "mnrl: MultipleNegativesRankingLoss; cached: CachedMultipleNegativesRankingLoss, the "
+        "same loss computed in mini-batches, so a large batch fits in memory (default: the "
+        "recipe's)",
+        group=TRAINING,
+        parse=optional(one_of(LOSSES)),
+        choices=LOSSES,
+    )
+    mini_batch_size: int = option(
+        32,
+        "texts per forward pass of --loss cached (memory, not the result; default 32)",
+        group=TRAINING,
+        parse=parse_positive,
+    )
+    hard_negatives: int = option(
+        0,
+        "mine N hard negatives per training pair with faiss, from the dataset's own sentences "
+        "by the base model's embeddings, never from the pair's pivot group (default 0: none; "
+        "needs paramine[faiss])",
+        group=TRAINING,
+        parse=parse_non_negative,
+        metavar="N",
+    )
+    hard_negative_margin: float = option(
+        0.05,
+        "a mined negative must be at most (1 - MARGIN) times as similar to the anchor as its "
+        "positive, against false negatives (default 0.05)",
+        group=TRAINING,
+        parse=parse_holdout_share,
+        metavar="MARGIN",
+    )
     warmup: float = option(
         0.1, "warmup share of the steps (default 0.1)", group=TRAINING, parse=parse_holdout_share
     )
@@ -129,13 +205,14 @@ class TrainConfig(EvalOptions):
     save_steps: int = option(500, "checkpoint every N steps", group=TRAINING, parse=parse_positive)
     save_total_limit: int = option(
         2,
-        "checkpoints kept in --checkpoint-dir, older ones deleted (default 2)",
+        "complete checkpoints kept in --checkpoint-dir, older ones deleted (default 2)",
         group=TRAINING,
         parse=parse_positive,
     )
     resume: bool = option(
         False,
-        "continue from the latest checkpoint in --checkpoint-dir (step count continues)",
+        "continue from the newest complete checkpoint in --checkpoint-dir (step count "
+        "continues); incomplete ones (a kill mid-save) are renamed incomplete-checkpoint-N",
         group=TRAINING,
         switch=True,
     )
@@ -143,13 +220,63 @@ class TrainConfig(EvalOptions):
         10, "log the loss every N steps", group=TRAINING, parse=parse_positive
     )
     seed: int = option(42, "data order and initialization seed", group=TRAINING, parse=int)
+    select_on: str = option(
+        "none",
+        "dev: keep the checkpoint that scores best on the --suite's dev splits (probes trained "
+        "on train, scored on dev; test is read only for the final table); none: keep the "
+        "last (default)",
+        group=SELECTION,
+        choices=SELECT_ON,
+    )
+    select_every: int = option(
+        0,
+        "with --select-on dev, score every K steps besides step 0 and the last step "
+        "(default 0: those two only)",
+        group=SELECTION,
+        parse=parse_non_negative,
+        metavar="K",
+    )
+    select_tasks: tuple[str, ...] = option(
+        (),
+        "score only these tasks of the suite for selection (repeatable; default: all)",
+        group=SELECTION,
+        many=True,
+        metavar="TASK",
+    )
+    select_max_rows: int = option(
+        1000,
+        "for selection, at most N rows of each task's train and dev split, a fixed sample "
+        "(default 1000; 0 = all: about 1 h per evaluation of the pl suite on a 2-core CPU)",
+        group=SELECTION,
+        parse=parse_non_negative,
+        metavar="N",
+    )
+    seeds: int = option(
+        1,
+        "train N times, with --seed, --seed + 1, ...; each model in OUTPUT/seed-S, the mean and "
+        "sample std of the tables in OUTPUT (default 1: the model in OUTPUT)",
+        group=SELECTION,
+        parse=parse_positive,
+        metavar="N",
+    )
 
     def __post_init__(self) -> None:
         parse_fields(self)
+        given = {key: getattr(self, key) for key in RECIPE_KEYS}
+        for key, value in resolve_recipe(self.recipe, given).items():
+            object.__setattr__(self, key, value)
         if self.batch_size < 2:
             raise UsageError("--batch-size must be >= 2: the loss uses the batch's other pairs")
         if self.max_steps == 0 or self.max_steps < -1 or self.epochs <= 0:
             raise UsageError("--max-steps must be > 0 (or -1 for --epochs), and --epochs > 0")
+        if self.lr <= 0 or self.head_lr <= 0:
+            raise UsageError("--lr and --head-lr must be > 0")
+        if self.select_on == "dev" and not self.suite:
+            raise UsageError(
+                "--select-on dev scores the dev splits of a suite: give --suite (and --suite-data)"
+            )
+        if self.select_on == "none" and (self.select_every or self.select_tasks):
+            raise UsageError("--select-every and --select-tasks need --select-on dev")
 
     @property
     def checkpoints(self) -> str:

@@ -9,14 +9,18 @@ whole, so an earlier model is never left half overwritten.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
 from paramine.encoders.evaluation.overlap import EVAL_OVERLAP
+from paramine.encoders.training.recipes import overrides
 
 if TYPE_CHECKING:
+    from paramine.encoders.training.config import TrainConfig
+    from paramine.encoders.training.data import TrainData
     from sentence_transformers import SentenceTransformer
 
 #: What ``paramine train`` writes into the model folder besides the model.
@@ -46,15 +50,69 @@ def save_model(
     os.rename(building, output)
 
 
+def training_summary(
+    config: TrainConfig,
+    data: TrainData,
+    base: dict[str, Any],
+    run: dict[str, Any],
+    results: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    """What ``paramine_training.json`` records of a run: data, settings, training, results.
+
+    Args:
+        config: The run's settings.
+        data: The rows it read and how they were chosen.
+        base: The base model: spec, path, model id, revision, prefix.
+        run: The run's own facts: ``settings`` (precision, seed, where it
+            resumed from, its checkpoint folder), ``training`` (steps, loss,
+            times), and ``selection`` and ``hard_negatives`` when used.
+        results: ``{"base": ..., "trained": ...}`` of the evaluators.
+    """
+    settings = {
+        key: value
+        for key, value in dataclasses.asdict(config).items()
+        if key not in ("dataset", "output")
+    }
+    counts = dict(data.counts)
+    if "hard_negatives" in run:
+        counts["hard_negatives"] = run["hard_negatives"]
+    summary = {
+        "dataset": config.dataset,
+        "base": base,
+        "manifest": {
+            "created_at": data.manifest.created_at,
+            "code_version": data.manifest.code_version,
+            "model": data.manifest.model,
+            "threshold": data.manifest.threshold,
+            "rows": data.manifest.rows,
+        },
+        "counts": counts,
+        "settings": settings
+        | {"recipe_overrides": overrides(config.recipe, settings)}
+        | run["settings"],
+        "training": run["training"],
+        "results": results,
+    }
+    if "selection" in run:
+        summary["selection"] = run["selection"]
+    return summary
+
+
 def paramine_card_section(summary: dict[str, Any], table: str) -> str:
     """What paramine adds to sentence-transformers' model card: true run figures, data, scores."""
     training = summary["training"]
     counts = summary["counts"]
     settings = summary["settings"]
     dropped = ", ".join(f"{k}: {v}" for k, v in counts["train_dropped"].items()) or "none"
+    recipe = str(settings["recipe"])
+    if settings.get("recipe_overrides"):
+        changed = ", ".join(f"{k} {v}" for k, v in settings["recipe_overrides"].items())
+        recipe += f" with {changed}"
     lines = [
         "## paramine training run",
         "",
+        f"- Recipe: {recipe}; pooling {settings['pooling']}, lr {settings['lr']}, head lr "
+        f"{settings['head_lr']}, loss {settings['loss']}, seed {settings['seed']}",
         f"- Steps: {training['global_step']}, epochs: {training['epoch']:.2f} "
         f"({training['train_pairs']} training pairs, batch {settings['batch_size']})",
         f"- Data: `{summary['dataset']}` (mined {summary['manifest']['created_at']} by "
@@ -76,6 +134,14 @@ def paramine_card_section(summary: dict[str, Any], table: str) -> str:
             f"- Evaluation data kept out of training: {overlap} training pairs shared a sentence "
             f"with the {counts['eval_sentences']} distinct evaluation sentences (normalized) "
             "and were dropped"
+        )
+    selection = summary.get("selection")
+    if selection:
+        lines.append(
+            f"- Kept the model of step {selection['kept_step']} of {training['global_step']}: "
+            f"the best dev average ({selection['kept_dev_average']:.2f}) of the suite's tasks "
+            f"{', '.join(selection['tasks'])}, scored at steps "
+            f"{', '.join(str(e['step']) for e in selection['history'])}"
         )
     if table:
         lines += ["", "### Before and after training", "", table]

@@ -1,27 +1,36 @@
 """``paramine train``: fine-tune a sentence encoder on a mined paraphrase dataset.
 
-The recipe of Dadas (2022): a pretrained Transformer, its pooling replaced by
-an LSTM (:mod:`paramine.encoders.lstm_pooling`), trained with the multiple-negatives
-ranking loss on (sentence_a, sentence_b) pairs with no text twice in a batch;
-AdamW, lr 2e-6, linear decay after 10% warmup, batch 64, 3 epochs.
+``--recipe paper`` (the default) is Dadas (2022): a pretrained Transformer,
+its pooling replaced by an LSTM (:mod:`paramine.encoders.lstm_pooling`),
+trained with the multiple-negatives ranking loss on (sentence_a, sentence_b)
+pairs with no text twice in a batch; AdamW, lr 2e-6, linear decay after 10%
+warmup, batch 64, 3 epochs. ``--recipe small`` is for a few thousand pairs
+and a base that is already a sentence encoder
+(:mod:`paramine.encoders.training.recipes`).
 
 Training runs through sentence-transformers' ``SentenceTransformerTrainer``
-(which needs ``datasets`` and ``accelerate``): checkpoints, resume, mixed
-precision and the progress bar come from it.
+(which needs ``datasets`` and ``accelerate``): mixed precision, the progress
+bar and the checkpoint files come from it; paramine marks checkpoints
+complete and resumes from the newest complete one
+(:mod:`paramine.encoders.training.checkpoints`), mines hard negatives
+(:mod:`~paramine.encoders.training.hard_negatives`), selects on dev
+(:mod:`~paramine.encoders.training.selection`) and repeats over seeds
+(:mod:`~paramine.encoders.training.seeds`).
 
 The held-out split is :mod:`paramine.encoders.evaluation.holdout`'s. The base model and
 the trained one are scored by the same evaluators
 (:mod:`paramine.encoders.evaluation.evaluate`): paraphrase retrieval on the held-out
-pivots, and bitext retrieval and STS on files the user gives. The output
+pivots, and bitext retrieval and STS on files the user gives, before
+training; the suite's test table after training, for both, once. The output
 folder holds the model only; checkpoints live in their own folder.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import os
+import shutil
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -32,15 +41,16 @@ from paramine.encoders.evaluation.evaluate import (
     evaluate_model,
     results_table,
 )
-from paramine.encoders.training.config import POOLINGS, PRECISIONS, TrainConfig
+from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.data import (
     EvalData,
     TrainData,
     prepare_data,
     read_evaluation,
 )
-from paramine.encoders.training.model_card import SUMMARY_FILE, save_model
-from paramine.schemas.errors import ModelError, OutputError, UsageError
+from paramine.encoders.training.model_card import SUMMARY_FILE, save_model, training_summary
+from paramine.encoders.training.seeds import SeedPlace, seed_places
+from paramine.schemas.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -48,66 +58,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def build_model(
-    base: SentenceTransformer,
-    pooling: str,
-    lstm_hidden: int,
-    bidirectional: bool,
-    normalize: bool,
-    max_seq_length: int | None,
-    device: str | None = None,
-) -> SentenceTransformer:
-    """Return Transformer (taken from ``base``) + the chosen pooling (+ Normalize)."""
-    from paramine.encoders.lstm_pooling import LSTMPooling
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+def _check_output(config: TrainConfig) -> None:
+    """Refuse an output folder that holds anything but an earlier paramine model.
 
-    transformer = base[0]
-    if not isinstance(transformer, Transformer):
-        raise ModelError(
-            f"the base model's first module is {type(transformer).__name__}, not a Transformer; "
-            "give a Transformer-based sentence-transformers folder"
-        )
-    if max_seq_length:
-        transformer.max_seq_length = max_seq_length
-    width = transformer.get_embedding_dimension()
-    head: Any
-    if pooling == "lstm":
-        head = LSTMPooling(width, hidden_size=lstm_hidden, bidirectional=bidirectional)
-    elif pooling == "mean":
-        head = Pooling(width, pooling_mode="mean")
-    else:
-        raise UsageError(f"--pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
-    modules = [transformer, head] + ([Normalize()] if normalize else [])
-    return SentenceTransformer(modules=modules, device=device)
-
-
-def choose_precision(precision: str) -> str:
-    """Resolve ``auto`` to bf16/fp16 on a GPU and fp32 on CPU; check the rest."""
-    import torch
-
-    if precision not in PRECISIONS:
-        raise UsageError(f"--precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    cuda = torch.cuda.is_available()
-    if precision == "auto":
-        if not cuda:
-            return "fp32"
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    if precision in ("bf16", "fp16") and not cuda:
-        raise UsageError(f"--precision {precision} needs a CUDA GPU; use fp32 (or auto) on CPU")
-    return precision
-
-
-def default_prefix(base: SentenceTransformer, resolved_prefix: str) -> str:
-    """Return the prefix the base model expects: the resolver's, else its default prompt."""
-    if resolved_prefix:
-        return resolved_prefix
-    name = getattr(base, "default_prompt_name", None)
-    return str(base.prompts.get(name, "")) if name else ""
-
-
-def _check_output(output: str) -> None:
-    """Refuse an output folder that holds anything but an earlier paramine model."""
+    With ``--seeds`` above 1, an earlier one-seed model there is removed
+    first: its files would otherwise sit beside the seeds' folders.
+    """
+    output = config.output
     if not os.path.exists(output):
         return
     if not os.path.isdir(output):
@@ -117,6 +74,8 @@ def _check_output(output: str) -> None:
             f"--output {output} is not empty and holds no paramine model ({SUMMARY_FILE} "
             "is missing); give an empty or new folder"
         )
+    if config.seeds > 1 and os.path.isfile(os.path.join(output, "modules.json")):
+        shutil.rmtree(output)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,11 +96,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(config: TrainConfig) -> int:
-    from transformers.trainer_utils import get_last_checkpoint
+    from paramine.encoders.training.checkpoints import resume_from
+    from paramine.encoders.training.modeling import choose_precision
 
-    _check_output(config.output)
+    _check_output(config)
     precision = choose_precision(config.precision)
     evaluation = read_evaluation(config)
+    if config.select_on == "dev" and evaluation.suite is not None:
+        from paramine.encoders.training.selection import selected_tasks
+
+        selected_tasks(evaluation.suite, config.select_tasks)  # names checked before training
     data = prepare_data(config, evaluation)
     if len(data.train) < config.batch_size:
         raise UsageError(
@@ -156,52 +120,108 @@ def _run(config: TrainConfig) -> int:
             len(data.eval),
             MIN_RETRIEVAL_PAIRS,
         )
-
-    checkpoints = config.checkpoints
-    checkpoint = get_last_checkpoint(checkpoints) if os.path.isdir(checkpoints) else None
-    if checkpoint and not config.resume:
-        raise OutputError(
-            f"{checkpoints} already has checkpoints ({checkpoint}); pass --resume to "
-            "continue from it, or choose another --output / --checkpoint-dir"
-        )
-    if config.resume and not checkpoint:
-        log.warning("%s: no checkpoint to resume from; starting at step 0", checkpoints)
-    return _train(config, precision, data, checkpoint if config.resume else None, evaluation)
+    places = seed_places(config)
+    starts = [resume_from(place.checkpoints, config.resume) for place in places]
+    return _train(config, precision, data, evaluation, places, starts)
 
 
 def _train(
     config: TrainConfig,
     precision: str,
     data: TrainData,
-    checkpoint: str | None,
     evaluation: EvalData,
+    places: list[SeedPlace],
+    starts: list[str | None],
 ) -> int:
-    import torch
-    from datasets import Dataset
+    """Score the base, train each seed, score the base's suite, write and print the tables."""
+    from paramine.encoders.evaluation.suite_eval import model_encoder
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.folder_check import check_local_folder
     from paramine.encoders.models.resolve import resolve_model
-    from sentence_transformers import (
-        SentenceTransformerTrainer,
-    )
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from paramine.encoders.training.hard_negatives import training_columns
+    from paramine.encoders.training.modeling import default_prefix
 
-    torch.manual_seed(config.seed)  # the LSTM's initial weights
     resolved = resolve_model(config.base, flag="--base")
     check_local_folder(resolved, config.base, "--base")
     base = load_encoder(resolved.path, device=config.device)
     prefix = default_prefix(base, resolved.prefix)
-    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
-
-    results: dict[str, dict[str, float]] = {}
-    suite: dict[str, dict[str, Any]] = {}
+    base_facts = {
+        "spec": config.base,
+        "path": resolved.path,
+        "model_id": resolved.model_id,
+        "revision": resolved.revision,
+        "prefix": prefix,
+    }
+    batch = config.eval_batch_size
+    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, batch)
+    base_results: dict[str, float] = {}
     if tasks:
         log.info("scoring the base model")
-        results["base"] = evaluate_model(base, tasks, prefix=prefix)
-    if evaluation.suite is not None:
-        log.info("scoring the base model on the suite %s", evaluation.suite.name)
-        suite["base"] = _on_suite(base, evaluation, prefix, config.eval_batch_size)
+        base_results = evaluate_model(base, tasks, prefix=prefix)
+    columns, mined = training_columns(config, data, model_encoder(base, prefix, batch))
 
+    runs: dict[int, dict[str, Any]] = {}
+    kept: SentenceTransformer | None = None
+    for i, (place, checkpoint) in enumerate(zip(places, starts, strict=True)):
+        if i:  # training changed the base's Transformer in place: a fresh one per seed
+            base = load_encoder(resolved.path, device=config.device)
+        model, run = _train_seed(config, precision, base, prefix, columns, place, checkpoint)
+        del base
+        if mined is not None:
+            run["hard_negatives"] = mined
+        run["results"] = {"base": base_results} if tasks else {}
+        if tasks:
+            log.info("scoring the trained model (seed %d)", place.seed)
+            state = run["training"]
+            # The evaluators also record their scores in the model card's data.
+            run["results"]["trained"] = evaluate_model(
+                model, tasks, prefix, state["epoch"] or 0.0, state["global_step"]
+            )
+        if evaluation.suite is not None:
+            log.info("scoring the trained model (seed %d) on the suite", place.seed)
+            run["suite"] = {"trained": _on_suite(model, evaluation, prefix, config.eval_batch_size)}
+        runs[place.seed] = run
+        if len(places) > 1:
+            _save_seed(config, data, base_facts, place, model, run, tasks, evaluation, None)
+        else:
+            kept = model
+
+    base_suite = None
+    if evaluation.suite is not None:
+        # After training, so the test table is computed once for each model, at the end.
+        log.info("scoring the base model on the suite %s", evaluation.suite.name)
+        fresh = load_encoder(resolved.path, device=config.device)
+        base_suite = _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
+        del fresh
+    if kept is not None:
+        place, run = places[0], runs[places[0].seed]
+        table = _save_seed(
+            config, data, base_facts, place, kept, run, tasks, evaluation, base_suite
+        )
+    else:
+        table = _finish_seeds(config, runs, base_results, base_suite, tasks, evaluation)
+    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
+    return 0
+
+
+def _train_seed(
+    config: TrainConfig,
+    precision: str,
+    base: SentenceTransformer,
+    prefix: str,
+    columns: dict[str, list[str]],
+    place: SeedPlace,
+    checkpoint: str | None,
+) -> tuple[SentenceTransformer, dict[str, Any]]:
+    """Build the model from ``base`` and train it with ``place.seed``; return it and its facts."""
+    import torch
+    from datasets import Dataset
+    from paramine.encoders.training.checkpoints import MarkComplete, checkpoint_step
+    from paramine.encoders.training.modeling import build_model, learning_rate_mapping, make_loss
+    from paramine.encoders.training.selection import dev_selection
+    from sentence_transformers import SentenceTransformerTrainer
+
+    torch.manual_seed(place.seed)  # the head's initial weights
     model = build_model(
         base,
         config.pooling,
@@ -221,58 +241,72 @@ def _train(
     card.train_datasets = [{"name": f"paramine pairs: {config.dataset}"}]
     card.tags = [*card.tags, "paramine", "paraphrase"]
 
-    train_dataset = Dataset.from_dict(
-        {"anchor": data.train["sentence_a"].tolist(), "positive": data.train["sentence_b"].tolist()}
-    )
-    training_args = _training_arguments(config, precision, prefix, len(data.train))
+    dataset = Dataset.from_dict(columns)
+    mapping = learning_rate_mapping(model, config.lr, config.head_lr)
+    args = _training_arguments(config, precision, prefix, len(dataset), place, mapping)
+    callbacks: list[Any] = [MarkComplete(config.save_total_limit)]
+    selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint)
+    if selection is not None:
+        callbacks.append(selection)
     trainer = SentenceTransformerTrainer(
         model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        loss=MultipleNegativesRankingLoss(model),
+        args=args,
+        train_dataset=dataset,
+        loss=make_loss(model, config.loss, config.mini_batch_size),
+        callbacks=callbacks,
     )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     output = trainer.train(resume_from_checkpoint=checkpoint)
-    wall = time.perf_counter() - started
-
-    if tasks:
-        log.info("scoring the trained model")
-        # The evaluators also record their scores in the model card's data.
-        results["trained"] = evaluate_model(
-            model, tasks, prefix, trainer.state.epoch or 0.0, trainer.state.global_step
-        )
-    if evaluation.suite is not None:
-        log.info("scoring the trained model on the suite %s", evaluation.suite.name)
-        suite["trained"] = _on_suite(model, evaluation, prefix, config.eval_batch_size)
-
-    summary = _training_summary(
-        config, precision, data, resolved, prefix, checkpoint, trainer, output, wall, results
-    )
-    names = [f"{config.base} (base)", "trained"]
-    tables = []
-    if tasks:
-        columns = [(names[0], results["base"]), (names[1], results.get("trained", {}))]
-        tables.append(results_table(columns, tasks))
-    if evaluation.suite is not None:
-        from paramine.encoders.evaluation.suite_eval import suite_table
-
-        summary["suite"] = {"name": evaluation.suite.name, **suite}
-        rows = [(names[0], suite["base"]), (names[1], suite["trained"])]
-        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
-    table = "\n\n".join(tables)
-    save_model(model, config.output, summary, table)
-    print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    state = trainer.state
+    steps_run = state.global_step - (checkpoint_step(checkpoint) if checkpoint else 0)
+    # Selection scores inside trainer.train: its time is reported apart from the steps'.
+    selection_cpu = selection.cpu_s if selection is not None else 0.0
+    losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
     log.info(
-        "saved %s (step %d, epoch %.2f); checkpoints in %s",
-        config.output,
-        trainer.state.global_step,
-        trainer.state.epoch or 0.0,
-        config.checkpoints,
+        "trained seed %d to step %d (epoch %.2f); checkpoints in %s",
+        place.seed,
+        state.global_step,
+        state.epoch or 0.0,
+        place.checkpoints,
     )
-    return 0
+    run: dict[str, Any] = {
+        "settings": {
+            "precision": precision,
+            "seed": place.seed,
+            "resumed_from": checkpoint,
+            "checkpoint_dir": place.checkpoints,
+        },
+        "training": {
+            "global_step": state.global_step,
+            "epoch": state.epoch,
+            "train_pairs": len(dataset),
+            "first_logged_loss": losses[0] if losses else None,
+            "last_logged_loss": losses[-1] if losses else None,
+            "train_runtime_s": output.metrics.get("train_runtime"),
+            "samples_per_second": output.metrics.get("train_samples_per_second"),
+            "steps_per_second": output.metrics.get("train_steps_per_second"),
+            "mean_loss": output.metrics.get("train_loss"),
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "selection_cpu_s": selection_cpu,
+            "cpu_s_per_step": (cpu - selection_cpu) / steps_run if steps_run else None,
+            "device": str(trainer.model.device),
+        },
+    }
+    if selection is not None:
+        run["selection"] = selection.summary()
+    return model, run
 
 
-def _training_arguments(config: TrainConfig, precision: str, prefix: str, train_pairs: int) -> Any:
+def _training_arguments(
+    config: TrainConfig,
+    precision: str,
+    prefix: str,
+    train_pairs: int,
+    place: SeedPlace,
+    learning_rate_mapping: dict[str, float],
+) -> Any:
     """The trainer's arguments: the recipe, the checkpoints, the logging."""
     import torch
     from sentence_transformers import SentenceTransformerTrainingArguments
@@ -282,13 +316,13 @@ def _training_arguments(config: TrainConfig, precision: str, prefix: str, train_
     # With --max-steps the trainer ignores num_train_epochs, but the model card
     # lists it: give it the epochs those steps really make.
     epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
-    checkpoints = config.checkpoints
     return SentenceTransformerTrainingArguments(
-        output_dir=checkpoints,
+        output_dir=place.checkpoints,
         num_train_epochs=epochs,
         max_steps=config.max_steps,
         per_device_train_batch_size=config.batch_size,
         learning_rate=config.lr,
+        learning_rate_mapping=learning_rate_mapping,
         lr_scheduler_type="linear",
         warmup_steps=config.warmup,  # a float below 1 is a share of the steps
         optim="adamw_torch",
@@ -297,10 +331,12 @@ def _training_arguments(config: TrainConfig, precision: str, prefix: str, train_
         fp16=precision == "fp16",
         save_strategy="steps",
         save_steps=config.save_steps,
-        save_total_limit=config.save_total_limit,
+        # Pruned by MarkComplete after each checkpoint is marked complete:
+        # the trainer's own pruning runs before, and could leave none complete.
+        save_total_limit=None,
         logging_steps=config.logging_steps,
-        seed=config.seed,
-        data_seed=config.seed,
+        seed=place.seed,
+        data_seed=place.seed,
         prompts=prefix or None,
         report_to="none",
         dataloader_pin_memory=torch.cuda.is_available(),
@@ -309,59 +345,78 @@ def _training_arguments(config: TrainConfig, precision: str, prefix: str, train_
     )
 
 
-def _training_summary(
+def _save_seed(
     config: TrainConfig,
-    precision: str,
     data: TrainData,
-    resolved: Any,
-    prefix: str,
-    checkpoint: str | None,
-    trainer: Any,
-    output: Any,
-    wall: float,
-    results: dict[str, dict[str, float]],
-) -> dict[str, Any]:
-    """What ``paramine_training.json`` records of a run: data, settings, training, results."""
-    checkpoints = config.checkpoints
-    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    return {
-        "dataset": config.dataset,
-        "base": {
-            "spec": config.base,
-            "path": resolved.path,
-            "model_id": resolved.model_id,
-            "revision": resolved.revision,
-            "prefix": prefix,
-        },
-        "manifest": {
-            "created_at": data.manifest.created_at,
-            "code_version": data.manifest.code_version,
-            "model": data.manifest.model,
-            "threshold": data.manifest.threshold,
-            "rows": data.manifest.rows,
-        },
-        "counts": data.counts,
-        "settings": {
-            key: value
-            for key, value in dataclasses.asdict(config).items()
-            if key not in ("dataset", "output")
-        }
-        | {"precision": precision, "resumed_from": checkpoint, "checkpoint_dir": checkpoints},
-        "training": {
-            "global_step": trainer.state.global_step,
-            "epoch": trainer.state.epoch,
-            "train_pairs": len(data.train),
-            "first_logged_loss": losses[0] if losses else None,
-            "last_logged_loss": losses[-1] if losses else None,
-            "train_runtime_s": output.metrics.get("train_runtime"),
-            "samples_per_second": output.metrics.get("train_samples_per_second"),
-            "steps_per_second": output.metrics.get("train_steps_per_second"),
-            "mean_loss": output.metrics.get("train_loss"),
-            "wall_s": wall,
-            "device": str(trainer.model.device),
-        },
-        "results": results,
-    }
+    base_facts: dict[str, Any],
+    place: SeedPlace,
+    model: SentenceTransformer,
+    run: dict[str, Any],
+    tasks: list[Any],
+    evaluation: EvalData,
+    base_suite: dict[str, Any] | None,
+) -> str:
+    """Write one seed's model folder with its card and summary; return its tables."""
+    from paramine.encoders.evaluation.suite_eval import suite_table
+
+    summary = training_summary(config, data, base_facts, run, run["results"])
+    names = [f"{config.base} (base)", "trained"]
+    tables = []
+    if tasks:
+        results = run["results"]
+        columns = [(names[0], results["base"]), (names[1], results["trained"])]
+        tables.append(results_table(columns, tasks))
+    if evaluation.suite is not None:
+        suite = {"name": evaluation.suite.name, **run["suite"]}
+        rows = [(names[1], run["suite"]["trained"])]
+        if base_suite is not None:
+            suite["base"] = base_suite
+            rows.insert(0, (names[0], base_suite))
+        summary["suite"] = suite
+        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+    table = "\n\n".join(tables)
+    save_model(model, place.output, summary, table)
+    log.info("saved %s", place.output)
+    return table
+
+
+def _finish_seeds(
+    config: TrainConfig,
+    runs: dict[int, dict[str, Any]],
+    base_results: dict[str, float],
+    base_suite: dict[str, Any] | None,
+    tasks: list[Any],
+    evaluation: EvalData,
+) -> str:
+    """Write OUTPUT's summary of several seeds (mean and sample std); return its tables."""
+    from paramine.encoders.evaluation.suite_eval import suite_table
+    from paramine.encoders.training.seeds import seeds_summary, write_seeds_summary
+
+    summary = seeds_summary(runs, base_results, base_suite)
+    summary = {"dataset": config.dataset, "base": config.base, **summary}
+    n = len(runs)
+    tables = []
+    if tasks:
+        columns = [(f"{config.base} (base)", base_results)]
+        columns += [(f"seed {seed}", run["results"]["trained"]) for seed, run in runs.items()]
+        columns += [
+            (f"mean of {n}", summary["results"]["mean"]),
+            ("sample std", summary["results"]["std"]),
+        ]
+        tables.append(results_table(columns, tasks))
+    if evaluation.suite is not None and base_suite is not None:
+        rows = [(f"{config.base} (base)", base_suite)]
+        rows += [(f"seed {seed}", run["suite"]["trained"]) for seed, run in runs.items()]
+        rows += [
+            (f"mean of {n} seeds", summary["suite"]["mean"]),
+            ("sample std", summary["suite"]["std"]),
+        ]
+        summary["suite"]["name"] = evaluation.suite.name
+        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+    table = "\n\n".join(tables)
+    write_seeds_summary(config.output, summary, table)
+    log.info("saved %d seeds' models and their summary in %s", n, config.output)
+    return table
 
 
 def _on_suite(

@@ -96,6 +96,7 @@ def test_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
         "embedding_dimension": 32,
         "hidden_size": 16,
         "bidirectional": True,
+        "residual_dimension": 0,
     }
     texts = [SHORT, LONG]
     torch.testing.assert_close(
@@ -118,6 +119,80 @@ def test_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
 def test_bad_sizes_are_refused() -> None:
     with pytest.raises(ValueError, match="hidden_size"):
         LSTMPooling(embedding_dimension=8, hidden_size=0)
+    with pytest.raises(ValueError, match="residual_dimension"):
+        LSTMPooling(embedding_dimension=8, hidden_size=4, residual_dimension=-1)
+
+
+def test_residual_adds_a_zero_projection_to_the_pooled_vector() -> None:
+    torch.manual_seed(0)
+    module = LSTMPooling(embedding_dimension=8, hidden_size=5, residual_dimension=6)
+    tokens = torch.randn(2, 4, 8)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    pooled = torch.randn(2, 6)
+    features = {"token_embeddings": tokens, "attention_mask": mask, "sentence_embedding": pooled}
+    before = pooled.clone()
+    got = module(features)["sentence_embedding"]
+    # W starts at zero: the vector is the pooled one, to the bit, in a new tensor.
+    assert torch.equal(got, pooled) and got is not pooled
+    assert torch.equal(features["sentence_embedding"], before)
+    assert module.get_embedding_dimension() == 6
+    with torch.no_grad():
+        module.projection.weight.fill_(0.1)
+    moved = module(features)["sentence_embedding"]
+    assert not torch.equal(moved, pooled)
+    # Without a pooled vector before it, it says how to build the model.
+    with pytest.raises(ModelError, match="Transformer -> Pooling -> LSTMPooling"):
+        module({"token_embeddings": tokens, "attention_mask": mask})
+
+
+def residual_model(tiny_model_dir: Path, hidden: int = 16):
+    torch.manual_seed(0)
+    base = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    width = base.get_embedding_dimension()
+    pooling = LSTMPooling(base[0].get_embedding_dimension(), hidden, residual_dimension=width)
+    with torch.no_grad():  # as after some training: the LSTM's share is no longer zero
+        pooling.projection.weight.normal_(0, 0.1)
+    return SentenceTransformer(modules=[base[0], base[1], pooling], device="cpu")
+
+
+def test_residual_save_load_round_trip(tiny_model_dir: Path, tmp_path: Path) -> None:
+    model = residual_model(tiny_model_dir)
+    model.save(str(tmp_path / "m"))
+    modules = (tmp_path / "m" / "modules.json").read_text()
+    assert CLASS_REF in modules and "Pooling" in modules
+    for loaded in (
+        load_encoder(str(tmp_path / "m"), device="cpu"),
+        SentenceTransformer(str(tmp_path / "m"), device="cpu"),
+    ):
+        assert loaded[2].get_config_dict()["residual_dimension"] == 32
+        texts = [SHORT, LONG]
+        torch.testing.assert_close(
+            loaded.encode(texts, convert_to_tensor=True),
+            model.encode(texts, convert_to_tensor=True),
+            atol=0,
+            rtol=0,
+        )
+
+
+def test_a_config_saved_before_residual_dimension_loads_as_the_papers(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    import json
+
+    model = lstm_model(tiny_model_dir, hidden=16)
+    model.save(str(tmp_path / "m"))
+    config = tmp_path / "m" / "1_LSTMPooling" / "config.json"
+    saved = json.loads(config.read_text())
+    del saved["residual_dimension"]
+    config.write_text(json.dumps(saved))
+    loaded = load_encoder(str(tmp_path / "m"), device="cpu")
+    assert loaded[1].residual_dimension == 0 and not hasattr(loaded[1], "projection")
+    torch.testing.assert_close(
+        loaded.encode([SHORT], convert_to_tensor=True),
+        model.encode([SHORT], convert_to_tensor=True),
+        atol=0,
+        rtol=0,
+    )
 
 
 def test_model_saved_before_the_namespace_move_still_loads(

@@ -64,14 +64,68 @@ def test_command_line_and_python_agree_and_numbers_are_numbers() -> None:
         ({"warmup": 1.0}, r"--warmup 1.0 is not a share in \[0, 1\)"),
         ({"eval_share": -0.1}, r"--eval-share -0.1 is not a share"),
         ({"max_steps": 0}, r"--max-steps must be > 0"),
-        ({"pooling": "max"}, r"--pooling 'max'; allowed: lstm, mean"),
+        ({"pooling": "max"}, r"--pooling 'max'; allowed: lstm, mean, lstm-residual"),
         ({"lr": "fast"}, r"--lr could not convert"),
+        ({"head_lr": 0}, r"--lr and --head-lr must be > 0"),
+        ({"recipe": "huge"}, r"--recipe 'huge'; allowed: paper, small"),
+        ({"loss": "triplet"}, r"--loss 'triplet'; allowed: mnrl, cached"),
+        ({"select_on": "dev"}, r"--select-on dev .* give --suite"),
+        ({"select_every": 5}, r"--select-every and --select-tasks need --select-on dev"),
+        ({"hard_negative_margin": 1.0}, r"--hard-negative-margin 1.0 is not a share"),
+        ({"seeds": 0}, r"--seeds 0 is not a positive integer"),
         ({"eval_bitext": [["a", "b", "c"]]}, r"--eval-bitext .* give two line-aligned files"),
     ],
 )
 def test_bad_train_values_name_the_flag(settings: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         TrainConfig(**REQUIRED, **settings)
+
+
+def test_a_recipe_gives_defaults_and_explicit_flags_override_it() -> None:
+    def parse(*flags: str) -> TrainConfig:
+        return parse_config(
+            TrainConfig, "paramine train", "", ["d", "--base", "b", "--output", "o", *flags]
+        )
+
+    def recipe_settings(config: TrainConfig) -> tuple:
+        return (
+            config.pooling,
+            config.lr,
+            config.head_lr,
+            config.batch_size,
+            config.epochs,
+            config.loss,
+        )
+
+    assert recipe_settings(parse()) == ("lstm", 2e-6, 2e-6, 64, 3.0, "mnrl")
+    assert recipe_settings(parse("--recipe", "small")) == (
+        "lstm-residual",
+        2e-5,
+        1e-4,
+        64,
+        3.0,
+        "cached",
+    )
+    # An explicit flag wins over the recipe, and only that setting changes.
+    small = parse("--recipe", "small", "--pooling", "mean", "--lr", "3e-5", "--loss", "mnrl")
+    assert recipe_settings(small) == ("mean", 3e-5, 1e-4, 64, 3.0, "mnrl")
+    # The paper's head learns at the Transformer's rate, whichever rate that is.
+    assert parse("--lr", "1e-5").head_lr == 1e-5
+    assert parse("--lr", "1e-5", "--head-lr", "1e-3").head_lr == 1e-3
+    # Python resolves as the command line does.
+    python = TrainConfig(
+        dataset="d", base="b", output="o", recipe="small", lr=3e-5, pooling="mean", loss="mnrl"
+    )
+    assert python == small
+    from paramine.encoders.training.recipes import overrides
+
+    settings = {key: getattr(small, key) for key in ("pooling", "lr", "head_lr", "batch_size")}
+    settings |= {"epochs": small.epochs, "loss": small.loss}
+    assert overrides("small", settings) == {"pooling": "mean", "lr": 3e-5, "loss": "mnrl"}
+    assert overrides("paper", {**settings, "lr": 1e-5, "head_lr": 1e-5}) == {
+        "pooling": "mean",
+        "lr": 1e-5,
+    }
 
 
 def test_a_missing_required_flag_is_a_usage_error() -> None:

@@ -307,3 +307,38 @@ def test_training_scores_the_suite_before_and_after(
     assert "| model | avg | ONE | PAIR | REL |" in card
     assert f"| {tiny_model_dir} (base) | {suite['base']['average']:.2f} |" in card
     assert "Evaluation data kept out of training" in card
+
+
+def test_seeds_report_mean_and_spread(tmp_path: Path, tiny_model_dir: Path) -> None:
+    from tests.encoders.training.test_selection import write_suite
+
+    root = tmp_path / "suite"
+    write_suite(root)
+    url = write_dataset(tmp_path / "ds", make_rows(48))
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    args += ["--lstm-hidden", "16", "--batch-size", "8", "--max-steps", "2", "--lr", "5e-3"]
+    args += ["--eval-share", "0.2", "--suite", str(root / "toy.yaml"), "--suite-data", str(root)]
+    args += ["--seeds", "2", "--seed", "7"]
+    assert main(args) == 0
+    # Each seed's model in its own folder, with its own checkpoints.
+    for seed in (7, 8):
+        own = json.loads((out / f"seed-{seed}" / "paramine_training.json").read_text())
+        assert own["settings"]["seed"] == seed and own["training"]["global_step"] == 2
+        assert (tmp_path / "model-checkpoints" / f"seed-{seed}" / "checkpoint-2").is_dir()
+    summary = json.loads((out / "paramine_training.json").read_text())
+    assert summary["seeds"] == [7, 8]
+    per_seed = [summary["per_seed"][s]["suite"] for s in ("7", "8")]
+    averages = [result["average"] for result in per_seed]
+    assert summary["suite"]["mean"]["average"] == round(sum(averages) / 2, 2)
+    # The sample standard deviation: |a - b| / sqrt(2) for two values.
+    assert summary["suite"]["std"]["average"] == round(abs(averages[0] - averages[1]) / 2**0.5, 2)
+    for task in ("ONE", "REL"):
+        values = [result["tasks"][task] for result in per_seed]
+        assert summary["suite"]["mean"]["tasks"][task] == round(sum(values) / 2, 2)
+    retrieval = summary["results"]
+    assert set(retrieval) == {"base", "mean", "std"}
+    assert "held-out pivots top1" in retrieval["mean"]
+    readme = (out / "README.md").read_text()
+    assert "| mean of 2 seeds |" in readme and "| sample std |" in readme
+    assert "| seed 7 |" in readme and "| seed 8 |" in readme

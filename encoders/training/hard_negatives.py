@@ -1,0 +1,216 @@
+"""Hard negatives for the training pairs, mined from the dataset's own sentences with faiss.
+
+MNRL's negatives are the batch's other positives, mostly unrelated
+sentences. ``--hard-negatives N`` gives each pair N more: the training
+sentences nearest to its anchor by the base model's cosine, that the anchor
+must still rank below its positive.
+
+A mined pair's pivot group is a set of paraphrases: every candidate of a
+pivot translates the same sentence, and a group of four candidates gives the
+pairs (a, b) and (c, d), so c is as much a paraphrase of a as b is. The
+nearest neighbours of an anchor are its own group's sentences first, and
+mining them as negatives would teach the model to push paraphrases apart.
+So a negative is never a sentence of the anchor's group (rows sharing the
+pivot, by the comparison key: case, punctuation and spacing ignored), nor
+equal (by that key) to the anchor or the positive. A neighbour of another
+group may still be a paraphrase that mining never grouped; a margin guards
+against those, as NV-Retriever's "positive-aware" mining does (Moreira et
+al. 2024, who found 95% of the positive's score best): a negative's cosine
+to the anchor must be at most ``(1 - margin)`` times the positive's.
+
+sentence-transformers' own ``mine_hard_negatives`` knows an anchor's
+positives but not its group, hence this module. faiss is imported here only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from paramine.schemas.errors import UsageError
+from paramine.schemas.text_keys import comparison_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    from paramine.encoders.training.config import TrainConfig
+    from paramine.encoders.training.data import TrainData
+
+log = logging.getLogger(__name__)
+
+#: Neighbours searched per anchor at most: a row with fewer than N qualifying
+#: sentences among its nearest this many gets none and is dropped (counted).
+MAX_SEARCH = 1024
+
+
+@dataclass
+class MinedNegatives:
+    """Negatives per training row, and how they were found.
+
+    Attributes:
+        negatives: Per row, N texts; empty for a row that got fewer than N.
+        stats: Rows, rows with negatives, mean cosines of negatives and positives.
+    """
+
+    negatives: list[list[str]]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def faiss_module() -> Any:
+    """faiss, or a UsageError saying how to install it."""
+    try:
+        import faiss
+    except ImportError:
+        raise UsageError(
+            "--hard-negatives searches neighbours with faiss, which is not installed: "
+            "pip install 'paramine[faiss]' (or faiss-cpu)"
+        ) from None
+    return faiss
+
+
+def mine_hard_negatives(
+    anchors: Sequence[str],
+    positives: Sequence[str],
+    pivots: Sequence[str],
+    encode: Callable[[list[str]], np.ndarray],
+    count: int,
+    margin: float = 0.05,
+) -> MinedNegatives:
+    """Mine ``count`` negatives per (anchor, positive) row from the rows' own sentences.
+
+    Args:
+        anchors: The rows' first sentences; the negatives are near these.
+        positives: The rows' second sentences.
+        pivots: Each row's pivot sentence: rows sharing it (by comparison key)
+            are one group, whose sentences are never a negative of its rows.
+        encode: Texts to unit vectors, ``(texts, dim)`` float32.
+        count: Negatives per row.
+        margin: A negative's cosine to the anchor is at most ``(1 - margin)``
+            times the positive's.
+    """
+    import numpy as np
+
+    faiss = faiss_module()
+    groups = [comparison_key(pivot) for pivot in pivots]
+    texts = sorted(set(anchors) | set(positives))
+    row_of = {text: i for i, text in enumerate(texts)}
+    keys = [comparison_key(text) for text in texts]
+    # A group's sentences by key, and each text's groups (a text may sit in two).
+    group_keys: dict[str, set[str]] = {}
+    text_groups: list[set[str]] = [set() for _ in texts]
+    for a, b, group in zip(anchors, positives, groups, strict=True):
+        for text in (a, b):
+            group_keys.setdefault(group, set()).add(keys[row_of[text]])
+            text_groups[row_of[text]].add(group)
+    vectors = np.ascontiguousarray(encode(texts), dtype="float32")  # (texts, dim)
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(vectors)
+    anchor_rows = np.asarray([row_of[a] for a in anchors])
+    positive_cos = np.einsum(
+        "ij,ij->i", vectors[anchor_rows], vectors[[row_of[b] for b in positives]]
+    )  # (rows,)
+
+    def allowed(i: int, j: int, cosine: float) -> bool:
+        group = groups[i]
+        return (
+            group not in text_groups[j]
+            and keys[j] not in group_keys[group]
+            and keys[j] not in (keys[row_of[anchors[i]]], keys[row_of[positives[i]]])
+            and cosine <= (1.0 - margin) * float(positive_cos[i])
+        )
+
+    # Enough neighbours for the group's own sentences to be skipped, then more
+    # for the rows that still lack some.
+    largest = max(len(k) for k in group_keys.values()) if group_keys else 0
+    want = min(len(texts), count + largest + 2)
+    negatives: list[list[str]] = [[] for _ in anchors]
+    cosines: list[list[float]] = [[] for _ in anchors]
+    pending = list(range(len(anchors)))
+    while pending:
+        scores, neighbours = index.search(vectors[anchor_rows[pending]], want)
+        for i, row_scores, row_neighbours in zip(pending, scores, neighbours, strict=True):
+            taken: list[str] = []
+            taken_cos: list[float] = []
+            for cosine, j in zip(row_scores.tolist(), row_neighbours.tolist(), strict=True):
+                if j >= 0 and allowed(i, j, cosine):
+                    taken.append(texts[j])
+                    taken_cos.append(cosine)
+                    if len(taken) == count:
+                        break
+            negatives[i], cosines[i] = taken, taken_cos
+        short = [i for i in pending if len(negatives[i]) < count]
+        if want >= min(len(texts), MAX_SEARCH):
+            for i in short:
+                negatives[i], cosines[i] = [], []
+            break
+        pending, want = short, min(len(texts), MAX_SEARCH, want * 4)
+    kept = [i for i in range(len(anchors)) if negatives[i]]
+    return MinedNegatives(
+        negatives,
+        {
+            "per_row": count,
+            "margin": margin,
+            "rows": len(anchors),
+            "rows_with_negatives": len(kept),
+            "texts_searched": len(texts),
+            "mean_cos_negative": _mean([c for i in kept for c in cosines[i]]),
+            "mean_cos_positive": _mean([float(positive_cos[i]) for i in kept]),
+        },
+    )
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def negative_columns(count: int) -> list[str]:
+    """The dataset's columns for ``count`` negatives: ``negative_1`` ... ``negative_N``."""
+    return [f"negative_{n}" for n in range(1, count + 1)]
+
+
+def training_columns(
+    config: TrainConfig, data: TrainData, encode: Callable[[list[str]], np.ndarray]
+) -> tuple[dict[str, list[str]], dict[str, Any] | None]:
+    """The trainer's columns: anchor, positive, and ``negative_1..N`` with ``--hard-negatives``.
+
+    MNRL reads a row as (anchor, positive, negative...), each negative one
+    more candidate the anchor must rank below its positive. Rows that got
+    fewer than N negatives are dropped (none get fewer columns than others),
+    counted in the returned statistics (None without hard negatives).
+
+    Args:
+        config: ``hard_negatives``, ``hard_negative_margin`` and ``batch_size`` are read.
+        data: The training rows.
+        encode: The base model's encoder (unit vectors).
+
+    Raises:
+        UsageError: Fewer rows than one batch got their negatives.
+    """
+    anchors = data.train["sentence_a"].tolist()
+    positives = data.train["sentence_b"].tolist()
+    columns = {"anchor": anchors, "positive": positives}
+    if not config.hard_negatives:
+        return columns, None
+    log.info("mining %d hard negatives per pair with the base model", config.hard_negatives)
+    mined = mine_hard_negatives(
+        anchors,
+        positives,
+        data.train["pivot_sentence"].tolist(),
+        encode,
+        config.hard_negatives,
+        config.hard_negative_margin,
+    )
+    keep = [i for i, negatives in enumerate(mined.negatives) if negatives]
+    columns = {name: [values[i] for i in keep] for name, values in columns.items()}
+    for n, name in enumerate(negative_columns(config.hard_negatives)):
+        columns[name] = [mined.negatives[i][n] for i in keep]
+    stats = {**mined.stats, "rows_dropped_without_negatives": len(anchors) - len(keep)}
+    log.info("hard negatives: %s", stats)
+    if len(keep) < config.batch_size:
+        raise UsageError(
+            f"only {len(keep)} training pairs got {config.hard_negatives} hard negatives, fewer "
+            f"than one batch of {config.batch_size}: lower --hard-negatives or "
+            "--hard-negative-margin"
+        )
+    return columns, stats

@@ -1,0 +1,142 @@
+"""What ``paramine train`` trains: the model built from the base, its loss, its learning rates.
+
+Poolings (``--pooling``):
+
+- ``lstm``: Transformer -> LSTMPooling, the paper's; the LSTM replaces the
+  base's pooling and starts from random weights.
+- ``mean``: Transformer -> mean pooling, the paper's baseline.
+- ``lstm-residual``: Transformer -> the base's own pooling modules ->
+  LSTMPooling with ``residual_dimension``; the LSTM's share starts at zero,
+  so step 0 gives exactly the base's embeddings.
+
+The pooling head's parameters (everything after the Transformer) may learn
+at their own rate (``--head-lr``), through sentence-transformers' own
+``learning_rate_mapping`` (one more AdamW parameter group, under the same
+warmup and decay as the Transformer's).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paramine.encoders.training.config import POOLINGS, PRECISIONS
+from paramine.schemas.errors import ModelError, UsageError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+#: The parameters of every module after the Transformer (module 0), as the
+#: loss names them (``model.2.lstm.weight_ih_l0``): the pooling head's.
+HEAD_PARAMETERS = r"^model\.(?!0\.)\d+\."
+
+
+def build_model(
+    base: SentenceTransformer,
+    pooling: str,
+    lstm_hidden: int,
+    bidirectional: bool,
+    normalize: bool,
+    max_seq_length: int | None,
+    device: str | None = None,
+) -> SentenceTransformer:
+    """Return the base's Transformer + the chosen pooling (+ Normalize).
+
+    The Transformer is the base's own module, not a copy: training changes
+    ``base`` too. ``lstm-residual`` keeps the base's pooling modules and
+    its trailing Normalize, so the model starts as the base, vector for vector.
+    """
+    from paramine.encoders.lstm_pooling import LSTMPooling
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    transformer = base[0]
+    if not isinstance(transformer, Transformer):
+        raise ModelError(
+            f"the base model's first module is {type(transformer).__name__}, not a Transformer; "
+            "give a Transformer-based sentence-transformers folder"
+        )
+    if max_seq_length:
+        transformer.max_seq_length = max_seq_length
+    width = transformer.get_embedding_dimension()
+    heads: list[Any]
+    if pooling == "lstm":
+        heads = [LSTMPooling(width, hidden_size=lstm_hidden, bidirectional=bidirectional)]
+    elif pooling == "mean":
+        heads = [Pooling(width, pooling_mode="mean")]
+    elif pooling == "lstm-residual":
+        own = list(base)[1:]
+        normalize = normalize or bool(own and isinstance(own[-1], Normalize))
+        own = [module for module in own if not isinstance(module, Normalize)]
+        if not own:
+            raise ModelError(
+                "--pooling lstm-residual adds to the base's own pooling, and the base has none "
+                "after its Transformer; use --pooling lstm or mean"
+            )
+        pooled = base.get_embedding_dimension()
+        if not pooled:
+            raise ModelError("the base model does not say the width of its sentence vectors")
+        lstm = LSTMPooling(width, lstm_hidden, bidirectional, residual_dimension=pooled)
+        heads = [*own, lstm]
+    else:
+        raise UsageError(f"--pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
+    modules = [transformer, *heads] + ([Normalize()] if normalize else [])
+    return SentenceTransformer(modules=modules, device=device)
+
+
+def head_parameter_count(model: SentenceTransformer) -> int:
+    """Trainable parameters after the Transformer: what ``--head-lr`` applies to."""
+    return sum(p.numel() for module in list(model)[1:] for p in module.parameters())
+
+
+def learning_rate_mapping(
+    model: SentenceTransformer, lr: float, head_lr: float
+) -> dict[str, float]:
+    """sentence-transformers' ``learning_rate_mapping`` for a head rate apart from ``lr``.
+
+    Empty when the two rates are equal or the head has no parameters (mean
+    pooling): the trainer refuses a pattern that matches nothing.
+    """
+    if head_lr == lr or not head_parameter_count(model):
+        return {}
+    return {HEAD_PARAMETERS: head_lr}
+
+
+def make_loss(model: SentenceTransformer, loss: str, mini_batch_size: int) -> Any:
+    """MNRL, or its cached form (the same loss and gradient, in mini-batches of texts).
+
+    The cached loss (GradCache) first embeds the batch without gradients in
+    mini-batches, then recomputes each mini-batch with gradients: one more
+    forward pass per step for memory that no longer grows with the batch.
+    """
+    from sentence_transformers.sentence_transformer.losses import (
+        CachedMultipleNegativesRankingLoss,
+        MultipleNegativesRankingLoss,
+    )
+
+    if loss == "cached":
+        return CachedMultipleNegativesRankingLoss(model, mini_batch_size=mini_batch_size)
+    return MultipleNegativesRankingLoss(model)
+
+
+def choose_precision(precision: str) -> str:
+    """Resolve ``auto`` to bf16/fp16 on a GPU and fp32 on CPU; check the rest."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise UsageError(f"--precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    cuda = torch.cuda.is_available()
+    if precision == "auto":
+        if not cuda:
+            return "fp32"
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if precision in ("bf16", "fp16") and not cuda:
+        raise UsageError(f"--precision {precision} needs a CUDA GPU; use fp32 (or auto) on CPU")
+    return precision
+
+
+def default_prefix(base: SentenceTransformer, resolved_prefix: str) -> str:
+    """Return the prefix the base model expects: the resolver's, else its default prompt."""
+    if resolved_prefix:
+        return resolved_prefix
+    name = getattr(base, "default_prompt_name", None)
+    return str(base.prompts.get(name, "")) if name else ""

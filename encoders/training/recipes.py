@@ -1,0 +1,84 @@
+"""Recipes: named sets of training settings; ``--recipe`` picks one, explicit flags override it.
+
+``paper`` is Dadas (2022): a Transformer whose pooling is replaced by an LSTM
+that starts from random weights, lr 2e-6, batch 64, 3 epochs, the
+multiple-negatives ranking loss. It was made for 7 million pairs and a base
+that is a language model. With a few thousand mined pairs and a base that is
+already a sentence encoder (the case of a small language) it made e5-small
+worse: 80.17 against the base's 80.54 on the eight Polish tasks after 39
+steps (docs/training.md), because the random LSTM head, at lr 2e-6, hardly
+moves in a few hundred steps, and until it does it throws away what the base
+knew.
+
+``small`` starts from the base's own embeddings instead: ``lstm-residual``
+pooling is the base's pooling plus a zero-initialized projection of an LSTM
+state (:mod:`paramine.encoders.lstm_pooling`), so step 0 gives exactly the
+base's similarities; the Transformer moves at lr 2e-5 (a new user's 2e-5 with
+mean pooling was the first trained row above its base: 80.72 against 80.56,
+issue 45), the new head at its own ``--head-lr``; and the cached loss, so a
+batch larger than memory allows is one flag away. Its values await the
+measured three-seed run (docs/training.md, "Measured run"); the table below
+is the one place to change them.
+
+This module imports neither torch nor sentence-transformers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The settings a recipe gives; every other flag has one default for all recipes.
+RECIPE_KEYS = ("pooling", "lr", "head_lr", "batch_size", "epochs", "loss")
+
+#: ``head_lr`` of a recipe that trains the head at the Transformer's rate.
+SAME_AS_LR = None
+
+RECIPES: dict[str, dict[str, Any]] = {
+    "paper": {
+        "pooling": "lstm",
+        "lr": 2e-6,
+        "head_lr": SAME_AS_LR,
+        "batch_size": 64,
+        "epochs": 3.0,
+        "loss": "mnrl",
+    },
+    "small": {
+        "pooling": "lstm-residual",
+        "lr": 2e-5,
+        # The projection grows from zero by about the rate per step and
+        # element (AdamW), summed over 1024 LSTM units: at 1e-3 a few dozen
+        # steps would outweigh e5-small's pooled vectors (norm 4.7, measured
+        # on 40 LASER pol sentences); 1e-4 lets it reach a share of them.
+        "head_lr": 1e-4,
+        "batch_size": 64,
+        "epochs": 3.0,
+        "loss": "cached",
+    },
+}
+
+
+def resolve_recipe(name: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The recipe's settings with the explicitly given ones (not None) in their place.
+
+    A recipe whose head learns at the Transformer's rate gives the resolved
+    ``lr`` as ``head_lr``, so ``--recipe paper --lr 1e-5`` trains both at 1e-5.
+
+    Raises:
+        ValueError: ``name`` is not a recipe.
+    """
+    if name not in RECIPES:
+        raise ValueError(f"{name!r}; allowed: {', '.join(RECIPES)}")
+    values = {
+        key: given[key] if given.get(key) is not None else RECIPES[name][key] for key in RECIPE_KEYS
+    }
+    if values["head_lr"] is SAME_AS_LR:
+        values["head_lr"] = values["lr"]
+    return values
+
+
+def overrides(name: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings that differ from the recipe's own: what the summary records as changed."""
+    recipe = dict(RECIPES[name])
+    if recipe["head_lr"] is SAME_AS_LR:
+        recipe["head_lr"] = settings.get("lr")  # following --lr is the recipe's own rule
+    return {key: settings[key] for key in RECIPE_KEYS if settings.get(key) != recipe[key]}

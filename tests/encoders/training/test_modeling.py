@@ -1,0 +1,111 @@
+"""The model ``paramine train`` builds: poolings, the residual head's start, the head's rate."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from paramine.encoders.lstm_pooling import LSTMPooling, load_encoder
+from paramine.encoders.training.modeling import (
+    HEAD_PARAMETERS,
+    build_model,
+    learning_rate_mapping,
+    make_loss,
+)
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+
+TEXTS = [
+    "ala ma kota",
+    "kota ma ala",
+    "the quick brown fox jumps over the lazy dog",
+    "to jest zdanie po polsku",
+    "how are you today my friend",
+    "dobry wieczór jak się masz",
+]
+
+
+def cosines(model: SentenceTransformer) -> torch.Tensor:
+    vectors = model.encode(TEXTS, convert_to_tensor=True)  # (texts, dim)
+    vectors = torch.nn.functional.normalize(vectors, dim=1)
+    return vectors @ vectors.T  # (texts, texts)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_the_residual_head_gives_the_bases_similarities_at_step_0(
+    tiny_model_dir: Path, bidirectional: bool
+) -> None:
+    base = load_encoder(str(tiny_model_dir), device="cpu")
+    expected = cosines(base)
+    model = build_model(base, "lstm-residual", 24, bidirectional, False, 128, "cpu")
+    assert [type(m) for m in model][1:] == [Pooling, LSTMPooling]
+    assert model.get_embedding_dimension() == base.get_embedding_dimension()
+    torch.testing.assert_close(cosines(model), expected, atol=1e-5, rtol=0)
+    # The paper's head, from random weights, does not: what the recipe is for.
+    torch.manual_seed(0)
+    paper = build_model(
+        load_encoder(str(tiny_model_dir), device="cpu"), "lstm", 24, False, False, 128
+    )
+    assert (cosines(paper) - expected).abs().max().item() > 1e-2
+
+
+def test_the_residual_head_keeps_a_bases_normalize(tiny_model_dir: Path, tmp_path: Path) -> None:
+    base = load_encoder(str(tiny_model_dir), device="cpu")
+    normalized = SentenceTransformer(modules=[base[0], base[1], Normalize()], device="cpu")
+    model = build_model(normalized, "lstm-residual", 16, False, False, 128, "cpu")
+    assert [type(m) for m in model][1:] == [Pooling, LSTMPooling, Normalize]
+    torch.testing.assert_close(
+        model.encode(TEXTS, convert_to_tensor=True),
+        normalized.encode(TEXTS, convert_to_tensor=True),
+        atol=1e-6,
+        rtol=0,
+    )
+
+
+def test_the_head_learns_at_its_own_rate(tiny_model_dir: Path) -> None:
+    base = load_encoder(str(tiny_model_dir), device="cpu")
+    model = build_model(base, "lstm-residual", 16, False, False, 128, "cpu")
+    assert learning_rate_mapping(model, 2e-5, 2e-5) == {}
+    assert learning_rate_mapping(model, 2e-5, 1e-3) == {HEAD_PARAMETERS: 1e-3}
+    for loss_name in ("mnrl", "cached"):
+        loss = make_loss(model, loss_name, 4)
+        names = [name for name, _ in loss.named_parameters()]
+        head = [name for name in names if re.search(HEAD_PARAMETERS, name)]
+        # Exactly the LSTM's and the projection's parameters, none of the Transformer's.
+        assert head and all(".lstm." in n or ".projection." in n for n in head), head
+        assert not [n for n in names if n.startswith("model.0.") and n in head]
+    mean = build_model(load_encoder(str(tiny_model_dir)), "mean", 16, False, False, 128, "cpu")
+    assert learning_rate_mapping(mean, 2e-5, 1e-3) == {}  # no head parameters to give it to
+
+
+@pytest.mark.parametrize("loss_name", ["mnrl", "cached"])
+def test_the_trainers_optimizer_gives_the_head_its_rate(
+    tiny_model_dir: Path, tmp_path: Path, loss_name: str
+) -> None:
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+
+    model = build_model(load_encoder(str(tiny_model_dir)), "lstm-residual", 16, False, False, 128)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path),
+        learning_rate=2e-5,
+        learning_rate_mapping=learning_rate_mapping(model, 2e-5, 1e-3),
+        report_to="none",
+        use_cpu=True,
+    )
+    data = Dataset.from_dict({"anchor": ["ala ma", "kota"], "positive": ["ma ala", "kot"]})
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=data, loss=make_loss(model, loss_name, 4)
+    )
+    names = {id(p): name for name, p in model.named_parameters()}
+    rates: dict[str, float] = {}
+    for group in trainer.create_optimizer().param_groups:
+        rates.update((names[id(p)], group["lr"]) for p in group["params"])
+    assert set(rates) == set(names.values())  # every parameter trains, once
+    for name, rate in rates.items():
+        assert rate == (2e-5 if name.startswith("0.") else 1e-3), name
