@@ -381,8 +381,9 @@ def run_set(
     }
     methods_out = out["methods"]
     default = run_mine(qset, model, [], workdir / "paramine", timeout)
-    methods_out["paramine"] = _scored(qset, default)
+    # Before _scored takes the pairs out of the result.
     n = len(default.get("pairs_list", []))
+    methods_out["paramine"] = _scored(qset, default)
     if "knn" in methods:
         knn = run_knn(qset, model, n, workdir, timeout)
         if "error" not in knn:

@@ -103,6 +103,8 @@ def test_quality_figures_are_in_range(report):
         if name.startswith("knn"):
             # Judged at paramine's number of pairs; every distinct Polish line encoded.
             assert m["pairs"] <= n
+            if name == "knn":
+                assert m["pairs"] == min(n, m["pairs_returned"])
             assert m["texts_encoded"] == figures["distinct_candidates"]
             assert m["recall"] is None
         else:
