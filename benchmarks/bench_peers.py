@@ -6,11 +6,12 @@ Three parts (``--sets``), each tool in a process of its own, measured by
 - ``prefilter``: paramine's prefilter against OpusFilter with the filters
   that match paramine's defaults (``peers_prefilter``: the table of rules,
   what has no match), on bench_scale's synthetic subtitle pairs
-  (``--sizes``) and on Tatoeba eng-pol: wall, CPU seconds, CPU-us per input
-  pair, share of a core, peak RSS, processes, pairs each keeps and both
-  keep. paramine and OpusFilter run alternately, ``--repeats`` times each
-  (A B A B), so their ratio is taken side by side; then paramine's loop
-  (bench_floor's, no runner) and OpusFilter's filters one at a time, once.
+  (``--sizes``) and on Tatoeba eng-pol (when ``--corpora`` names it):
+  wall, CPU seconds, CPU-us per input pair, share of a core, peak RSS,
+  processes, pairs each keeps and both keep. paramine and OpusFilter run
+  alternately, ``--repeats`` times each (A B A B), so their ratio is taken
+  side by side; then paramine's loop (bench_floor's, no runner) and
+  OpusFilter's filters one at a time, once.
 - ``knn``: monolingual kNN mining (sentence-transformers'
   ``paraphrase_mining``) of the Polish side, judged at the number of pairs
   paramine writes (``peers_quality``);
@@ -69,9 +70,10 @@ TARGET_SPEEDUP = 2.0
 
 
 def prefilter_inputs(
-    sizes: list[int], corpora: Path, workdir: Path, sample: int | None, seed: int
-) -> list[dict[str, Any]]:
-    """The prefilter part's inputs: the synthetic sizes, then Tatoeba eng-pol where present."""
+    sizes: list[int], corpora: Path, workdir: Path, sample: int | None, seed: int,
+    tatoeba: bool = True,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The prefilter part's inputs: the synthetic sizes, then eng-pol (where asked and present)."""
     from peers_prefilter import sample_moses, write_synthetic_moses
 
     inputs = []
@@ -82,7 +84,7 @@ def prefilter_inputs(
              "langs": ("en", "pl"), "shape": shape}
         )  # fmt: skip
     eng_pol = corpora / "tatoeba_test_v2021-08-07" / "eng-pol" / "tatoeba-test-v2021-08-07"
-    if Path(f"{eng_pol}.eng").exists():
+    if tatoeba and Path(f"{eng_pol}.eng").exists():
         prefix = sample_moses(eng_pol, ("eng", "pol"), workdir / "tatoeba" / eng_pol.name, sample)
         inputs.append(
             {"name": "Tatoeba eng-pol", "prefix": prefix, "suffixes": ("eng", "pol"),
@@ -368,7 +370,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--corpora",
         default="eng-pol,x-pol,eng-pol-lexical",
-        help="Tatoeba sets of the knn and paper parts (default: %(default)s)",
+        help="Tatoeba sets of the knn and paper parts; eng-pol also feeds the prefilter part "
+        "(default: %(default)s)",
     )
     parser.add_argument("--model", default=None, help="--model of paramine mine (e5-small)")
     parser.add_argument(
@@ -464,7 +467,10 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
-        inputs = prefilter_inputs(sizes, args.corpora_dir, workdir, args.sample, args.seed)
+        names = [c.strip() for c in args.corpora.split(",")]
+        inputs = prefilter_inputs(
+            sizes, args.corpora_dir, workdir, args.sample, args.seed, "eng-pol" in names
+        )
         report["prefilter"] = run_prefilter_part(
             inputs, env, env_error, workdir, args.repeats, args.timeout, not args.no_profile
         )
