@@ -265,7 +265,7 @@ def _top(counts: dict[str, int], k: int = 4) -> str:
 
 def run_quality_part(
     corpora_names: list[str], corpora: Path, model: str, workdir: Path, sample: int | None,
-    timeout: float, parts: tuple[str, ...],
+    timeout: float, parts: tuple[str, ...], reuse: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Each set of ``--corpora``: paramine's defaults, then the parts asked for."""
     from peers_quality import build_set, run_set
@@ -277,7 +277,7 @@ def run_quality_part(
             f"  {name}: {qset.lines:,} lines, {len(qset.candidates):,} distinct Polish lines",
             flush=True,
         )
-        out[name] = run_set(qset, model, workdir / "quality" / name, timeout, parts)
+        out[name] = run_set(qset, model, workdir / "quality" / name, timeout, parts, reuse)
         for method, figures in out[name]["methods"].items():
             print(f"  {name}: {method}: {_quality_brief(figures)}", flush=True)
     return out
@@ -402,6 +402,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-profile", action="store_true", help="skip OpusFilter's filter-by-filter timing"
     )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="knn and paper parts: read the runs that finished in --workdir before (their "
+        "output and GNU time report) instead of running them again",
+    )
     parser.add_argument("--child", nargs=2, metavar=("KIND", "ARGS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     tiny = args.tiny
@@ -479,8 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     if quality_parts:
         names = [c.strip() for c in args.corpora.split(",") if c.strip()]
         report["quality"] = run_quality_part(
-            names, args.corpora_dir, model, workdir, args.sample, args.timeout, quality_parts
-        )
+            names, args.corpora_dir, model, workdir, args.sample, args.timeout, quality_parts,
+            args.reuse,
+        )  # fmt: skip
         print("\n" + quality_table(report["quality"]) + "\n", flush=True)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=str))

@@ -59,18 +59,52 @@ def _gnu_time_cpu(text: str) -> float | None:
     return float(user.group(1)) + float(system.group(1))
 
 
+def _wall(text: str) -> float | None:
+    """GNU time's ``Elapsed (wall clock) time``, ``h:mm:ss`` or ``m:ss.ss``, in seconds."""
+    match = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text)
+    if not match:
+        return None
+    seconds = 0.0
+    for part in match.group(1).split(":"):
+        seconds = seconds * 60 + float(part)
+    return seconds
+
+
+def finished(command: list[str], log: Path) -> Measured | None:
+    """The figures of an earlier run of ``command`` whose GNU time report says it exited 0.
+
+    For ``--reuse``: the process tree was not sampled then, so its figures are 0.
+    """
+    time_path = log.with_suffix(".time")
+    if not time_path.exists():
+        return None
+    report = time_path.read_text()
+    status = re.search(r"Exit status: (\d+)", report)
+    wall, cpu, peak = _wall(report), _gnu_time_cpu(report), gnu_time_peak_kib(report)
+    if not status or status.group(1) != "0" or wall is None or cpu is None or peak is None:
+        return None
+    return Measured(command, 0, wall, cpu, peak, 0, 0, str(log))
+
+
 def run_measured(
     command: list[str],
     log: Path,
     timeout: float = 3 * 3600,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    reuse: bool = False,
 ) -> Measured:
     """Run ``command`` with its output in ``log``; return what it cost.
 
     A command that runs past ``timeout`` seconds is killed (its figures are
-    then those of the killed run, with a non-zero return code).
+    then those of the killed run, with a non-zero return code). With
+    ``reuse``, a finished earlier run's figures (``finished``) are returned
+    instead of running it again.
     """
+    if reuse:
+        earlier = finished(command, log)
+        if earlier is not None:
+            return earlier
     time_path = log.with_suffix(".time")
     wrapped = (
         [str(GNU_TIME), "-v", "-o", str(time_path), *command] if GNU_TIME.exists() else command

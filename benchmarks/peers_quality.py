@@ -273,9 +273,13 @@ def evaluate(
 
 
 def run_mine(
-    qset: QualitySet, model: str, flags: list[str], out: Path, timeout: float
-) -> dict[str, Any]:
-    """``paramine mine`` on the set in a process of its own; its figures, pairs and rows."""
+    qset: QualitySet, model: str, flags: list[str], out: Path, timeout: float,
+    reuse: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """``paramine mine`` on the set in a process of its own; its figures, pairs and rows.
+
+    With ``reuse``, a finished earlier run's dataset and figures are read instead.
+    """
     from paramine.schemas.reader import read_pairs
 
     command = [
@@ -283,7 +287,8 @@ def run_mine(
         "--src-lang", qset.src_lang, "--tgt-lang", "pl", "--output", str(out), "--overwrite",
         "--model", model, "--quiet", "--runner", "FnApiRunner", *flags,
     ]  # fmt: skip
-    measured = run_measured(command, out.with_suffix(".log"), timeout)
+    reuse = reuse and (out / "manifest.json").exists()
+    measured = run_measured(command, out.with_suffix(".log"), timeout, reuse=reuse)
     result: dict[str, Any] = {"run": measured.as_dict(), "flags": flags}
     if measured.returncode != 0:
         result["error"] = f"paramine mine exited {measured.returncode}; see {measured.log}"
@@ -345,16 +350,29 @@ def knn_child(args: dict[str, Any]) -> int:
 
 
 def run_knn(
-    qset: QualitySet, model: str, top: int, workdir: Path, timeout: float
+    qset: QualitySet, model: str, top: int, workdir: Path, timeout: float, reuse: bool = False
 ) -> dict[str, Any]:
-    """Monolingual kNN mining of the set's Polish side, in a process of its own."""
+    """Monolingual kNN mining of the set's Polish side, in a process of its own.
+
+    With ``reuse``, an earlier run's pairs and figures are read instead, where
+    it was asked for the same texts, model and number of pairs.
+    """
     texts = workdir / "knn-texts.json"
-    texts.write_text(json.dumps(qset.candidates))
     out = workdir / "knn.json"
     args = workdir / "knn-args.json"
-    args.write_text(json.dumps({"texts": str(texts), "model": model, "top": top, "out": str(out)}))
+    asked = {"texts": str(texts), "model": model, "top": top, "out": str(out)}
+    reuse = (
+        reuse
+        and out.exists()
+        and args.exists()
+        and json.loads(args.read_text()) == asked
+        and json.loads(texts.read_text()) == qset.candidates
+    )
+    if not reuse:
+        texts.write_text(json.dumps(qset.candidates))
+        args.write_text(json.dumps(asked))
     command = [sys.executable, str(HERE / "bench_peers.py"), "--child", "knn", str(args)]
-    measured = run_measured(command, workdir / "knn.log", timeout)
+    measured = run_measured(command, workdir / "knn.log", timeout, reuse=reuse)
     result: dict[str, Any] = {"run": measured.as_dict()}
     if measured.returncode != 0:
         result["error"] = f"the kNN child exited {measured.returncode}; see {measured.log}"
@@ -364,11 +382,13 @@ def run_knn(
 
 
 def run_set(
-    qset: QualitySet, model: str, workdir: Path, timeout: float, methods: tuple[str, ...]
-) -> dict[str, Any]:
+    qset: QualitySet, model: str, workdir: Path, timeout: float, methods: tuple[str, ...],
+    reuse: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """Mine one set with each method; return each method's figures and scores.
 
     paramine runs first: kNN is judged at the number of pairs it writes.
+    ``reuse``: take finished earlier runs from ``workdir`` (``run_mine``, ``run_knn``).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {
@@ -380,12 +400,12 @@ def run_set(
         "methods": {},
     }
     methods_out = out["methods"]
-    default = run_mine(qset, model, [], workdir / "paramine", timeout)
+    default = run_mine(qset, model, [], workdir / "paramine", timeout, reuse)
     # Before _scored takes the pairs out of the result.
     n = len(default.get("pairs_list", []))
     methods_out["paramine"] = _scored(qset, default)
     if "knn" in methods:
-        knn = run_knn(qset, model, n, workdir, timeout)
+        knn = run_knn(qset, model, n, workdir, timeout, reuse)
         if "error" not in knn:
             plain = {**knn, "pairs_list": [(a, b) for a, b, _ in knn["top"]]}
             nontrivial = {**knn, "pairs_list": [(a, b) for a, b, _ in knn["top_nontrivial"]]}
@@ -394,7 +414,7 @@ def run_set(
         else:
             methods_out["knn"] = knn
     if "paper" in methods:
-        paper = run_mine(qset, model, list(PAPER_FLAGS), workdir / "paper", timeout)
+        paper = run_mine(qset, model, list(PAPER_FLAGS), workdir / "paper", timeout, reuse)
         methods_out["paper"] = _scored(qset, paper)
     return out
 
