@@ -181,13 +181,14 @@ def prefilter_table(results: list[dict[str, Any]]) -> str:
                 lines.append(f"| {r['input']} | {tool} | not run: {why} |" + " |" * 9)
                 continue
             cpu = _median(ok, "cpu_s")
+            per_pair = f"{cpu / pairs * 1e6:,.1f}" if cpu is not None and pairs else "-"
             lines.append(
                 f"| {r['input']} | {tool} | {includes} | {len(ok)} "
                 f"| {_each(ok, 'wall_s')} | {_each(ok, 'cpu_s')} "
-                f"| {cpu / pairs * 1e6:,.1f} | {_median(ok, 'core_share'):.2f} "
+                f"| {per_pair} | {_median(ok, 'core_share'):.2f} "
                 f"| {max(x['run']['peak_rss_kib'] for x in ok) / 1024:,.0f} "
                 f"| {max(x['run']['tree_peak_processes'] for x in ok)} "
-                f"| {ok[-1]['kept']:,} | {both if both is not None else '-'} |"
+                f"| {ok[-1]['kept']:,} | {'-' if both is None else f'{both:,}'} |"
             )
         loop = r.get("paramine_loop")
         if loop and "kept" in loop:
