@@ -55,8 +55,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
 
+# Its helpers lie beside it: on the path when it runs as a file, and in the
+# tests (pytest's pythonpath).
 from bench_scale import label, parse_size  # noqa: E402
 from peers_env import PeersEnv, PeersEnvError, default_root, ensure_peers_env  # noqa: E402
 

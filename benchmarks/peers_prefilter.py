@@ -145,10 +145,10 @@ def opusfilter_config(
     prefix: Path, suffixes: tuple[str, str], langs: tuple[str, str], outdir: Path
 ) -> dict[str, Any]:
     """OpusFilter's configuration closest to paramine's prefilter defaults (the module's table)."""
-    from paramine.pipelines.mine_paraphrases import prefilter_options
-    from paramine.pipelines.run.config import MineConfig
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+    from paramine.pipelines.settings.mining import MiningSettings
 
-    options = prefilter_options(MineConfig(src_lang=langs[0], tgt_lang=langs[1]))
+    options = prefilter_options(MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
     filters: list[dict[str, Any]] = [
         {"LengthFilter": {"min_length": options.min_words, "max_length": options.max_words,
                           "unit": "word"}},
@@ -287,18 +287,15 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     """
     import apache_beam as beam
     from paramine.pipelines.formats import resolve_inputs
-    from paramine.pipelines.mine_paraphrases import prefilter_options, reader_options
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options, reader_options
     from paramine.pipelines.run.collector import bulk_run
-    from paramine.pipelines.run.config import MineConfig
+    from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.prefilter import Prefilter
     from paramine.pipelines.stages.read_bitext import ReadBitext
 
     out = Path(args["out"])
     out.mkdir(parents=True, exist_ok=True)
-    config = MineConfig(
-        inputs=(args["prefix"],), output=str(out / "unused"),
-        src_lang=args["langs"][0], tgt_lang=args["langs"][1],
-    )  # fmt: skip
+    config = MiningSettings(src_lang=args["langs"][0], tgt_lang=args["langs"][1])
     shards = resolve_inputs([args["prefix"]], config.src_lang, config.tgt_lang)
     pipeline = beam.Pipeline(runner="FnApiRunner")
     read = pipeline | "ReadBitext" >> ReadBitext(shards, reader_options(config))
@@ -332,13 +329,10 @@ def paramine_loop_child(args: dict[str, Any]) -> int:
     from bench_floor import entries_of, first_of_duplicates, prefilter, read_pairs, timed
     from paramine.pipelines.core.origins import Origins
     from paramine.pipelines.formats import resolve_inputs
-    from paramine.pipelines.mine_paraphrases import prefilter_options
-    from paramine.pipelines.run.config import MineConfig
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+    from paramine.pipelines.settings.mining import MiningSettings
 
-    config = MineConfig(
-        inputs=(args["prefix"],), output=str(Path(args["out"]) / "unused"),
-        src_lang=args["langs"][0], tgt_lang=args["langs"][1],
-    )  # fmt: skip
+    config = MiningSettings(src_lang=args["langs"][0], tgt_lang=args["langs"][1])
     shards = resolve_inputs([args["prefix"]], config.src_lang, config.tgt_lang)
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
     pairs, read_s = timed(lambda: read_pairs(shards))
@@ -400,12 +394,12 @@ def paramine_reasons(
 ) -> Counter[str]:  # fmt: skip
     """Why paramine's prefilter drops each of ``pairs`` (normalized), by reason."""
     from paramine.pipelines.core.language_id import LanguageCheck
-    from paramine.pipelines.mine_paraphrases import prefilter_options
-    from paramine.pipelines.run.config import MineConfig
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+    from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.prefilter import prefilter_reason
     from paramine.schemas.records import AlignedPair
 
-    options = prefilter_options(MineConfig(src_lang=langs[0], tgt_lang=langs[1]))
+    options = prefilter_options(MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
     check = None
     if options.language_ratio is not None:
         check = LanguageCheck(langs, options.language_ratio)

@@ -300,7 +300,7 @@ def run_mine(
     result["rows"] = [(r["pivot_lang"], r["pivot_sentence"]) for r in rows]
     encoding = manifest.extra.get("encoding", {})
     result["texts_encoded"] = encoding.get("texts_encoded")
-    result["pairs_read"] = manifest.counts["read"]["in"]
+    result["pairs_read"] = manifest.counts["ReadBitext"]["in"]
     result["cut"] = manifest.threshold.get("value")
     return result
 
@@ -315,7 +315,7 @@ def knn_child(args: dict[str, Any]) -> int:
     import time
 
     import torch
-    from paramine.encoders.models import resolve_model
+    from paramine.encoders.models.resolve import resolve_model
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.util import paraphrase_mining_embeddings
 

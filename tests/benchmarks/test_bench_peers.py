@@ -2,13 +2,14 @@
 
 The end-to-end run is small (300 synthetic pairs, 30 lines of each Tatoeba
 file of the several-pivot set, the tiny offline model): the figures it
-prints mean nothing, but the books must balance.
+prints mean nothing, but the books must balance and the tables must print
+the figures of its --json.
 
 OpusFilter runs where its environment (``peers_env``) was made before, by
 ``bench_peers.py`` or by this test with ``PARAMINE_PEERS_INSTALL=1``;
 elsewhere its tests are skipped, saying why. The test does not create it by
-default: that takes 1-2 minutes of pip (benchmarks/results/peers.md), a
-tenth of the whole suite's budget.
+default: that takes 1-3 minutes of pip and a package index
+(benchmarks/results/peers.md).
 """
 
 from __future__ import annotations
@@ -18,38 +19,42 @@ import json
 import os
 from pathlib import Path
 
+import peers_prefilter
+import peers_quality
 import pytest
 
-from tests.benchmark_modules import benchmark_module
+from tests.benchmarks.harness import markdown_rows, run_script
 
 pytestmark = pytest.mark.slow
 
+#: Lines of each Tatoeba file of the several-pivot set (28 x-pol sets and eng-pol).
+SAMPLE = 30
+
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, tiny_model_dir, shared_corpora) -> dict:
-    """One tiny run of every part, on synthetic pairs and a sample of the several-pivot set."""
-    workdir = tmp_path_factory.mktemp("peers")
-    path = workdir / "report.json"
-    argv = [
-        "--tiny", "--model", str(tiny_model_dir), "--corpora", "x-pol", "--sample", "30",
-        "--corpora-dir", str(shared_corpora), "--workdir", str(workdir), "--json", str(path),
-    ]  # fmt: skip
-    if os.environ.get("PARAMINE_PEERS_INSTALL") != "1":
-        argv.append("--no-install")
-    with benchmark_module("bench_peers") as bench:
-        assert bench.main(argv) == 0
-    return json.loads(path.read_text())
+def peers_run(tiny_model_dir: Path, shared_corpora: Path, tmp_path_factory) -> dict:
+    """One tiny run of every part: what it printed (``out``) and its --json (``json``)."""
+    workdir = tmp_path_factory.mktemp("bench-peers")
+    figures = workdir / "report.json"
+    install = [] if os.environ.get("PARAMINE_PEERS_INSTALL") == "1" else ["--no-install"]
+    done = run_script(
+        "bench_peers", "--tiny", "--model", tiny_model_dir, "--corpora", "x-pol",
+        "--sample", SAMPLE, "--corpora-dir", shared_corpora, "--workdir", workdir,
+        "--json", figures, *install, timeout=1800,
+    )  # fmt: skip
+    return {"out": done.stdout, "json": json.loads(figures.read_text())}
 
 
 @pytest.fixture
-def opusfilter_ran(report) -> None:
+def opusfilter_ran(peers_run: dict) -> None:
     """Skips, saying why, where the peers' environment could not be made."""
-    error = report["peers_env"]["error"]
+    error = peers_run["json"]["peers_env"]["error"]
     if error:
         pytest.skip(f"OpusFilter not run: {error}")
 
 
-def test_paramine_prefilter_books_balance(report):
+def test_paramine_prefilter_books_balance(peers_run):
+    report = peers_run["json"]
     # Tatoeba eng-pol feeds the prefilter part only when --corpora names it.
     assert [r["input"] for r in report["prefilter"]] == ["synthetic 300"]
     for r in report["prefilter"]:
@@ -64,7 +69,28 @@ def test_paramine_prefilter_books_balance(report):
         assert r["paramine_loop"]["pairs"] == job["pairs_in"]
 
 
-def test_opusfilter_counts_add_up(report, opusfilter_ran):
+def test_the_prefilter_table_prints_each_tools_run(peers_run):
+    report, out = peers_run["json"], peers_run["out"]
+    (r,) = report["prefilter"]
+    rows = {row[1]: row for row in markdown_rows(out, "synthetic 300")}
+    job = rows["paramine prefilter job"]
+    assert job[3] == "1"  # runs
+    assert job[5] == f"{r['paramine'][0]['run']['cpu_s']:.1f}"
+    assert job[-2] == f"{r['paramine'][0]['kept']:,}"
+    loop = rows["paramine prefilter loop"]
+    assert loop[-2] == f"{r['paramine_loop']['kept']:,}"
+    opus = rows["OpusFilter 3.3.1"]
+    if report["peers_env"]["error"]:
+        assert opus[2].startswith("not run: ")
+        assert "kept" not in r  # nothing to compare
+    else:
+        assert opus[-2] == f"{r['opusfilter'][0]['kept']:,}"
+        assert job[-1] == opus[-1] == f"{r['kept']['both']:,}"
+        assert "OpusFilter CPU / paramine job CPU = " in out
+
+
+def test_opusfilter_counts_add_up(peers_run, opusfilter_ran):
+    report = peers_run["json"]
     assert report["peers_env"]["versions"]["opusfilter"] == "3.3.1"
     for r in report["prefilter"]:
         (run,) = r["opusfilter"]
@@ -79,8 +105,8 @@ def test_opusfilter_counts_add_up(report, opusfilter_ran):
         assert [f["filter"] for f in profile][-1] == "LangidFilter"
 
 
-def test_both_keep_no_more_than_each(report, opusfilter_ran):
-    for r in report["prefilter"]:
+def test_both_keep_no_more_than_each(peers_run, opusfilter_ran):
+    for r in peers_run["json"]["prefilter"]:
         kept = r["kept"]
         assert kept["paramine_distinct"] == r["paramine"][0]["kept"]
         assert kept["both"] <= min(kept["paramine_distinct"], kept["opusfilter_distinct"])
@@ -89,11 +115,13 @@ def test_both_keep_no_more_than_each(report, opusfilter_ran):
         assert sum(kept["only_paramine_dropped_by_opusfilter"].values()) == kept["only_paramine"]
 
 
-def test_quality_figures_are_in_range(report):
-    figures = report["quality"]["x-pol"]
+def test_quality_figures_are_in_range(peers_run):
+    figures = peers_run["json"]["quality"]["x-pol"]
     methods = figures["methods"]
     assert set(methods) == {"paramine", "knn", "knn_nontrivial", "paper"}
-    assert figures["lines"] == 29 * 30  # 28 x-pol sets and eng-pol, 30 lines each
+    assert figures["lines"] == 29 * SAMPLE  # 28 x-pol sets and eng-pol
+    # The manifest's count of pairs read is the set's lines.
+    assert methods["paramine"]["pairs_read"] == methods["paper"]["pairs_read"] == figures["lines"]
     n = methods["paramine"]["pairs"]
     for name, m in methods.items():
         assert "error" not in m, m.get("error")
@@ -116,17 +144,28 @@ def test_quality_figures_are_in_range(report):
     assert methods["paper"]["texts_encoded"] >= methods["paramine"]["texts_encoded"]
 
 
+def test_the_quality_table_prints_each_methods_figures(peers_run):
+    out = peers_run["out"]
+    methods = peers_run["json"]["quality"]["x-pol"]["methods"]
+    rows = markdown_rows(out, "x-pol")
+    assert [row[1] for row in rows] == [
+        "paramine mine, defaults",
+        "kNN paraphrase_mining, top N",
+        "kNN, trivial pairs dropped, top N",
+        "paper: fixed 0.7 cosine, every pair scored",
+    ]
+    for row, m in zip(rows, methods.values(), strict=True):
+        assert row[2] == f"{m['texts_encoded']:,}"
+        assert row[5] == f"{m['pairs']:,}"
+        precision = m["precision"]
+        assert row[6] == ("-" if precision is None else f"{precision:.3f}")
+
+
 # ----------------------------------------------------------- no mining below
 
 
-@pytest.fixture(scope="module")
-def quality():
-    with benchmark_module("peers_quality") as module:
-        yield module
-
-
-def test_a_pair_is_right_when_both_translate_one_pivot_in_any_language(quality):
-    gold = quality.Gold()
+def test_a_pair_is_right_when_both_translate_one_pivot_in_any_language():
+    gold = peers_quality.Gold()
     gold.add("eng", "I'm tired.", "Jestem zmęczony.")
     gold.add("eng", "I'm tired.", "Jestem zmęczona.")
     gold.add("deu", "Ich bin müde.", "Jestem zmęczona.")
@@ -145,7 +184,7 @@ def test_a_pair_is_right_when_both_translate_one_pivot_in_any_language(quality):
 
     pairs = [("Jestem zmęczony.", "Jestem zmęczona."), ("Jestem zmęczony.", "Zmęczyłam się.")]
     rows = [("en", "I'm tired."), ("en", "I'm tired.")]
-    figures = quality.evaluate(gold, pairs, rows)
+    figures = peers_quality.evaluate(gold, pairs, rows)
     assert figures["precision"] == 0.5
     assert figures["right_by_components"] == 2
     # Six gold candidates in groups of two: two of them found under their own row.
@@ -153,13 +192,13 @@ def test_a_pair_is_right_when_both_translate_one_pivot_in_any_language(quality):
     # Under its row's pivot: the two English ones ("Zmęczyłam się." is under the wrong row).
     assert figures["recall"] == pytest.approx(2 / 6)
     assert figures["precision_row_pivot"] == 0.5
-    knn = quality.evaluate(gold, pairs)
+    knn = peers_quality.evaluate(gold, pairs)
     assert knn["recall"] is None
     assert knn["recall_any_row"] == pytest.approx(2 / 6)
 
 
-def test_the_lexical_set_leaves_replaced_lines_out_of_the_gold(quality, shared_corpora, tmp_path):
-    qset = quality.build_set("eng-pol-lexical", shared_corpora, tmp_path, sample=200)
+def test_the_lexical_set_leaves_replaced_lines_out_of_the_gold(shared_corpora, tmp_path):
+    qset = peers_quality.build_set("eng-pol-lexical", shared_corpora, tmp_path, sample=200)
     pivots = Path(qset.inputs[0] + ".en").read_text(encoding="utf-8").splitlines()
     assert len(pivots) == qset.lines == 200
     replaced = int(qset.note.split(" of ")[0].replace(",", ""))
@@ -169,8 +208,7 @@ def test_the_lexical_set_leaves_replaced_lines_out_of_the_gold(quality, shared_c
 
 
 def test_opusfilter_config_follows_paramine_defaults(tmp_path):
-    with benchmark_module("peers_prefilter") as module:
-        config = module.opusfilter_config(tmp_path / "c", ("en", "pl"), ("en", "pl"), tmp_path)
+    config = peers_prefilter.opusfilter_config(tmp_path / "c", ("en", "pl"), ("en", "pl"), tmp_path)
     steps = [s["type"] for s in config["steps"]]
     assert steps == ["preprocess", "remove_duplicates", "filter"]
     specs = config["steps"][2]["parameters"]["filters"]
