@@ -18,8 +18,11 @@ docs/filters.md), in three steps:
    stops at the first filter that rejects a pair):
 
    - empty, too_short, too_long (1-80 words): ``LengthFilter`` 1-80, unit
-     word. OpusFilter splits words on spaces; paramine counts NLTK Treebank
-     tokens that hold a letter or digit.
+     word. OpusFilter counts every whitespace token; paramine
+     (``core.scripts.length``) the tokens that hold a letter or digit, and
+     in scripts written without spaces (Han, kana, Thai...) a weight a
+     character. The figures of benchmarks/results/peers.md were measured
+     before that rule (issue 44), when paramine counted NLTK Treebank tokens.
    - length_ratio, (longer + 1) / (shorter + 1) > 2.5: ``LengthRatioFilter``
      2.5, unit word. OpusFilter drops longer / shorter >= 2.5, with no +1
      (1 word against 3 is 3.0 there, 2.0 in paramine).
@@ -32,8 +35,12 @@ docs/filters.md), in three steps:
      (``&amp;``) or subtitle override blocks (``{\\an8}``).
    - few_letters, letters < 0.5 of the non-space characters:
      ``AlphabetRatioFilter`` 0.5, whitespace excluded. The same rule.
-   - wrong_script, letters in the language's script < 0.8:
-     ``CharacterScoreFilter`` Latin 0.8 a side. The same rule.
+   - wrong_script, letters in the language's scripts < 0.8:
+     ``CharacterScoreFilter`` 0.8 a side, with the language's ISO 15924
+     script (``Latn``; OpusFilter's ``regex`` pattern takes the code). The
+     same rule where a language has one script; OpusFilter takes one script
+     a side, so a language of several (Japanese, Serbian) or none is not
+     checked there (threshold 0).
    - wrong_language_*, py3langid, p(declared) >= 0.3 x p(top):
      ``LangidFilter`` (py3langid), restricted to paramine's labels.
      OpusFilter keeps a line only when the declared language is the top one:
@@ -72,7 +79,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from paramine.pipelines.core.junk import _URL, SCRIPTS
+from paramine.pipelines.core.junk import _URL
+from paramine.pipelines.core.scripts import expected_scripts
 from paramine.pipelines.core.text import normalize
 from peers_env import PeersEnv
 from peers_measure import run_measured
@@ -141,6 +149,12 @@ def detector_labels(langs: tuple[str, str]) -> list[str]:
     return sorted(check._labels)
 
 
+def _one_script(lang: str) -> str | None:
+    """The language's one ISO 15924 script, where paramine's script rule expects only one."""
+    scripts = expected_scripts(lang)
+    return next(iter(scripts)) if scripts is not None and len(scripts) == 1 else None
+
+
 def opusfilter_config(
     prefix: Path, suffixes: tuple[str, str], langs: tuple[str, str], outdir: Path
 ) -> dict[str, Any]:
@@ -164,14 +178,15 @@ def opusfilter_config(
     if "letters" in rules:
         share = options.limits.min_letter_share
         filters.append({"AlphabetRatioFilter": {"threshold": share, "exclude_whitespace": True}})
-    scripts = [SCRIPTS.get(lang) for lang in langs]
+    # One script a side is all OpusFilter's filter takes: a language of
+    # several scripts, or of none known, passes there (threshold 0).
+    scripts = [_one_script(lang) for lang in langs]
     if "script" in rules and any(scripts):
         share = options.limits.min_script_share
         filters.append(
             {
                 "CharacterScoreFilter": {
-                    # A language paramine does not check for script: threshold 0 passes all.
-                    "scripts": [(s or "Latin").title() for s in scripts],
+                    "scripts": [s or "Latn" for s in scripts],
                     "thresholds": [share if s else 0.0 for s in scripts],
                 }
             }
@@ -393,7 +408,7 @@ def paramine_reasons(
     pairs: set[tuple[str, str]], langs: tuple[str, str]
 ) -> Counter[str]:  # fmt: skip
     """Why paramine's prefilter drops each of ``pairs`` (normalized), by reason."""
-    from paramine.pipelines.core.language_id import LanguageCheck
+    from paramine.pipelines.core.language_id import language_detector
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.prefilter import prefilter_reason
@@ -402,7 +417,7 @@ def paramine_reasons(
     options = prefilter_options(MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
     check = None
     if options.language_ratio is not None:
-        check = LanguageCheck(langs, options.language_ratio)
+        check = language_detector(options.language_id, options.language_ratio)
     reasons: Counter[str] = Counter()
     for pivot, candidate in pairs:
         pair = AlignedPair(pivot, candidate, langs[0], langs[1], "c", "s", 0)
