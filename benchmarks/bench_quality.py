@@ -38,16 +38,28 @@ the post-filter; of the last, how many were near-equal to every group-mate
 that passed (dropped by design), and how many are in a right pair written
 under another pivot with the same candidates (``pairing_loss``).
 
-The corrupted corpus is built in ``noisy_corpus.py`` and the per-line scores
-are recomputed in ``line_scores.py`` (bench_signals.py uses both). Why this
-file is still a little over 500 lines: the planted-line accounting (where
-each planted line was stopped) reads the run's manifest and output in one
-place, beside the figures it prints.
+Several pairs that share a candidate language (``--candidate pol``; a
+directory of pairs, x-pol, stands for them all) are mined in one run with
+``--src-lang auto``, as the several-pivot Polish dataset is: each pair's
+pivot language is read from its file's suffix, noise is planted into every
+pair's candidate side, gold groups are keyed as paramine groups (the pivot
+language's part and the text key: Tatoeba's jpn, jpn_Hani and jpn_Hira
+pivots are one group), and the figures are also given per pivot language
+(``pivot_sets.py``).
+
+The corrupted corpus is built in ``noisy_corpus.py`` (one pair) and
+``pivot_sets.py`` (several), and the per-line scores are recomputed in
+``line_scores.py`` (bench_signals.py uses both). Why this file is a little
+over 600 lines: the planted-line accounting (where each planted line was
+stopped) reads the run's manifest and output in one place, beside the
+figures it prints, and its flags take some 80 lines.
 
 Usage::
 
     python benchmarks/bench_quality.py \\
         ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --noise lexical --rate 0.2
+    python benchmarks/bench_quality.py ../shared/corpora/tatoeba_test_v2021-08-07/x-pol \\
+        ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --candidate pol --noise lexical
 
 The last line is ``precision=<p> recall=<r> planted_in_pairs=<n>`` of the
 first scoring.
@@ -74,12 +86,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from line_scores import cached_handler, encode_all, line_margin_scores, line_scores, run_prefilter
-from noisy_corpus import Corpus, corrupted_pair
-from paramine.pipelines.core.groups import pivot_key
+from noisy_corpus import Corpus, Key, corrupted_pair
+from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.language_id import LanguageCheck, detector_label
 from paramine.pipelines.core.text import trivial_reason
 from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
 from paramine.schemas.records import AlignedPair
+from pivot_sets import (
+    corrupted_sets,
+    find_sets,
+    format_pivot_languages,
+    pivot_language_figures,
+    write_sets,
+)
 
 
 def parse_scorings(text: str) -> list[tuple[str, list[str]]]:
@@ -127,36 +146,38 @@ def evaluate(
     options, languages = prefilter or run_prefilter(manifest)
     cut = float(manifest.threshold["value"])
     originals = corpus.originals
+    row_keys = [corpus.key(r["pivot_sentence"], r["pivot_lang"]) for r in rows]
     good = sum(
         1
-        for r in rows
-        if r["sentence_a"] in originals.get(pivot_key(r["pivot_sentence"]), ())
-        and r["sentence_b"] in originals.get(pivot_key(r["pivot_sentence"]), ())
+        for r, key in zip(rows, row_keys, strict=True)
+        if r["sentence_a"] in originals.get(key, ()) and r["sentence_b"] in originals.get(key, ())
     )
-    mined = {
-        (pivot_key(r["pivot_sentence"]), r[s]) for r in rows for s in ("sentence_a", "sentence_b")
-    }
+    sides = ("sentence_a", "sentence_b")
+    mined = {(key, r[s]) for r, key in zip(rows, row_keys, strict=True) for s in sides}
 
-    # Per (pivot key, candidate): the first line's fate, as the pipeline keeps the first.
-    fate: dict[tuple[str, str], str] = {}
-    passing: dict[str, set[str]] = defaultdict(set)
+    # Per (gold group, candidate): the first line's fate, as the pipeline keeps the first.
+    fate: dict[tuple[Key, str], str] = {}
+    passing: dict[Key, set[str]] = defaultdict(set)
     kept_by_cut = 0
-    seen_pairs: set[tuple[str, str]] = set()
+    # The prefilter's duplicate key: both texts and the pivot's language part.
+    seen_pairs: set[tuple[str, str, str]] = set()
     reasons: list[str] = []  # per line: the prefilter's drop reason, "" when kept
-    for p, c, score in zip(corpus.pivots, corpus.candidates, scores, strict=True):
-        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
+    for i, (p, c, score) in enumerate(zip(corpus.pivots, corpus.candidates, scores, strict=True)):
+        pivot_lang, kc = corpus.pivot_lang_of(i), (corpus.line_key(i), c)
+        pair = AlignedPair(p, c, pivot_lang, corpus.lang, "bench", "bench", 0)
         reason = prefilter_reason(pair, options, languages)
-        reasons.append(reason or ("duplicate_pair" if (p, c) in seen_pairs else ""))
-        if reason or (p, c) in seen_pairs:
-            fate.setdefault((pivot_key(p), c), "prefilter")
+        dedup = (p, c, pivot_language(pivot_lang))
+        reasons.append(reason or ("duplicate_pair" if dedup in seen_pairs else ""))
+        if reason or dedup in seen_pairs:
+            fate.setdefault(kc, "prefilter")
             continue
-        seen_pairs.add((p, c))
+        seen_pairs.add(dedup)
         if score >= cut:
             kept_by_cut += 1
-            passing[pivot_key(p)].add(c)
-            fate[(pivot_key(p), c)] = "passed"
+            passing[kc[0]].add(c)
+            fate[kc] = "passed"
         else:
-            fate.setdefault((pivot_key(p), c), "below_cut")
+            fate.setdefault(kc, "below_cut")
 
     eligible = [(k, c) for k, cands in originals.items() if len(cands) >= 2 for c in cands]
     found = sum(1 for kc in eligible if kc in mined)
@@ -182,6 +203,9 @@ def evaluate(
     noise = [s for s, r in zip(scores, corpus.replaced, strict=True) if r]
     noise_pass = sum(1 for s in noise if s >= cut)
     planted = planted_fates(corpus, scores, rows, manifest, reasons, languages)
+    several = {}
+    if corpus.pivot_langs:
+        several = {"pivot_languages": pivot_language_figures(corpus, rows, planted["by_language"])}
     return {
         "cut": cut,
         "mode": manifest.threshold.get("mode"),
@@ -200,11 +224,12 @@ def evaluate(
         "kept_by_cut_manifest": manifest.counts["ThresholdFilter"]["kept"],
         "recall_losses": dict(sorted(losses.items())),
         "fallback": manifest.threshold.get("fallback"),
+        **several,
     }
 
 
 def pairing_loss(
-    kc: tuple[str, str],
+    kc: tuple[Key, str],
     originals: set[str],
     passing: set[str],
     partners: dict[str, set[str]],
@@ -258,47 +283,48 @@ def planted_fates(
     prefilter's reason, ``below_cut`` (its recomputed score), ``later``
     (a group of one, the contest, the group checks or the pairing), or
     ``in_pairs``. Examples: planted lines that passed the prefilter, those
-    in output pairs first, with what the language detector said.
+    in output pairs first, with what the language detector said. Where
+    pivots have several languages, the same counts per pivot language
+    (``by_language``; the language part, as groups are keyed).
     """
     cut = float(manifest.threshold["value"])
-    by_pivot: dict[str, set[str]] = defaultdict(set)
+    by_pivot: dict[Key, set[str]] = defaultdict(set)
     texts_out: set[str] = set()
     for r in rows:
-        key = pivot_key(r["pivot_sentence"])
+        key = corpus.key(r["pivot_sentence"], r["pivot_lang"])
         for side in ("sentence_a", "sentence_b"):
             by_pivot[key].add(r[side])
             texts_out.add(r[side])
     any_original = {c for cands in corpus.originals.values() for c in cands}
     check = languages or LanguageCheck((), 0.5)  # only to say what the detector thinks
     by_label: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    seen: set[tuple[str, str]] = set()
+    by_language: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    seen: set[tuple[Key, str]] = set()
     in_pairs = 0
     passed: list[tuple[bool, int]] = []
     planted_texts: set[str] = set()
     labels = corpus.planted or ["planted" if r else "" for r in corpus.replaced]
-    for i, (p, c, label) in enumerate(zip(corpus.pivots, corpus.candidates, labels, strict=True)):
-        if not corpus.replaced[i] or (pivot_key(p), c) in seen:
+    for i, (c, label) in enumerate(zip(corpus.candidates, labels, strict=True)):
+        key = corpus.line_key(i)
+        if not corpus.replaced[i] or (key, c) in seen:
             continue
-        seen.add((pivot_key(p), c))
+        seen.add((key, c))
         if c not in any_original:
             planted_texts.add(c)
-        counts = by_label[label or "planted"]
-        counts["lines"] += 1
-        found = c in by_pivot.get(pivot_key(p), ()) and c not in corpus.originals.get(
-            pivot_key(p), ()
-        )
+        tallies = [by_label[label or "planted"]]
+        if corpus.pivot_langs:
+            tallies.append(by_language[pivot_language(corpus.pivot_langs[i])])
+        found = c in by_pivot.get(key, ()) and c not in corpus.originals.get(key, ())
         if reasons[i]:
-            counts[f"prefilter {reasons[i]}"] += 1
-            continue
-        passed.append((not found, i))
-        counts["passed_prefilter"] += 1
-        if found:
-            in_pairs += 1
-            counts["in_pairs"] += 1
-        elif scores[i] < cut:
-            counts["below_cut"] += 1
+            fates = [f"prefilter {reasons[i]}"]
         else:
-            counts["later"] += 1
+            passed.append((not found, i))
+            in_pairs += found
+            later = "in_pairs" if found else "below_cut" if scores[i] < cut else "later"
+            fates = ["passed_prefilter", later]
+        for counts in tallies:
+            for what in ("lines", *fates):
+                counts[what] += 1
     shown = []
     for missed, i in sorted(passed)[:examples]:
         shown.append(
@@ -310,12 +336,14 @@ def planted_fates(
                 "score": round(scores[i], 4),
                 "in_pairs": not missed,
                 "detector": detector_says(check, corpus.candidates[i], corpus.lang),
+                **({"set": corpus.sets[i]} if corpus.sets else {}),
             }
         )
     return {
         "in_pairs": in_pairs,
         "texts_in_output": len(planted_texts & texts_out),
         "by_label": {k: dict(sorted(v.items())) for k, v in sorted(by_label.items())},
+        "by_language": {k: dict(v) for k, v in by_language.items()},
         "examples": shown,
     }
 
@@ -347,7 +375,7 @@ def format_planted(result: dict[str, Any]) -> str:
 
 
 def mine(
-    prefix: Path,
+    inputs: list[Path],
     out: Path,
     pivot_lang: str,
     lang: str,
@@ -355,10 +383,11 @@ def mine(
     flags: list[str],
     cache: Path | None = None,
 ) -> tuple[list[dict[str, Any]], Any]:
-    """Run the pipeline on the corrupted pair; return its rows and manifest.
+    """Run the pipeline on the corrupted inputs; return its rows and manifest.
 
-    With ``cache``, the encoder's forward pass is replaced by a lookup in the
-    embeddings that ``encode_all`` stored (see ``cached_handler``).
+    ``pivot_lang``: ``--src-lang`` (``auto`` where pivots have several
+    languages). With ``cache``, the encoder's forward pass is replaced by a
+    lookup in the embeddings that ``encode_all`` stored (see ``cached_handler``).
     """
     import paramine.pipelines.run.encoder
     from paramine.encoders.inference.handler import EncoderHandler
@@ -371,7 +400,7 @@ def mine(
     )
     manifest = run(
         [
-            str(prefix),
+            *map(str, inputs),
             "--src-lang",
             pivot_lang,
             "--tgt-lang",
@@ -387,7 +416,8 @@ def mine(
         ]
     )
     table, manifest = read_pairs(str(out))
-    return table.select(["pivot_sentence", "sentence_a", "sentence_b"]).to_pylist(), manifest
+    columns = ["pivot_sentence", "pivot_lang", "sentence_a", "sentence_b"]
+    return table.select(columns).to_pylist(), manifest
 
 
 def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) -> str:
@@ -411,11 +441,27 @@ def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) ->
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Corrupt, mine once per scoring, and print the quality table."""
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The benchmark's flags."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory", type=Path, help="a Tatoeba language-pair directory")
-    parser.add_argument("--pivot", default="eng", help="extension of the pivot side (eng)")
+    parser.add_argument(
+        "directories",
+        type=Path,
+        nargs="+",
+        metavar="DIRECTORY",
+        help="a Tatoeba language-pair directory; with --candidate, one or more, and a "
+        "directory of pair directories (x-pol) stands for them all",
+    )
+    parser.add_argument(
+        "--pivot", default="eng", help="extension of the pivot side of one pair (eng)"
+    )
+    parser.add_argument(
+        "--candidate",
+        default=None,
+        help="the language every pair shares, the candidate side (pol): each pair's other "
+        "file is its pivot side, in the language its suffix names, and the pairs are mined "
+        "in one run with --src-lang auto (default: one pair, --pivot and its other side)",
+    )
     parser.add_argument(
         "--noise",
         choices=("random", "lexical", "language", "junk"),
@@ -423,8 +469,11 @@ def main(argv: list[str] | None = None) -> int:
         help="random: a replaced target is any other line's; lexical: the target of the "
         "source line sharing the most words with this one; language: a close language's "
         "translation of the same or the most similar source sentence (Czech, Russian, "
-        "Ukrainian for Polish; Polish, Slovak, Russian, Ukrainian for Czech); junk: symbol "
-        "lines, URLs and e-mail, untranslated English with an edit, markup (default: random)",
+        "Ukrainian for Polish; Polish, Slovak, Russian, Ukrainian for Czech; a pivot in "
+        "another language than English is matched through the English that Tatoeba "
+        "eng-<candidate> aligns with its line, else by its own words, labelled 'loose'); junk: "
+        "symbol lines, URLs and e-mail, untranslated pivots with an edit, markup "
+        "(default: random)",
     )
     parser.add_argument(
         "--donors",
@@ -439,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         dest="rate",
         type=float,
         default=0.2,
-        help="share of target lines replaced, 0 for the clean pair (0.2)",
+        help="share of target lines replaced (in every pair), 0 for the clean pair (0.2)",
     )
     parser.add_argument("--seed", type=int, default=13, help="seed of the replacement")
     parser.add_argument("--model", default="e5-small", help="--model of paramine mine")
@@ -477,19 +526,51 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.rate < 1:
         parser.error("--rate must be in [0, 1)")
+    if len(args.directories) > 1 and args.candidate is None:
+        parser.error("several directories need --candidate, the language they share (pol)")
+    return args
+
+
+def corrupted_inputs(args: argparse.Namespace, workdir: Path) -> tuple[list[Path], Corpus, str]:
+    """Corrupt the pair (or pairs) and write them for the run: its inputs, the corpus, its name.
+
+    One pair is written as ``bench.<pivot>`` / ``bench.<lang>`` and mined as
+    that prefix; several as a directory of pairs (``pivot_sets``), as the
+    real several-pivot command reads x-pol.
+    """
+    if args.candidate is None:
+        [directory] = args.directories
+        pivots, corrupted, corpus = corrupted_pair(
+            directory, args.pivot, args.noise, args.rate, args.seed, args.donors
+        )
+        (workdir / f"bench.{corpus.pivot_lang}").write_text(
+            "\n".join(pivots) + "\n", encoding="utf-8"
+        )
+        (workdir / f"bench.{corpus.lang}").write_text("\n".join(corrupted) + "\n", encoding="utf-8")
+        return [workdir / "bench"], corpus, directory.name
+    sets = find_sets(args.directories, args.candidate)
+    written, corpus = corrupted_sets(
+        sets, args.candidate, args.noise, args.rate, args.seed, args.donors
+    )
+    folder = write_sets(written, workdir / "sets")
+    print(
+        f"[bench] {len(sets)} pairs, pivots in "
+        f"{', '.join(sorted({s.pivot_lang for s in sets}))}: {len(corpus.pivots):,} lines",
+        file=sys.stderr,
+    )
+    return [folder], corpus, " + ".join(d.name for d in args.directories)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Corrupt, mine once per scoring, and print the quality table."""
+    args = parse_args(argv)
     scorings = parse_scorings(args.scorings)
     verify = parse_scorings(args.verify + (",auto" if args.verify_auto else ""))
 
-    pivots, corrupted, corpus = corrupted_pair(
-        args.directory, args.pivot, args.noise, args.rate, args.seed, args.donors
-    )
-    pivot_lang, lang, replaced = corpus.pivot_lang, corpus.lang, corpus.replaced
-
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    prefix = workdir / "bench"
-    (workdir / f"bench.{pivot_lang}").write_text("\n".join(pivots) + "\n", encoding="utf-8")
-    (workdir / f"bench.{lang}").write_text("\n".join(corrupted) + "\n", encoding="utf-8")
+    inputs, corpus, corpus_name = corrupted_inputs(args, workdir)
+    pivot_lang, lang, replaced = corpus.pivot_lang, corpus.lang, corpus.replaced
 
     cache = args.embeddings_cache or workdir / "embeddings.npz"
     index, embeddings = encode_all(corpus, args.model, cache)
@@ -505,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, flags, run_cache in runs:
         start = time.monotonic()
         out = workdir / ("out-" + "".join(c if c.isalnum() else "-" for c in label))
-        rows, manifest = mine(prefix, out, pivot_lang, lang, args.model, flags, run_cache)
+        rows, manifest = mine(inputs, out, pivot_lang, lang, args.model, flags, run_cache)
         run_scores = scores
         prefilter = run_prefilter(manifest)
         if manifest.threshold.get("score") == "margin":
@@ -523,11 +604,15 @@ def main(argv: list[str] | None = None) -> int:
         results.append((label, result))
         print(f"[bench] {label}: {json.dumps(result)}", file=sys.stderr)
 
-    name = f"{args.directory.name} ({pivot_lang}->{lang}, {args.noise} noise: "
+    name = f"{corpus_name} ({pivot_lang}->{lang}, {args.noise} noise: "
     name += f"{sum(replaced):,} of {len(replaced):,} "
     name += f"lines replaced, seed {args.seed})"
-    print(format_table(args.directory.name, results))
+    print(format_table(corpus_name, results))
     print(f"\n{name}; model {args.model}")
+    for label, result in results:
+        if "pivot_languages" in result:
+            print(f"\n{label}, per pivot language:")
+            print(format_pivot_languages(result["pivot_languages"]))
     if sum(replaced):
         for label, result in results:
             print(

@@ -16,7 +16,7 @@ from typing import Any
 
 from noisy_corpus import Corpus
 from paramine.pipelines.core.cuts import sample_rank
-from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.junk import Limits
 from paramine.pipelines.core.language_id import LanguageCheck
 from paramine.pipelines.core.text import comparison_key
@@ -127,14 +127,14 @@ def line_margin_scores(
     from paramine.pipelines.core.margin import build_background, margin_scores
 
     options, languages = prefilter or (PrefilterOptions(), None)
-    kept: set[tuple[str, str]] = set()
-    for p, c in zip(corpus.pivots, corpus.candidates, strict=True):
-        pair = AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0)
+    # One per prefilter duplicate key: both texts and the pivot's language part.
+    kept: dict[tuple[str, str, str], AlignedPair] = {}
+    for i, (p, c) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True)):
+        pivot_lang = corpus.pivot_lang_of(i)
+        pair = AlignedPair(p, c, pivot_lang, corpus.lang, "bench", "bench", 0)
         if not prefilter_reason(pair, options, languages):
-            kept.add((p, c))
-    pairs = [
-        AlignedPair(p, c, corpus.pivot_lang, corpus.lang, "bench", "bench", 0) for p, c in kept
-    ]
+            kept.setdefault((p, c, pivot_language(pivot_lang)), pair)
+    pairs = list(kept.values())
     sample = sorted(pairs, key=sample_rank)[:sample_size]
     background = build_background(
         [

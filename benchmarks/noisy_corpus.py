@@ -9,6 +9,10 @@ scores the run against these labels; bench_signals.py reads the same corpus.
 The noise kinds: random (target lines from elsewhere in the file), lexical
 (the target of the most similar source line), language and junk
 (``planted_noise.py``).
+
+A corpus of several pairs with pivots in several languages (x-pol + eng-pol)
+is built in ``pivot_sets.py``; its lines carry their pivot's language, and
+its gold groups are keyed as paramine groups (``Corpus.key``).
 """
 
 from __future__ import annotations
@@ -19,12 +23,23 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.groups import GroupKey, group_key, pivot_key
 from paramine.pipelines.core.text import canonical_lang, normalize
 from planted_noise import corrupt_junk, corrupt_language, load_donors
 
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 WORD = re.compile(r"\w+")
+#: Letters of scripts written without spaces (Han, kana, Thai, Lao, Khmer),
+#: where a ``WORD`` is a whole clause: words_of splits such runs into
+#: character pairs.
+UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+)
+
+#: A gold group's key: the pivot's text key (``pivot_key``) where every pivot
+#: has one language, as bench_signals reads it; ``group_key`` (language part,
+#: text key) where pivots have several, as paramine groups them.
+Key = str | GroupKey
 
 
 @dataclass
@@ -36,10 +51,27 @@ class Corpus:
     replaced: list[bool]
     pivot_lang: str
     lang: str
-    # pivot key -> distinct original (not replaced) candidates
-    originals: dict[str, set[str]] = field(default_factory=dict)
+    # gold group (``key``) -> distinct original (not replaced) candidates
+    originals: dict[Key, set[str]] = field(default_factory=dict)
     # per line: what was planted there (donor language, junk kind), "" for none
     planted: list[str] = field(default_factory=list)
+    # per line: the pivot's canonical language where pivots have several
+    # (``pivot_sets``); empty where every pivot's is ``pivot_lang``
+    pivot_langs: list[str] = field(default_factory=list)
+    # per line: the name of the pair (directory) it came from; empty for one pair
+    sets: list[str] = field(default_factory=list)
+
+    def pivot_lang_of(self, line: int) -> str:
+        """The canonical language of the pivot of a line (0-based)."""
+        return self.pivot_langs[line] if self.pivot_langs else self.pivot_lang
+
+    def key(self, pivot: str, pivot_lang: str) -> Key:
+        """The gold group of a normalized pivot in a language, as paramine groups it."""
+        return group_key(pivot_lang, pivot) if self.pivot_langs else pivot_key(pivot)
+
+    def line_key(self, line: int) -> Key:
+        """The gold group of a line (0-based)."""
+        return self.key(self.pivots[line], self.pivot_lang_of(line))
 
 
 def find_sides(directory: Path, pivot: str) -> tuple[Path, Path]:
@@ -94,13 +126,30 @@ def corrupt(
     return out, replaced
 
 
+def words_of(text: str) -> set[str]:
+    """The lowercase words of a line; character pairs inside a run of an unspaced script.
+
+    A Japanese or Chinese line is one or two ``WORD`` runs, which no other
+    line shares: its character pairs (``学生``, ``生で``) make lines that
+    share words share units. A line without such letters: its ``WORD`` set.
+    """
+    out: set[str] = set()
+    for word in WORD.findall(text.lower()):
+        if len(word) > 1 and UNSPACED.search(word):
+            out.update(word[k : k + 2] for k in range(len(word) - 1))
+        else:
+            out.add(word)
+    return out
+
+
 def lexical_donors(pivots: list[str], chosen: list[int]) -> dict[int, int]:
     """For each chosen line i: the line j whose source shares most lowercase words with i's.
 
-    Ties go to the lowest j; a j whose normalized source equals line i's is
-    never taken (its target could be a true translation of the same pivot).
+    Words as ``words_of`` counts them. Ties go to the lowest j; a j whose
+    normalized source equals line i's is never taken (its target could be a
+    true translation of the same pivot).
     """
-    words = [set(WORD.findall(p.lower())) for p in pivots]
+    words = [words_of(p) for p in pivots]
     keys = [pivot_key(normalize(p)) for p in pivots]
     holders: dict[str, list[int]] = defaultdict(list)  # word -> lines holding it
     for j, ws in enumerate(words):
@@ -150,8 +199,14 @@ def build_corpus(
     pivot_lang: str,
     lang: str,
     planted: list[str] | None = None,
+    pivot_langs: list[str] | None = None,
+    sets: list[str] | None = None,
 ) -> Corpus:
-    """Normalize the lines as the pipeline does, and index the original candidates."""
+    """Normalize the lines as the pipeline does, and index the original candidates.
+
+    ``pivot_langs`` and ``sets``: each line's pivot language and pair, where
+    pivots have several languages (``pivot_sets``).
+    """
     corpus = Corpus(
         pivots=[normalize(p) for p in pivots],
         candidates=[normalize(t) for t in targets],
@@ -159,11 +214,13 @@ def build_corpus(
         pivot_lang=pivot_lang,
         lang=lang,
         planted=planted or ["planted" if r else "" for r in replaced],
+        pivot_langs=pivot_langs or [],
+        sets=sets or [],
     )
-    originals: dict[str, set[str]] = defaultdict(set)
-    for p, c, r in zip(corpus.pivots, corpus.candidates, replaced, strict=True):
+    originals: dict[Key, set[str]] = defaultdict(set)
+    for i, (p, c, r) in enumerate(zip(corpus.pivots, corpus.candidates, replaced, strict=True)):
         if not r and p and c:
-            originals[pivot_key(p)].add(c)
+            originals[corpus.line_key(i)].add(c)
     corpus.originals = dict(originals)
     return corpus
 

@@ -51,36 +51,68 @@ def key_values(line: str) -> dict[str, float]:
     return {k: float(v) for k, v in re.findall(r"([\w]+)=([-+\d.e]+)", line)}
 
 
+def sample_pair(source: Path, folder: Path, lines: int, pivot: str, candidate: str) -> None:
+    """Copy ``lines`` lines of a Tatoeba pair's Moses files into ``folder``.
+
+    Two thirds of them are lines of pivots with two or more distinct
+    candidates (the only ones that can make a pair), the rest lines of
+    pivots seen once; in the file's order.
+    """
+    pivots = (source / f"{TATOEBA_STEM}.{pivot}").read_text(encoding="utf-8").split("\n")[:-1]
+    targets = (source / f"{TATOEBA_STEM}.{candidate}").read_text(encoding="utf-8").split("\n")
+    translations: dict[str, set[str]] = defaultdict(set)
+    for p, t in zip(pivots, targets[:-1], strict=True):
+        translations[p].add(t)
+    grouped = [i for i, p in enumerate(pivots) if len(translations[p]) >= 2]
+    single = [i for i, p in enumerate(pivots) if len(translations[p]) == 1]
+    chosen = sorted(grouped[: lines * 2 // 3] + single[: lines - min(len(grouped), lines * 2 // 3)])
+    folder.mkdir(parents=True)
+    for suffix, side in ((pivot, pivots), (candidate, targets)):
+        text = "".join(side[i] + "\n" for i in chosen)
+        (folder / f"{TATOEBA_STEM}.{suffix}").write_text(text, encoding="utf-8")
+
+
+def link_donors(corpora: Path) -> None:
+    """Link the real ces-eng and laser_tatoeba_v1 into a corpora folder: the language donors.
+
+    ``--noise language`` finds them two levels above a pair's directory.
+    """
+    (corpora / TATOEBA.name).mkdir(parents=True, exist_ok=True)
+    (corpora / TATOEBA.name / "ces-eng").symlink_to(TATOEBA / "ces-eng")
+    (corpora / "laser_tatoeba_v1").symlink_to(CORPORA / "laser_tatoeba_v1")
+
+
 def write_tatoeba_sample(corpora: Path, lines: int = 300) -> Path:
     """A few hundred lines of Tatoeba eng-pol, in a folder laid out like ``shared/corpora``.
 
-    Most of them are lines of pivots with two or more distinct Polish
-    translations (the only ones that can make a pair), the rest lines of
-    pivots seen once; in the file's order. Writes the Moses sides
+    The lines as ``sample_pair`` chooses them. Writes the Moses sides
     (``<stem>.eng``, ``<stem>.pol``) and the 4-column ``test.txt`` into
-    ``corpora/tatoeba_test_v2021-08-07/eng-pol``, and links the real
-    ``ces-eng`` and ``laser_tatoeba_v1`` beside it: the donors that
-    ``--noise language`` finds two levels above the pair's directory.
+    ``corpora/tatoeba_test_v2021-08-07/eng-pol``, and links the donors of
+    ``--noise language`` beside it (``link_donors``).
 
     Returns:
         The pair's directory, ``.../eng-pol``.
     """
-    source = TATOEBA / "eng-pol"
-    english = (source / f"{TATOEBA_STEM}.eng").read_text(encoding="utf-8").split("\n")[:-1]
-    polish = (source / f"{TATOEBA_STEM}.pol").read_text(encoding="utf-8").split("\n")[:-1]
-    translations: dict[str, set[str]] = defaultdict(set)
-    for en, pl in zip(english, polish, strict=True):
-        translations[en].add(pl)
-    grouped = [i for i, en in enumerate(english) if len(translations[en]) >= 2]
-    single = [i for i, en in enumerate(english) if len(translations[en]) == 1]
-    chosen = sorted(grouped[: lines * 2 // 3] + single[: lines - min(len(grouped), lines * 2 // 3)])
     folder = corpora / TATOEBA.name / "eng-pol"
-    folder.mkdir(parents=True)
-    for suffix, side in (("eng", english), ("pol", polish)):
-        text = "".join(side[i] + "\n" for i in chosen)
-        (folder / f"{TATOEBA_STEM}.{suffix}").write_text(text, encoding="utf-8")
-    rows = "".join(f"eng\tpol\t{english[i]}\t{polish[i]}\n" for i in chosen)
+    sample_pair(TATOEBA / "eng-pol", folder, lines, "eng", "pol")
+    english = (folder / f"{TATOEBA_STEM}.eng").read_text(encoding="utf-8").split("\n")[:-1]
+    polish = (folder / f"{TATOEBA_STEM}.pol").read_text(encoding="utf-8").split("\n")[:-1]
+    rows = "".join(f"eng\tpol\t{en}\t{pl}\n" for en, pl in zip(english, polish, strict=True))
     (folder / "test.txt").write_text(rows, encoding="utf-8")
-    (folder.parent / "ces-eng").symlink_to(TATOEBA / "ces-eng")
-    (corpora / "laser_tatoeba_v1").symlink_to(CORPORA / "laser_tatoeba_v1")
+    link_donors(corpora)
     return folder
+
+
+def write_pivot_sets_sample(corpora: Path, lines: int = 150) -> list[Path]:
+    """Tatoeba x-pol's jpn-pol and eng-pol, ``lines`` lines each, laid out like ``shared/corpora``.
+
+    ``corpora/tatoeba_test_v2021-08-07/x-pol/jpn-pol`` (Japanese pivots) and
+    ``.../eng-pol`` (English pivots, with ``test.txt`` beside, as the real
+    one has), and the donors of ``--noise language``.
+
+    Returns:
+        The two directories to give bench_quality: ``.../x-pol`` and ``.../eng-pol``.
+    """
+    tatoeba = corpora / TATOEBA.name
+    sample_pair(TATOEBA / "x-pol" / "jpn-pol", tatoeba / "x-pol" / "jpn-pol", lines, "jpn", "pol")
+    return [tatoeba / "x-pol", write_tatoeba_sample(corpora, lines)]

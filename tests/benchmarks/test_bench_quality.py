@@ -2,7 +2,9 @@
 
 On 300 Tatoeba eng-pol lines with the tiny model: the mining run goes
 through the benchmark's cached encoder (``line_scores.cached_handler``),
-the path that crashed inside RunInference when the handler changed.
+the path that crashed inside RunInference when the handler changed. Then
+several pairs at once, Polish the shared candidate side (x-pol + eng-pol):
+150 lines each of jpn-pol and eng-pol, mined in one ``--src-lang auto`` run.
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from pathlib import Path
 import pytest
 from line_scores import run_prefilter
 from noisy_corpus import corrupted_pair
+from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.stages.prefilter import prefilter_reason
 from paramine.schemas.reader import read_pairs
 from paramine.schemas.records import AlignedPair
+from pivot_sets import corrupted_sets, find_sets
 
-from tests.benchmarks.harness import key_values, markdown_rows, run_script
+from tests.benchmarks.harness import (
+    TATOEBA_STEM,
+    key_values,
+    markdown_rows,
+    run_script,
+    write_pivot_sets_sample,
+)
 
 SEED, RATE = 13, 0.2
 
@@ -114,6 +124,91 @@ def test_the_prefilter_fates_it_recomputes_are_the_runs_own(quality_run, tatoeba
         if not reason and (pivot, candidate) in seen:
             reason = "duplicate_pair"
         seen.add((pivot, candidate))
+        if reason:
+            reasons[reason] += 1
+    assert reasons == Counter(manifest.counts["Prefilter"]["dropped"])
+
+
+@pytest.fixture(scope="module")
+def pivot_sets_run(shared_corpora: Path, tiny_model_dir: Path, tmp_path_factory) -> dict:
+    """x-pol (jpn-pol alone) + eng-pol, 150 lines each, language noise: one run's output."""
+    directories = write_pivot_sets_sample(tmp_path_factory.mktemp("pivot-sets"), lines=150)
+    workdir = tmp_path_factory.mktemp("bench-quality-sets")
+    results = workdir / "results.json"
+    done = run_script(
+        "bench_quality", *directories, "--candidate", "pol", "--noise", "language",
+        "--rate", RATE, "--model", tiny_model_dir, "--workdir", workdir, "--json", results,
+    )  # fmt: skip
+    return {
+        "out": done.stdout,
+        "json": json.loads(results.read_text()),
+        "workdir": workdir,
+        "directories": directories,
+    }
+
+
+def test_several_pairs_are_mined_in_one_run_with_each_files_pivot_language(pivot_sets_run):
+    out, result = pivot_sets_run["out"], pivot_sets_run["json"]["results"]["default"]
+    workdir = pivot_sets_run["workdir"]
+    # The noised pairs keep their suffixes: paramine reads each file's pivot language.
+    assert sorted(p.name for p in (workdir / "sets").iterdir()) == ["eng-pol", "jpn-pol"]
+    assert (workdir / "sets" / "jpn-pol" / f"{TATOEBA_STEM}.jpn").is_file()
+    table, manifest = read_pairs(str(workdir / "out-default"))
+    assert manifest.options["src_lang"] == "auto"
+    assert result["pairs"] == table.num_rows == manifest.rows["pairs"] > 0
+    assert 0 < result["precision"] <= 1 and 0 < result["recall"] <= 1
+    assert "x-pol + eng-pol (auto->pl, language noise: 60 of 300 lines replaced, seed 13)" in out
+    [row] = markdown_rows(out, "default")
+    figures = [f"{result['pairs']:,}", f"{result['precision']:.4f}", f"{result['recall']:.4f}"]
+    assert row[2:5] == figures
+
+    # Both pivot languages, each with its own pair, lines and gold groups.
+    languages = result["pivot_languages"]
+    assert list(languages) == ["en", "ja"]  # most lines first, then by name: 150 each
+    assert [languages[lang]["sets"] for lang in languages] == [["eng-pol"], ["jpn-pol"]]
+    assert all(f["lines"] == 150 and f["eligible"] > 0 for f in languages.values())
+    assert sum(f["pairs"] for f in languages.values()) == result["pairs"]
+    assert {pivot_language(lang) for lang in table.column("pivot_lang").to_pylist()} <= {"en", "ja"}
+    for lang, figures in languages.items():
+        [row] = [row for row in markdown_rows(out, lang) if row[0] == lang]
+        assert row[1:4] == [", ".join(figures["sets"]), "150", f"{figures['pairs']:,}"]
+        assert 0 <= figures["precision"] <= 1 and 0 <= figures["recall"] <= 1
+
+
+def test_several_pairs_planted_lines_are_accounted_for_per_language(pivot_sets_run):
+    result = pivot_sets_run["json"]["results"]["default"]
+    assert result["noise_lines"] == 60  # 30 in each pair
+    planted, languages = result["planted"], result["pivot_languages"]
+    # Japanese pivots have no English: their donors are "loose" unless eng-pol bridges them.
+    assert any(label.endswith(" loose") for label in planted)
+    for counts in [*planted.values(), *(f["planted"] for f in languages.values())]:
+        stopped = sum(n for k, n in counts.items() if k.startswith("prefilter "))
+        assert counts["lines"] == stopped + counts.get("passed_prefilter", 0)
+        later = ("below_cut", "later", "in_pairs")
+        assert counts.get("passed_prefilter", 0) == sum(counts.get(k, 0) for k in later)
+    total = sum(c["lines"] for c in planted.values())
+    assert total == sum(f["planted"]["lines"] for f in languages.values()) > 50
+    assert all(f["planted"]["lines"] > 20 for f in languages.values())
+    in_pairs = sum(f["planted"].get("in_pairs", 0) for f in languages.values())
+    assert in_pairs == result["planted_in_pairs"]
+
+
+def test_several_pairs_prefilter_fates_are_the_runs_own(pivot_sets_run):
+    """Replayed per line with its pivot's language and paramine's duplicate key."""
+    _, manifest = read_pairs(str(pivot_sets_run["workdir"] / "out-default"))
+    sets = find_sets(pivot_sets_run["directories"], "pol")
+    _, corpus = corrupted_sets(sets, "pol", "language", RATE, SEED)
+    options, languages = run_prefilter(manifest)
+    reasons: Counter[str] = Counter()
+    seen = set()
+    for i, (pivot, candidate) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True)):
+        lang = corpus.pivot_lang_of(i)
+        pair = AlignedPair(pivot, candidate, lang, corpus.lang, "t", "t", 0)
+        reason = prefilter_reason(pair, options, languages)
+        key = (pivot, candidate, pivot_language(lang))
+        if not reason and key in seen:
+            reason = "duplicate_pair"
+        seen.add(key)
         if reason:
             reasons[reason] += 1
     assert reasons == Counter(manifest.counts["Prefilter"]["dropped"])
