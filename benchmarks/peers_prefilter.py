@@ -408,7 +408,7 @@ def paramine_reasons(
     pairs: set[tuple[str, str]], langs: tuple[str, str]
 ) -> Counter[str]:  # fmt: skip
     """Why paramine's prefilter drops each of ``pairs`` (normalized), by reason."""
-    from paramine.pipelines.core.language_id import language_detector
+    from paramine.pipelines.core.detectors import language_detector
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.prefilter import prefilter_reason
