@@ -192,9 +192,12 @@ class TestMineEndToEnd:
             assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
         counts = read_back.counts
         assert read_back.accounting_errors() == []
-        assert set(counts) == {*(stage.name for stage in MINE_STAGES), "repairs", "encoding"}
+        notes = {"repairs", "encoding", "unchecked"}
+        assert set(counts) == {*(stage.name for stage in MINE_STAGES), *notes}
         assert [stage["name"] for stage in read_back.stages] == [s.name for s in MINE_STAGES]
         assert counts["repairs"] == {}
+        # The demo's languages (en, pl) are both known to the detector.
+        assert counts["unchecked"] == {}
         demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
         assert counts["ReadBitext"]["in"] == demo_lines
         assert counts["PostFilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100
