@@ -4,7 +4,9 @@ The several-pivot Polish dataset (``paramine mine x-pol eng-pol/... --src-lang
 auto --tgt-lang pl``) reads 29 Moses pairs, each a pivot language beside
 Polish. Here each such pair (a *set*) is read, a share of its Polish lines is
 replaced with noise (as ``noisy_corpus`` does for one pair, with the same
-seed in every set), and the sets become one ``Corpus`` whose lines carry
+seed in every set; a pair already read in an earlier set gets that set's
+outcome, so a misaligned line is misaligned in every copy of it), and the
+sets become one ``Corpus`` whose lines carry
 their pivot's language. The noised sets are written back as Moses pairs
 with their own suffixes, so that one ``paramine mine --src-lang auto`` reads
 each file's pivot language from its name, as the real command does.
@@ -38,7 +40,7 @@ from noisy_corpus import (
     corrupt_lexical,
     read_lines,
 )
-from paramine.pipelines.core.groups import pivot_language
+from paramine.pipelines.core.groups import group_key, pivot_language
 from paramine.pipelines.core.text import canonical_lang, lang_aliases, normalize
 from paramine.pipelines.formats.moses_pairs import suffix_language
 from planted_noise import TATOEBA_DIR, corrupt_junk, corrupt_language, load_donors
@@ -235,10 +237,13 @@ def corrupted_sets(
         bridge = english_bridge(root, lang)
     written = []
     columns: dict[str, list[Any]] = defaultdict(list)
+    # A pair already read in an earlier set -> what that set made of it.
+    fates: dict[tuple[Any, str], tuple[str, bool, str]] = {}
     for pset in sets:
         pivots, corrupted, replaced, planted = corrupt_set(
             pset, lang, noise, rate, seed, donors, bridge
         )
+        _same_fate_as_earlier_copies(pset, pivots, corrupted, replaced, planted, fates)
         written.append((pset, pivots, corrupted))
         columns["pivots"] += pivots
         columns["targets"] += corrupted
@@ -257,6 +262,29 @@ def corrupted_sets(
         columns["sets"],
     )
     return written, corpus
+
+
+def _same_fate_as_earlier_copies(
+    pset: PivotSet,
+    pivots: list[str],
+    corrupted: list[str],
+    replaced: list[bool],
+    planted: list[str],
+    fates: dict[tuple[Any, str], tuple[str, bool, str]],
+) -> None:
+    """Give a pair found in an earlier set that set's outcome, in place; record the new ones.
+
+    Noise is planted in the corpus, not in each copy of it: Tatoeba's
+    ``jpn_Hira`` and ``jpn_Hani`` pairs are all in ``jpn`` too. Corrupted
+    copy by copy, a line replaced in one copy keeps its true translation in
+    another, and the two meet in one pivot group, a misalignment that no
+    real corpus has (a misaligned line is misaligned in every copy of it).
+    """
+    originals = read_lines(pset.candidate_path)
+    for i, (pivot, original) in enumerate(zip(pivots, originals, strict=True)):
+        key = (group_key(pset.pivot_lang, normalize(pivot)), normalize(original))
+        earlier = fates.setdefault(key, (corrupted[i], replaced[i], planted[i]))
+        corrupted[i], replaced[i], planted[i] = earlier
 
 
 def write_sets(written: Sequence[tuple[PivotSet, list[str], list[str]]], folder: Path) -> Path:

@@ -73,3 +73,17 @@ def test_lexical_noise_finds_similar_lines_in_scripts_without_spaces():
     assert words_of("Today is Sunday.") == {"today", "is", "sunday"}
     pivots = ["今日は日曜日だ。", "猫が好きです。", "今日は月曜日。", "犬が好きです。"]
     assert lexical_donors(pivots, [0, 1]) == {0: 2, 1: 3}
+
+
+@pytest.mark.parametrize("noise", ["random", "lexical"])
+def test_a_pair_in_several_sets_is_replaced_in_all_of_them_or_in_none(tmp_path: Path, noise: str):
+    # jpn_Hira's pairs are all in jpn (as in Tatoeba): one misalignment, in every copy.
+    japanese = [f"これは{n}番目の文です。" for n in range(40)]
+    polish = [f"To jest zdanie numer {n}." for n in range(40)]
+    write_pair(tmp_path / "x" / "jpn-pol", {"jpn": japanese, "pol": polish})
+    write_pair(tmp_path / "x" / "jpn_Hira-pol", {"jpn_Hira": japanese[::2], "pol": polish[::2]})
+    written, corpus = corrupted_sets(find_sets([tmp_path / "x"], "pol"), "pol", noise, 0.5, 13)
+    (_, _, jpn), (_, _, hira) = written
+    assert hira == jpn[::2]
+    assert corpus.replaced[40:] == corpus.replaced[:40:2]
+    assert 10 <= sum(corpus.replaced[:40]) <= 30  # the first set's own noise, at its rate
