@@ -209,6 +209,33 @@ class TreeSampler(threading.Thread):
 # ------------------------------------------------------------------ one size
 
 
+def run_sampled(
+    command: list[str],
+    log_path: Path,
+    timeout: float | None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[int, float, TreeSampler]:
+    """Run ``command``, its output in ``log_path`` and its process tree sampled.
+
+    Past ``timeout`` seconds it is killed. Returns its exit status, its wall
+    seconds and the sampler that holds the tree's peaks and timeline.
+    """
+    start = time.perf_counter()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        sampler = TreeSampler(process.pid)
+        sampler.start()
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            returncode = process.wait()
+        finally:
+            sampler.stop()
+    return returncode, time.perf_counter() - start, sampler
+
+
 def short_stage(fused: str) -> str:
     """The paramine labels in a fused FnApiRunner stage name, e.g. ``Prefilter/KeyByText``."""
     labels = re.findall(r"MineParaphrases-([A-Za-z]+(?:-[A-Za-z]+)?)", fused)
@@ -279,19 +306,7 @@ def measure(
     command += mine_argv
     if GNU_TIME.exists():
         command = [str(GNU_TIME), "-v", "-o", str(time_path), *command]
-    start = time.perf_counter()
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        sampler = TreeSampler(process.pid)
-        sampler.start()
-        try:
-            returncode = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            returncode = process.wait()
-        finally:
-            sampler.stop()
-    process_seconds = time.perf_counter() - start
+    returncode, process_seconds, sampler = run_sampled(command, log_path, timeout)
     figures: dict = {
         "n": n,
         "shape": shape,

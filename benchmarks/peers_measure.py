@@ -17,15 +17,12 @@ output. The figures:
 
 from __future__ import annotations
 
-import os
 import re
 import resource
-import subprocess
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench_scale import GNU_TIME, TreeSampler, gnu_time_peak_kib
+from bench_scale import GNU_TIME, gnu_time_peak_kib, run_sampled
 
 
 @dataclass
@@ -110,21 +107,7 @@ def run_measured(
         [str(GNU_TIME), "-v", "-o", str(time_path), *command] if GNU_TIME.exists() else command
     )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            wrapped, stdout=out, stderr=subprocess.STDOUT, env=env or dict(os.environ), cwd=cwd
-        )
-        sampler = TreeSampler(process.pid)
-        sampler.start()
-        try:
-            returncode = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            returncode = process.wait()
-        finally:
-            sampler.stop()
-    wall = time.perf_counter() - start
+    returncode, wall, sampler = run_sampled(wrapped, log, timeout, env=env, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = peak = None
     if time_path.exists():
