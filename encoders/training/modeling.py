@@ -25,6 +25,11 @@ from paramine.schemas.errors import ModelError, UsageError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+#: The poolings whose untrained model gives the base's vectors (tested to 1e-5):
+#: with them, a model selection kept at step 0 is the base, and its test
+#: figures are the base's (``paramine train`` does not score it twice).
+STARTS_AS_BASE = frozenset({"lstm-residual"})
+
 #: The parameters of every module after the Transformer (module 0), as the
 #: loss names them (``model.2.lstm.weight_ih_l0``): the pooling head's.
 HEAD_PARAMETERS = r"^model\.(?!0\.)\d+\."

@@ -162,6 +162,7 @@ def _train(
 
     runs: dict[int, dict[str, Any]] = {}
     kept: SentenceTransformer | None = None
+    as_base: dict[int, tuple[SeedPlace, SentenceTransformer]] = {}  # selection kept the base
     for i, (place, checkpoint) in enumerate(zip(places, starts, strict=True)):
         if i:  # training changed the base's Transformer in place: a fresh one per seed
             base = load_encoder(resolved.path, device=config.device)
@@ -177,10 +178,19 @@ def _train(
             run["results"]["trained"] = evaluate_model(
                 model, tasks, prefix, state["epoch"] or 0.0, state["global_step"]
             )
+        runs[place.seed] = run
+        if evaluation.suite is not None and _kept_the_base(config, run):
+            log.info(
+                "selection kept step 0 of seed %d, where %s pooling gives the base's vectors: "
+                "its suite figures are the base's, scored once below",
+                place.seed,
+                config.pooling,
+            )
+            as_base[place.seed] = (place, model)
+            continue
         if evaluation.suite is not None:
             log.info("scoring the trained model (seed %d) on the suite", place.seed)
             run["suite"] = {"trained": _on_suite(model, evaluation, prefix, config.eval_batch_size)}
-        runs[place.seed] = run
         if len(places) > 1:
             _save_seed(config, data, base_facts, place, model, run, tasks, evaluation, None)
         else:
@@ -193,6 +203,14 @@ def _train(
         fresh = load_encoder(resolved.path, device=config.device)
         base_suite = _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
         del fresh
+        for seed, (place, model) in as_base.items():
+            runs[seed]["suite"] = {"trained": {**base_suite, "same_as_base": True}}
+            if len(places) > 1:
+                _save_seed(
+                    config, data, base_facts, place, model, runs[seed], tasks, evaluation, None
+                )
+            else:
+                kept = model
     if kept is not None:
         place, run = places[0], runs[places[0].seed]
         table = _save_seed(
@@ -202,6 +220,14 @@ def _train(
         table = _finish_seeds(config, runs, base_results, base_suite, tasks, evaluation)
     print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
     return 0
+
+
+def _kept_the_base(config: TrainConfig, run: dict[str, Any]) -> bool:
+    """Whether dev selection kept step 0 of a pooling that starts as the base, vector for vector."""
+    from paramine.encoders.training.modeling import STARTS_AS_BASE
+
+    selection = run.get("selection") or {}
+    return config.pooling in STARTS_AS_BASE and selection.get("kept_step") == 0
 
 
 def _train_seed(

@@ -204,3 +204,41 @@ def test_dev_scores_are_the_probes_dev_figures(tmp_path: Path, tiny_model_dir: P
     for name, figure in scores["tasks"].items():
         assert figure == round(details[name]["dev"], 2)
     assert scores["average"] == round(float(np.mean(list(scores["tasks"].values()))), 2)
+
+
+def test_a_kept_step_0_is_the_base_and_is_not_scored_again(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paramine.encoders.evaluation.suite_eval import evaluate_on_suite
+
+    root = tmp_path / "suite"
+    texts = write_suite(root)
+    url = write_dataset(tmp_path / "ds", make_rows(48))
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    args += ["--recipe", "small", "--lstm-hidden", "16", "--batch-size", "8", "--eval-share", "0"]
+    # Too slow to move a rounded dev figure: every step ties with step 0, which is kept.
+    args += ["--max-steps", "2", "--lr", "1e-12", "--head-lr", "1e-12", "--mini-batch-size", "4"]
+    args += ["--suite", str(root / "toy.yaml"), "--suite-data", str(root)]
+    args += ["--select-on", "dev", "--select-every", "2", "--seeds", "2"]
+    watch = Watch(monkeypatch)
+    assert cli_main(["train", *args]) == 0
+    after_training = [text for text, training in watch.encoded if not training]
+
+    summary = json.loads((out / "paramine_training.json").read_text())
+    base = summary["suite"]["base"]
+    for seed in ("42", "43"):
+        assert summary["per_seed"][seed]["selection"]["kept_step"] == 0
+        trained = summary["per_seed"][seed]["suite"]
+        assert trained["same_as_base"] is True
+        assert (trained["tasks"], trained["average"]) == (base["tasks"], base["average"])
+    assert summary["suite"]["std"]["average"] == 0.0
+    own = json.loads((out / "seed-43" / "paramine_training.json").read_text())
+    assert own["suite"]["trained"]["average"] == base["average"]
+
+    # The test sentences were encoded for one model after training (the base), not three.
+    watch.encoded.clear()
+    suite = load_suite(str(root / "toy.yaml"))
+    evaluate_on_suite(load_encoder(str(tiny_model_dir), device="cpu"), suite, str(root), "", 64)
+    once = [text for text, _ in watch.encoded if text in texts["test"]]
+    assert once and sorted(t for t in after_training if t in texts["test"]) == sorted(once)
