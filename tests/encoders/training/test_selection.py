@@ -62,6 +62,14 @@ def write_suite(root: Path) -> dict[str, set[str]]:
     return texts
 
 
+def selecting_run(url: str, base: Path, out: Path, root: Path) -> list[str]:
+    """`paramine train` arguments: the tiny model, `--recipe small`, dev selection every 2 steps."""
+    args = [url, "--base", str(base), "--output", str(out), "--device", "cpu"]
+    args += ["--recipe", "small", "--lstm-hidden", "16", "--batch-size", "8", "--eval-share", "0"]
+    args += ["--mini-batch-size", "4", "--suite", str(root / "toy.yaml"), "--suite-data", str(root)]
+    return [*args, "--select-on", "dev", "--select-every", "2"]
+
+
 class Watch:
     """Records the files opened and the texts encoded while the trainer trains.
 
@@ -109,11 +117,8 @@ def test_selection_reads_dev_never_test_and_keeps_the_best(
     texts = write_suite(root)
     url = write_dataset(tmp_path / "ds", make_rows(48))
     out = tmp_path / "model"
-    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
-    args += ["--recipe", "small", "--lstm-hidden", "16", "--batch-size", "8", "--eval-share", "0"]
-    args += ["--max-steps", "4", "--head-lr", "5e-2", "--lr", "1e-3", "--mini-batch-size", "4"]
-    args += ["--suite", str(root / "toy.yaml"), "--suite-data", str(root)]
-    args += ["--select-on", "dev", "--select-every", "2"]
+    args = selecting_run(url, tiny_model_dir, out, root)
+    args += ["--max-steps", "4", "--head-lr", "5e-2", "--lr", "1e-3"]
     watch = Watch(monkeypatch)
     assert cli_main(["train", *args]) == 0
 
@@ -215,12 +220,9 @@ def test_a_kept_step_0_is_the_base_and_is_not_scored_again(
     texts = write_suite(root)
     url = write_dataset(tmp_path / "ds", make_rows(48))
     out = tmp_path / "model"
-    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
-    args += ["--recipe", "small", "--lstm-hidden", "16", "--batch-size", "8", "--eval-share", "0"]
+    args = selecting_run(url, tiny_model_dir, out, root)
     # Too slow to move a rounded dev figure: every step ties with step 0, which is kept.
-    args += ["--max-steps", "2", "--lr", "1e-12", "--head-lr", "1e-12", "--mini-batch-size", "4"]
-    args += ["--suite", str(root / "toy.yaml"), "--suite-data", str(root)]
-    args += ["--select-on", "dev", "--select-every", "2", "--seeds", "2"]
+    args += ["--max-steps", "2", "--lr", "1e-12", "--head-lr", "1e-12", "--seeds", "2"]
     watch = Watch(monkeypatch)
     assert cli_main(["train", *args]) == 0
     after_training = [text for text, training in watch.encoded if not training]
