@@ -134,6 +134,9 @@ class DevSelection(TrainerCallback):
         load_data: Reads the selection data; called at the first score.
         every: Steps between scores; 0 scores only the first and last step.
         folder: Where the best model and ``selection.json`` are kept.
+        known: Dev results already computed for the weights of these steps
+            (``{0: result}``: step 0 of a pooling that starts as the base is
+            the base in every seed); such a step is recorded, not scored.
     """
 
     def __init__(
@@ -143,6 +146,7 @@ class DevSelection(TrainerCallback):
         load_data: Any,
         every: int,
         folder: str,
+        known: dict[int, dict[str, Any]] | None = None,
     ) -> None:
         self.model = model
         self.encode_for = encode_for
@@ -151,6 +155,7 @@ class DevSelection(TrainerCallback):
         self.folder = folder
         self.data: list[SelectionTask] | None = None
         self.history: list[dict[str, Any]] = []
+        self.known = dict(known or {})
         #: CPU seconds this process spent scoring (restored entries not counted).
         self.cpu_s = 0.0
 
@@ -184,12 +189,15 @@ class DevSelection(TrainerCallback):
         """Score the model at ``step``; save it when it is the best so far."""
         if any(entry["step"] == step for entry in self.history):
             return
-        if self.data is None:
-            self.data = self.load_data()
-        was_training = self.model.training
         started, cpu_started = time.perf_counter(), time.process_time()
-        result = dev_scores(self.encode_for(self.model), self.data or [])
-        self.model.train(was_training)
+        if step in self.known:
+            result = {**self.known[step], "reused": True}
+        else:
+            if self.data is None:
+                self.data = self.load_data()
+            was_training = self.model.training
+            result = dev_scores(self.encode_for(self.model), self.data or [])
+            self.model.train(was_training)
         cpu = time.process_time() - cpu_started
         self.cpu_s += cpu
         entry = {
@@ -205,10 +213,11 @@ class DevSelection(TrainerCallback):
             self._save()
         self._write_history()
         log.info(
-            "selection, step %d: dev average %.2f (%s)%s",
+            "selection, step %d: dev average %.2f (%s)%s%s",
             step,
             entry["average"],
             ", ".join(f"{k} {v:.2f}" for k, v in result["tasks"].items()),
+            "; scored for an earlier seed" if entry.get("reused") else "",
             "; best so far, saved" if entry.get("kept") else "",
         )
 
@@ -273,8 +282,13 @@ def dev_selection(
     prefix: str,
     checkpoints: str,
     checkpoint: str | None,
+    known: dict[int, dict[str, Any]] | None = None,
 ) -> DevSelection | None:
-    """The callback of ``--select-on dev`` (None without it), its history taken up on resume."""
+    """The callback of ``--select-on dev`` (None without it), its history taken up on resume.
+
+    ``known``: dev results of steps whose weights were scored already (see
+    :class:`DevSelection`).
+    """
     if config.select_on != "dev":
         return None
     from paramine.encoders.evaluation.suite import load_suite, resolve_data_root
@@ -292,6 +306,7 @@ def dev_selection(
         lambda: read_selection_data(tasks, root, config.select_max_rows),
         config.select_every,
         os.path.join(checkpoints, SELECTED),
+        known,
     )
     if checkpoint:
         selection.restore(checkpoint_step(checkpoint) or 0)

@@ -163,11 +163,15 @@ def _train(
     runs: dict[int, dict[str, Any]] = {}
     kept: SentenceTransformer | None = None
     as_base: dict[int, tuple[SeedPlace, SentenceTransformer]] = {}  # selection kept the base
+    base_dev: dict[int, dict[str, Any]] = {}  # step 0's dev figures, when step 0 is the base
     for i, (place, checkpoint) in enumerate(zip(places, starts, strict=True)):
         if i:  # training changed the base's Transformer in place: a fresh one per seed
             base = load_encoder(resolved.path, device=config.device)
-        model, run = _train_seed(config, precision, base, prefix, columns, place, checkpoint)
+        model, run = _train_seed(
+            config, precision, base, prefix, columns, place, checkpoint, base_dev
+        )
         del base
+        base_dev = base_dev or _base_dev_scores(config, run)
         if mined is not None:
             run["hard_negatives"] = mined
         run["results"] = {"base": base_results} if tasks else {}
@@ -230,6 +234,22 @@ def _kept_the_base(config: TrainConfig, run: dict[str, Any]) -> bool:
     return config.pooling in STARTS_AS_BASE and selection.get("kept_step") == 0
 
 
+def _base_dev_scores(config: TrainConfig, run: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """``{0: step 0's dev figures}`` when step 0 is the base, vector for vector; else empty.
+
+    Every seed starts from the same weights then, so its step 0 need not be
+    scored again (a dev score of the pl suite: 3-6 min on a 2-core CPU).
+    """
+    from paramine.encoders.training.modeling import STARTS_AS_BASE
+
+    if config.pooling not in STARTS_AS_BASE:
+        return {}
+    for entry in (run.get("selection") or {}).get("history", []):
+        if entry["step"] == 0:
+            return {0: {"tasks": entry["tasks"], "average": entry["average"]}}
+    return {}
+
+
 def _train_seed(
     config: TrainConfig,
     precision: str,
@@ -238,8 +258,12 @@ def _train_seed(
     columns: dict[str, list[str]],
     place: SeedPlace,
     checkpoint: str | None,
+    base_dev: dict[int, dict[str, Any]],
 ) -> tuple[SentenceTransformer, dict[str, Any]]:
-    """Build the model from ``base`` and train it with ``place.seed``; return it and its facts."""
+    """Build the model from ``base`` and train it with ``place.seed``; return it and its facts.
+
+    ``base_dev``: step 0's dev figures from an earlier seed, when step 0 is the base.
+    """
     import torch
     from datasets import Dataset
     from paramine.encoders.training.checkpoints import MarkComplete, checkpoint_step
@@ -271,7 +295,7 @@ def _train_seed(
     mapping = learning_rate_mapping(model, config.lr, config.head_lr)
     args = _training_arguments(config, precision, prefix, len(dataset), place, mapping)
     callbacks: list[Any] = [MarkComplete(config.save_total_limit)]
-    selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint)
+    selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
     if selection is not None:
         callbacks.append(selection)
     trainer = SentenceTransformerTrainer(

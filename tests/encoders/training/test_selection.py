@@ -229,6 +229,13 @@ def test_a_kept_step_0_is_the_base_and_is_not_scored_again(
 
     summary = json.loads((out / "paramine_training.json").read_text())
     base = summary["suite"]["base"]
+    # Step 0 is the base in both seeds: its dev figures were computed once, for seed 42, so
+    # the dev sentences were encoded for three scores (42: steps 0 and 2; 43: step 2), not four.
+    during = [text for text, training in watch.encoded if training]
+    assert {during.count(text) for text in texts["dev"]} == {3}
+    first, second = (summary["per_seed"][s]["selection"]["history"][0] for s in ("42", "43"))
+    assert first["step"] == second["step"] == 0 and second["reused"] is True
+    assert (second["tasks"], second["average"]) == (first["tasks"], first["average"])
     for seed in ("42", "43"):
         assert summary["per_seed"][seed]["selection"]["kept_step"] == 0
         trained = summary["per_seed"][seed]["suite"]
