@@ -39,5 +39,9 @@ $(MYPY_TREE):
 	mkdir -p $@
 	for p in pipelines encoders schemas; do ln -sfn ../../../$$p $@/$$p; done
 
+# Two workers, each test file on one (--dist loadfile: a file's module-scoped
+# fixtures, such as its tiny models, are built once). TEST_WORKERS=0 runs the
+# tests in this process, as plain pytest does.
+TEST_WORKERS ?= 2
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
