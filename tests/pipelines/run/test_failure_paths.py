@@ -229,6 +229,12 @@ def test_a_real_full_disk_is_one_line_and_leaves_the_old_dataset(
 # --------------------------------------------------------------- signals
 
 
+def _signals_as_in_a_terminal() -> None:
+    """In the child, before exec: SIGINT and SIGTERM at their defaults."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["TERM", "INT"]
@@ -254,6 +260,10 @@ def test_a_signal_stops_the_run_and_removes_what_it_made(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # Ctrl-C as a terminal sends it: a shell starts a background job with
+        # SIGINT ignored, the child would inherit that, and paramine keeps a
+        # signal ignored that it was started ignoring (pytest run with `&`).
+        preexec_fn=_signals_as_in_a_terminal,
     )
     try:
         # Under way: the staging folder is beside --output and the progress
