@@ -40,8 +40,9 @@ $(MYPY_TREE):
 	for p in pipelines encoders schemas; do ln -sfn ../../../$$p $@/$$p; done
 
 # Two workers, each test file on one (--dist loadfile: a file's module-scoped
-# fixtures, such as its tiny models, are built once). TEST_WORKERS=0 runs the
-# tests in this process, as plain pytest does.
+# fixtures are built once, not once per worker; session fixtures such as the
+# tiny model are built once per worker). TEST_WORKERS=0 runs the tests in
+# this process, as plain pytest does.
 TEST_WORKERS ?= 2
 test: lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
