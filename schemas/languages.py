@@ -19,17 +19,21 @@ import re
 
 from paramine.schemas.errors import UsageError
 
-__all__ = ["canonical_language", "language_aliases", "language_name"]
+__all__ = ["canonical_language", "language_aliases", "language_name", "registered"]
 
 # A language tag as users and file names spell it: letters and digits in
 # subtags joined by '-' or '_' ("pl", "pt_BR", "sr-Latn").
 _TAG = re.compile(r"[a-z]{2,8}([-_][a-z0-9]{1,8})*", re.IGNORECASE)
+#: An ISO 639-3 code's shape. 639-3 grows every year (Toki Pona, ``tok``,
+#: came in 2022), so a well-formed code the installed registry lacks is
+#: still a language; 639-1's two-letter codes are a closed set.
+_ISO_639_3 = re.compile(r"[a-z]{3}")
 
 
 def _unknown(code: str) -> UsageError:
     return UsageError(
-        f"unknown language {code!r}: give an ISO 639-1 or 639-3 code (pl, pol) or an "
-        "English name (Polish)"
+        f"unknown language {code!r}: give an ISO 639-1 or 639-3 code (pl, pol), a BCP 47 tag "
+        "(sr-Latn) or an English name (Polish)"
     )
 
 
@@ -42,7 +46,9 @@ def canonical_language(code: str) -> str:
     Accepts ISO 639-1 (``pl``), ISO 639-3 and 639-2/B codes (``pol``,
     ``ces``, ``cze``), English names (``Polish``), in any letter case, and
     BCP 47 tags with region or script subtags (``pt_BR`` -> ``pt-br``: the
-    primary subtag is mapped, the rest kept, lowercased).
+    primary subtag is mapped, the rest kept, lowercased). A well-formed ISO
+    639-3 code that the installed registry lacks (``tok``) is taken as it
+    is (``registered`` tells which); two letters must be an ISO 639-1 code.
 
     Raises:
         UsageError: The code names no known language.
@@ -57,7 +63,9 @@ def canonical_language(code: str) -> str:
         except ValueError:
             tag = ""
         primary, _, rest = tag.lower().partition("-")
-        if primary and langcodes.Language.get(primary).is_valid():
+        if primary and (
+            langcodes.Language.get(primary).is_valid() or _ISO_639_3.fullmatch(primary)
+        ):
             return f"{primary}-{rest}" if rest else primary
     if len(key) > 3:
         # Three letters or fewer is a code, never a name: `find` would take
@@ -69,6 +77,19 @@ def canonical_language(code: str) -> str:
         if found:
             return NORMALIZED_MACROLANGUAGES.get(found, found)
     raise _unknown(code)
+
+
+@functools.lru_cache(maxsize=1024)
+def registered(code: str) -> bool:
+    """Whether the installed language registry (langcodes') knows ``code``'s language.
+
+    Raises:
+        UsageError: The code names no language at all (as ``canonical_language``).
+    """
+    import langcodes
+
+    primary = canonical_language(code).partition("-")[0]
+    return bool(langcodes.Language.get(primary).is_valid())
 
 
 def language_aliases(code: str) -> frozenset[str]:

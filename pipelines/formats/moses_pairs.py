@@ -19,7 +19,7 @@ from paramine.pipelines.formats.base import Shard
 from paramine.pipelines.formats.opening import basename
 from paramine.pipelines.formats.pivot_languages import allows, describe, pivot_languages
 from paramine.schemas.errors import InputError, UsageError
-from paramine.schemas.languages import canonical_language
+from paramine.schemas.languages import canonical_language, registered
 
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
 #: A file suffix that may name a language: ``pol``, ``pl``, ``jpn_Hani``, ``pt-BR``.
@@ -67,7 +67,10 @@ def suffix_language(suffix: str) -> str | None:
     if suffix.lower() in NOT_LANGUAGE_SUFFIXES or not LANGUAGE_SUFFIX.fullmatch(suffix):
         return None
     try:
-        return canonical_language(suffix)
+        # Only a language the registry knows: a suffix is no declaration, and
+        # any three letters are an ISO 639-3 code's shape (a run that names
+        # an unregistered code reads its files by that code).
+        return canonical_language(suffix) if registered(suffix) else None
     except UsageError:
         return None
 

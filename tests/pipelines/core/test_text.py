@@ -23,7 +23,12 @@ from paramine.pipelines.core.text import (
     sentence_count,
 )
 from paramine.schemas.errors import UsageError
-from paramine.schemas.languages import canonical_language, language_aliases, language_name
+from paramine.schemas.languages import (
+    canonical_language,
+    language_aliases,
+    language_name,
+    registered,
+)
 
 from tests.paths import ROOT
 
@@ -351,12 +356,23 @@ class TestLanguagesModule:
     def test_canonical_language(self, code: str, expected: str) -> None:
         assert canonical_language(code) == expected
 
-    @pytest.mark.parametrize("code", ["xq", "XYZ", "not a language", ""])
+    @pytest.mark.parametrize("code", ["xq", "x1z", "not a language", ""])
     def test_unknown_language_is_a_usage_error_naming_it(self, code: str) -> None:
         with pytest.raises(UsageError, match=f"unknown language {code!r}"):
             canonical_language(code)
         with pytest.raises(UsageError):
             language_aliases(code)
+
+    @pytest.mark.parametrize(
+        ("code", "canonical"), [("tok", "tok"), ("XYZ", "xyz"), ("tok-Latn", "tok-latn")]
+    )
+    def test_a_well_formed_code_the_registry_lacks_is_taken_as_it_is(
+        self, code: str, canonical: str
+    ) -> None:
+        # ISO 639-3 grows every year: Toki Pona (tok) came in 2022.
+        assert canonical_language(code) == canonical
+        assert not registered(code) and registered("pol")
+        assert language_aliases(code) == frozenset({canonical})
 
     def test_aliases_and_names(self) -> None:
         assert language_aliases("cze") == frozenset({"cs", "ces", "cze"})
