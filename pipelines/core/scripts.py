@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 
@@ -298,43 +298,168 @@ def letter_share(text: str) -> float:
     return (len(_scripted(text)) - dangling) / characters
 
 
-@functools.lru_cache(maxsize=4096)
-def expected_scripts(lang: str) -> frozenset[str] | None:
-    """The ISO 15924 scripts a line declared ``lang`` may be written in; None where unknown.
+class KnownScripts(NamedTuple):
+    """The scripts the tables know a language in, before any line is read.
 
-    A language written in several scripts gets them all (``MULTI_SCRIPT``);
-    any other the script of CLDR's likely subtags (``langcodes``'
-    ``maximize``). A script subtag adds its script and never narrows the
-    language's: the rule tells languages apart, not spellings of one, and
-    corpora's subtags describe lines loosely (Tatoeba's ``jpn_Hira`` lines
-    hold kanji and katakana as well; ``sh`` and ``hbs`` reach the prefilter
-    as ``sr-latn``, langcodes' alias, while their files hold both alphabets).
-    Composite codes expand (``Jpan`` -> Hani, Hira, Kana). A language CLDR
-    does not know (``tlh``, made-up codes: its ``maximize`` would silently
-    answer en-Latn-US) gives None, and the prefilter counts the line as
-    unchecked.
+    Attributes:
+        primary: The scripts it is written in: CLDR's ``languageData`` scripts,
+            its likely script, ``MULTI_SCRIPT``, a script subtag. A line in
+            one of these that the language detector was not trained on is not
+            the detector's to judge.
+        secondary: CLDR's secondary scripts (``alt="secondary"``: Latin for
+            Hindi and Chinese, Cyrillic for Romani): lines in them pass the
+            script rule and are still judged by the detector.
+    """
+
+    primary: frozenset[str]
+    secondary: frozenset[str]
+
+    @property
+    def all(self) -> frozenset[str]:
+        """Both tiers."""
+        return self.primary | self.secondary
+
+
+@functools.cache
+def _cldr_language_scripts() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """CLDR's ``languageData``: per language, its primary and secondary scripts.
+
+    Read from the ``supplementalData.xml`` that the ``language_data`` package
+    (langcodes' data, a dependency) ships: nothing is downloaded. Composite
+    codes expand (``Jpan`` -> Hani, Hira, Kana; ``Hans`` -> Hani).
+    """
+    import xml.etree.ElementTree as ElementTree
+    from importlib.resources import files
+
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    with (files("language_data") / "data" / "supplementalData.xml").open("rb") as xml:
+        for element in ElementTree.parse(xml).getroot().iter("language"):
+            scripts = element.get("scripts")
+            code = element.get("type")
+            if not scripts or not code:
+                continue
+            tier = 1 if element.get("alt") == "secondary" else 0
+            for script in scripts.split():
+                found.setdefault(code, (set(), set()))[tier].update(_expand(script))
+    return {
+        code: (frozenset(primary), frozenset(secondary - primary))
+        for code, (primary, secondary) in found.items()
+    }
+
+
+def _expand(script: str) -> frozenset[str]:
+    return COMPOSITE_SCRIPTS.get(script, frozenset({script}))
+
+
+@functools.lru_cache(maxsize=4096)
+def known_scripts(lang: str) -> KnownScripts | None:
+    """The scripts the tables know ``lang`` in, by tier; None where they know none.
+
+    Primary: CLDR's ``languageData`` scripts for the language, the script of
+    CLDR's likely subtags (``langcodes``' ``maximize``), ``MULTI_SCRIPT``
+    (languages corpora write in several scripts where CLDR lists one) and a
+    script subtag (which adds its script and never narrows: corpora's subtags
+    describe lines loosely, Tatoeba's ``jpn_Hira`` lines hold kanji too, and
+    ``sh``/``hbs`` reach the prefilter as ``sr-latn`` while their files hold
+    both alphabets; a run narrows a side to a script only where the user
+    names one, ``--tgt-lang tt-Latn``). Secondary: CLDR's ``alt="secondary"``
+    scripts. A language the tables do not know (``tlh``, made-up codes: its
+    ``maximize`` would silently answer en-Latn-US) gives None; a run learns
+    its scripts from its own lines (``core/line_checks.py``).
     """
     import langcodes
     from langcodes.data_dicts import LIKELY_SUBTAGS
 
     raw = lang.strip().replace("_", "-")
     if raw.lower() in _BOTH_ALPHABETS:
-        return frozenset({"Latn", "Cyrl"})
+        return KnownScripts(frozenset({"Latn", "Cyrl"}), frozenset())
     try:
         tag = langcodes.Language.get(raw)
     except (ValueError, langcodes.tag_parser.LanguageTagError):
         return None
-    given = COMPOSITE_SCRIPTS.get(tag.script, frozenset({tag.script})) if tag.script else None
-    if tag.language in MULTI_SCRIPT:
-        return MULTI_SCRIPT[tag.language] | (given or frozenset())
-    language = langcodes.Language.get(tag.language) if tag.language else None
+    primary: set[str] = set(_expand(tag.script)) if tag.script else set()
+    secondary: set[str] = set()
+    code = tag.language or ""
+    cldr = _cldr_language_scripts().get(code)
+    if cldr is not None:
+        primary |= cldr[0]
+        secondary |= cldr[1]
+    primary |= MULTI_SCRIPT.get(code, frozenset())
+    language = langcodes.Language.get(code) if code else None
     known = language is not None and any(
         t in LIKELY_SUBTAGS and not t.startswith("und") for t in language.broader_tags()
     )
-    script = language.maximize().script if known and language is not None else None
-    if not script:
-        return given  # a script subtag alone still names what to expect
-    return COMPOSITE_SCRIPTS.get(script, frozenset({script})) | (given or frozenset())
+    likely = language.maximize().script if known and language is not None else None
+    if likely:
+        primary |= _expand(likely)
+    if not primary and not secondary:
+        return None
+    return KnownScripts(frozenset(primary), frozenset(secondary - primary))
+
+
+@functools.lru_cache(maxsize=4096)
+def expected_scripts(lang: str) -> frozenset[str] | None:
+    """Every script the tables know ``lang`` in, primary and secondary; None where unknown."""
+    known = known_scripts(lang)
+    return None if known is None else known.all
+
+
+def declared_scripts(tag: str) -> frozenset[str] | None:
+    """The scripts a user's tag names for a side: ``tt-Latn`` -> Latn; None without a script.
+
+    A script subtag as typed by a user says which script the side is in; it
+    brings the scripts written together with it in the language (``ja-Hira``:
+    Japanese mixes kana and kanji, so Hani, Hira, Kana). ``sh`` and ``hbs``,
+    which langcodes reads as ``sr-Latn``, name no script: their corpora hold both
+    alphabets.
+    """
+    import langcodes
+
+    raw = tag.strip().replace("_", "-")
+    if raw.lower() in _BOTH_ALPHABETS:
+        return None
+    try:
+        parsed = langcodes.Language.get(raw, normalize=False)
+    except (ValueError, langcodes.tag_parser.LanguageTagError):
+        return None
+    if not parsed.script:
+        return None
+    named = set(_expand(parsed.script))
+    known = known_scripts(parsed.language or "")
+    primary = known.primary if known is not None else frozenset()
+    for composite in COMPOSITE_SCRIPTS.values():
+        if named & composite and composite <= primary:
+            named |= composite
+    return frozenset(named)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def line_scripts(text: str) -> dict[str, float]:
+    """A line's letters (and marks) per script, weighted by ``SCRIPT_WEIGHT``.
+
+    Letters of no script of their own (Common, Inherited) are left out; a line
+    without letters gives ``{}``. Cached: the script rule and the run's
+    script profile both ask, and a subtitle's "Yes." recurs tens of thousands
+    of times.
+    """
+    if text.isascii():
+        return {"Latn": float(sum(map(str.isalpha, text)))} if any(map(str.isalpha, text)) else {}
+    mapped = _scripted(text)
+    code_of = _scripts().code_of
+    weights: dict[str, float] = {}
+    for symbol in set(mapped):
+        code = code_of[symbol]
+        if code not in _NO_SCRIPT:
+            weights[code] = mapped.count(symbol) * SCRIPT_WEIGHT.get(code, 1.0)
+    return weights
+
+
+def dominant_script(text: str) -> str | None:
+    """The script holding most of a line's weighted letters; None for a line without letters."""
+    weights = line_scripts(text)
+    if not weights:
+        return None
+    return max(sorted(weights), key=weights.__getitem__)
 
 
 def script_share(text: str, scripts: frozenset[str]) -> float:
@@ -348,15 +473,8 @@ def script_share(text: str, scripts: frozenset[str]) -> float:
     """
     if text.isascii():
         return 1.0 if "Latn" in scripts or not any(map(str.isalpha, text)) else 0.0
-    mapped = _scripted(text)
-    code_of = _scripts().code_of
-    total = inside = 0.0
-    for symbol in set(mapped):
-        code = code_of[symbol]
-        if code in _NO_SCRIPT:
-            continue
-        weight = mapped.count(symbol) * SCRIPT_WEIGHT.get(code, 1.0)
-        total += weight
-        if code in scripts:
-            inside += weight
-    return inside / total if total else 1.0
+    weights = line_scripts(text)
+    total = sum(weights.values())
+    if not total:
+        return 1.0
+    return sum(w for code, w in weights.items() if code in scripts) / total

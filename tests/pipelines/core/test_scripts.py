@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 from paramine.pipelines.core.scripts import (
+    declared_scripts,
+    dominant_script,
     expected_scripts,
+    known_scripts,
     length,
     letter_share,
     script_share,
@@ -67,36 +70,73 @@ def test_letter_share_counts_combining_marks_with_their_letters(text: str, share
 
 
 @pytest.mark.parametrize(
-    ("lang", "scripts"),
+    ("lang", "primary", "secondary"),
     [
-        ("pl", {"Latn"}),
-        ("pol", {"Latn"}),
-        ("ru", {"Cyrl"}),
-        ("hi", {"Deva"}),
-        ("ur", {"Arab"}),  # Hindi and Urdu: two codes, one script each
-        ("ta", {"Taml"}),
-        ("si", {"Sinh"}),
-        ("am", {"Ethi"}),
-        ("ka", {"Geor"}),
-        ("my", {"Mymr"}),
-        ("km", {"Khmr"}),
-        ("ja", {"Hani", "Hira", "Kana"}),
-        ("ko", {"Hang", "Hani"}),
-        ("zh", {"Hani", "Bopo"}),
-        ("zh-Hant", {"Hani", "Bopo"}),
-        ("ja-Hira", {"Hani", "Hira", "Kana"}),  # a subtag never narrows: Tatoeba's jpn_Hira
-        ("sr", {"Cyrl", "Latn"}),  # Serbian in both alphabets
-        ("sr-Latn", {"Cyrl", "Latn"}),  # what sh and hbs become
-        ("uz-Arab", {"Latn", "Cyrl", "Arab"}),
-        ("fr-Brai", {"Latn", "Brai"}),  # a subtag adds its script
-        ("hbs", {"Latn", "Cyrl"}),
-        ("pa", {"Guru", "Arab"}),
-        ("tlh", None),  # no likely script: the line is counted unchecked
-        ("xx", None),
+        ("pl", {"Latn"}, set()),
+        ("pol", {"Latn"}, set()),
+        ("ru", {"Cyrl"}, set()),
+        ("hi", {"Deva"}, {"Latn", "Mahj"}),  # CLDR's secondary: romanized Hindi
+        ("ur", {"Arab"}, set()),  # Hindi and Urdu: two codes, one script each
+        ("ta", {"Taml"}, set()),
+        ("si", {"Sinh"}, set()),
+        ("am", {"Ethi"}, set()),
+        ("ka", {"Geor"}, set()),
+        ("my", {"Mymr"}, set()),
+        ("km", {"Khmr"}, set()),
+        ("ja", {"Hani", "Hira", "Kana"}, set()),
+        ("ko", {"Hang", "Hani"}, set()),
+        ("zh", {"Hani", "Bopo"}, {"Latn", "Phag"}),
+        ("zh-Hant", {"Hani", "Bopo"}, {"Latn", "Phag"}),
+        ("ja-Hira", {"Hani", "Hira", "Kana"}, set()),  # a subtag never narrows: jpn_Hira
+        ("sr", {"Cyrl", "Latn"}, set()),  # Serbian in both alphabets
+        ("sr-Latn", {"Cyrl", "Latn"}, set()),  # what sh and hbs become
+        ("uz-Arab", {"Latn", "Cyrl", "Arab"}, set()),
+        ("fr-Brai", {"Latn", "Brai"}, {"Dupl"}),  # a subtag adds its script
+        ("hbs", {"Latn", "Cyrl"}, set()),
+        ("pa", {"Guru", "Arab"}, set()),
+        ("tt", {"Cyrl", "Latn"}, set()),
+        ("ota", {"Arab"}, set()),  # CLDR's likely script; Tatoeba also writes it in Latin
+        ("lad", {"Hebr"}, set()),  # ... and Ladino mostly in Latin: the run learns those
+        ("grc", {"Grek", "Cprt"}, set()),  # languageData's Greek beside the likely Cypriot
+        ("hoc", {"Deva"}, {"Wara"}),
+        ("tok", {"Latn"}, set()),  # in CLDR, not yet in the registry
     ],
 )
-def test_expected_scripts(lang: str, scripts: set[str] | None) -> None:
-    assert expected_scripts(lang) == (None if scripts is None else frozenset(scripts))
+def test_known_scripts_by_tier(lang: str, primary: set[str], secondary: set[str]) -> None:
+    known = known_scripts(lang)
+    assert known is not None
+    assert (known.primary, known.secondary) == (frozenset(primary), frozenset(secondary))
+    assert expected_scripts(lang) == frozenset(primary | secondary)
+
+
+@pytest.mark.parametrize("lang", ["tlh", "xx"])
+def test_a_language_no_table_knows_has_no_scripts(lang: str) -> None:
+    # No likely script: its scripts are learned from the run's lines.
+    assert known_scripts(lang) is None and expected_scripts(lang) is None
+
+
+@pytest.mark.parametrize(
+    ("tag", "scripts"),
+    [
+        ("tt-Latn", {"Latn"}),
+        ("sr-Latn", {"Latn"}),  # typed by a user: Latin only
+        ("ja-Hira", {"Hani", "Hira", "Kana"}),  # kana and kanji go together
+        ("zh-Hant", {"Hani", "Bopo"}),
+        ("uz-Cyrl", {"Cyrl"}),
+        ("pl", None),
+        ("sh", None),  # langcodes reads it as sr-Latn; its corpora hold both alphabets
+        ("hbs", None),
+    ],
+)
+def test_a_script_the_user_names_is_the_sides_script(tag: str, scripts: set[str] | None) -> None:
+    assert declared_scripts(tag) == (None if scripts is None else frozenset(scripts))
+
+
+def test_a_lines_main_script_weighs_its_letters() -> None:
+    assert dominant_script("Mam kota.") == "Latn"
+    assert dominant_script("Bob帮助了我。") == "Hani"
+    assert dominant_script("Как дела, Tom?") == "Cyrl"
+    assert dominant_script("123 ...") is None
 
 
 def test_script_share_weighs_letters_by_script() -> None:
