@@ -47,6 +47,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scale import label, parse_size
+from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
@@ -55,7 +56,7 @@ from paramine.pipelines.stages.group_by_pivot import (
     LowestRanksFn,
     _pivot_and_rank,
 )
-from paramine.pipelines.stages.prefilter import BATCH_SIZE, PrefilterOptions, _FilterFn
+from paramine.pipelines.stages.prefilter import BATCH_SIZE, PENDING, PrefilterOptions, _FilterFn
 from paramine.schemas.records import AlignedPair
 from synthetic import write_tsv
 
@@ -79,12 +80,35 @@ def read_pairs(shards: list) -> list[AlignedPair]:
 
 
 def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any) -> list:
-    """The prefilter DoFn's outputs for ``pairs`` in the pipeline's batches, a fresh worker."""
+    """The prefilter DoFn's outputs for ``pairs`` in the pipeline's batches, a fresh worker.
+
+    The pairs it holds back for the sides' decisions are settled at the end
+    from the figures it counted, as ``ResolvePending`` settles them: the
+    kept ones join the entries.
+    """
+    from apache_beam.pvalue import TaggedOutput
+    from paramine.pipelines.core.line_checks import decide, resolve
+
     fn = _FilterFn(options, origins)
     fn.setup()
+    fn.start_bundle()
     out: list = []
     for start in range(0, len(pairs), BATCH_SIZE):
         out.extend(fn.process(pairs[start : start + BATCH_SIZE]))
+    out.extend(fn.finish_bundle())
+    profile: dict[str, int] = {}
+    pending = []
+    for item in out:
+        if isinstance(item, TaggedOutput) and item.tag == LINE_CHECKS:
+            _, key, n = item.value.value
+            profile[key] = profile.get(key, 0) + n
+        elif isinstance(item, TaggedOutput) and item.tag == PENDING:
+            pending.append(item.value)
+    decisions = decide(profile, dict(options.declared_scripts))
+    share = options.limits.min_script_share
+    for key, origin, _, held in pending:
+        if not resolve(held, decisions, share).reason:
+            out.append((key, origin))
     return out
 
 

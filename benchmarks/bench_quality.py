@@ -61,8 +61,14 @@ Usage::
     python benchmarks/bench_quality.py ../shared/corpora/tatoeba_test_v2021-08-07/x-pol \\
         ../shared/corpora/tatoeba_test_v2021-08-07/eng-pol --candidate pol --noise lexical
 
-The last line is ``precision=<p> recall=<r> planted_in_pairs=<n>`` of the
-first scoring.
+The table's last column is the share of the true (not planted) lines that
+the prefilter dropped, by reason: where a per-line check does not fit a
+language. The prefilter's drops are recomputed with the run's own judge and
+its sides' decisions (``line_scores.RunPrefilter``), and checked against the
+run's counts, reason by reason.
+
+The last line is ``precision=<p> recall=<r> planted_in_pairs=<n>
+true_dropped_by_prefilter=<share>`` of the first scoring.
 """
 
 from __future__ import annotations
@@ -85,13 +91,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from line_scores import cached_handler, encode_all, line_margin_scores, line_scores, run_prefilter
+from line_scores import (
+    RunPrefilter,
+    cached_handler,
+    encode_all,
+    line_margin_scores,
+    line_scores,
+    run_prefilter,
+)
 from noisy_corpus import Corpus, Key, corrupted_pair
 from paramine.pipelines.core.groups import pivot_language
-from paramine.pipelines.core.language_id import LanguageCheck, detector_label
+from paramine.pipelines.core.language_id import PASSES, LanguageCheck, detector_label
 from paramine.pipelines.core.text import trivial_reason
-from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
-from paramine.schemas.records import AlignedPair
 from pivot_sets import (
     corrupted_sets,
     find_sets,
@@ -136,14 +147,14 @@ def evaluate(
     scores: list[float],
     rows: list[dict[str, Any]],
     manifest: Any,
-    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
+    prefilter: RunPrefilter | None = None,
 ) -> dict[str, Any]:
     """Precision, recall, noise passed, planted lines and recall losses of one mining run.
 
-    ``prefilter``: the run's settings (``run_prefilter``); by default read
+    ``prefilter``: the run's prefilter (``run_prefilter``); by default read
     from ``manifest``.
     """
-    options, languages = prefilter or run_prefilter(manifest)
+    judged = prefilter or run_prefilter(manifest)
     cut = float(manifest.threshold["value"])
     originals = corpus.originals
     row_keys = [corpus.key(r["pivot_sentence"], r["pivot_lang"]) for r in rows]
@@ -162,10 +173,14 @@ def evaluate(
     # The prefilter's duplicate key: both texts and the pivot's language part.
     seen_pairs: set[tuple[str, str, str]] = set()
     reasons: list[str] = []  # per line: the prefilter's drop reason, "" when kept
+    lines = [
+        (p, c, corpus.pivot_lang_of(i), corpus.lang)
+        for i, (p, c) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True))
+    ]
+    line_reasons = judged.reasons(lines)
     for i, (p, c, score) in enumerate(zip(corpus.pivots, corpus.candidates, scores, strict=True)):
         pivot_lang, kc = corpus.pivot_lang_of(i), (corpus.line_key(i), c)
-        pair = AlignedPair(p, c, pivot_lang, corpus.lang, "bench", "bench", 0)
-        reason = prefilter_reason(pair, options, languages)
+        reason = line_reasons[i]
         dedup = (p, c, pivot_language(pivot_lang))
         reasons.append(reason or ("duplicate_pair" if dedup in seen_pairs else ""))
         if reason or dedup in seen_pairs:
@@ -202,7 +217,17 @@ def evaluate(
 
     noise = [s for s, r in zip(scores, corpus.replaced, strict=True) if r]
     noise_pass = sum(1 for s in noise if s >= cut)
-    planted = planted_fates(corpus, scores, rows, manifest, reasons, languages)
+    planted = planted_fates(corpus, scores, rows, manifest, reasons, judged)
+    true_lines = [r for r, replaced in zip(reasons, corpus.replaced, strict=True) if not replaced]
+    true_dropped: dict[str, int] = defaultdict(int)
+    for reason in true_lines:
+        if reason and reason != "duplicate_pair":
+            true_dropped[reason] += 1
+    recomputed: dict[str, int] = defaultdict(int)
+    for reason in reasons:
+        if reason:
+            recomputed[reason] += 1
+    counted = manifest.counts["Prefilter"]["dropped"]
     several = {}
     if corpus.pivot_langs:
         several = {"pivot_languages": pivot_language_figures(corpus, rows, planted["by_language"])}
@@ -222,6 +247,13 @@ def evaluate(
         "planted_passed_prefilter": planted["examples"],
         "kept_by_cut_recomputed": kept_by_cut,
         "kept_by_cut_manifest": manifest.counts["ThresholdFilter"]["kept"],
+        # The prefilter's drops of the true (not planted) lines, by reason:
+        # the per-line checks that do not fit the language show here.
+        "true_lines": len(true_lines),
+        "true_dropped_by_prefilter": dict(sorted(true_dropped.items(), key=lambda kv: -kv[1])),
+        "true_dropped_share": round(sum(true_dropped.values()) / max(len(true_lines), 1), 4),
+        # The recomputed drops are the run's own, reason by reason.
+        "prefilter_agrees": dict(recomputed) == {k: v for k, v in counted.items() if v},
         "recall_losses": dict(sorted(losses.items())),
         "fallback": manifest.threshold.get("fallback"),
         **several,
@@ -256,10 +288,18 @@ def pairing_loss(
 def detector_says(check: LanguageCheck, text: str, lang: str, top: int = 3) -> str:
     """The language detector's most likely languages for a line declared ``lang``.
 
-    Shares as the check weighs them (its labels, folds summed), and whether
-    the line passes the check's ratio rule, e.g. ``cs 0.81, pl 0.17, sk 0.02 -> pass``.
+    Shares as the check weighs them (its labels, folds summed), and what
+    the check finds against the line, e.g. ``cs 0.81, pl 0.17, sk 0.02 -> strong cs``.
     """
-    verdict = "pass" if check.passes(text, lang) else "drop"
+    [evidence] = check.judge_many([(text, lang)])
+    if evidence is None or evidence == PASSES:
+        verdict = "pass" if evidence is not None else "unchecked"
+    else:
+        verdict = " ".join(
+            f"{kind} {','.join(labels)}"
+            for kind, labels in (("strong", evidence.strong), ("weak", evidence.weak))
+            if labels
+        )
     shares: dict[str, float] = defaultdict(float)
     # The check's own detector, restricted to its labels (a benchmark may look inside).
     for name, share in check._load().rank(text):
@@ -274,7 +314,7 @@ def planted_fates(
     rows: list[dict[str, Any]],
     manifest: Any,
     reasons: list[str],
-    languages: LanguageCheck | None,
+    judged: RunPrefilter,
     examples: int = 12,
 ) -> dict[str, Any]:
     """Where each planted line was stopped, by what was planted; the ones in output pairs.
@@ -296,7 +336,8 @@ def planted_fates(
             by_pivot[key].add(r[side])
             texts_out.add(r[side])
     any_original = {c for cands in corpus.originals.values() for c in cands}
-    check = languages or LanguageCheck((), 0.5)  # only to say what the detector thinks
+    # Only to say what the detector thinks: py3langid at the run's ratio.
+    check = LanguageCheck((), judged.options.language_ratio or 0.3)
     by_label: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     by_language: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     seen: set[tuple[Key, str]] = set()
@@ -425,8 +466,8 @@ def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) ->
     lines = [
         f"| {corpus_name} scoring | cut | pairs | precision | recall | noise passed "
         "| agree | recall lost: prefilter / below cut / singleton / pairing "
-        "(near-equal, other pivot) |",
-        "|---|---|---|---|---|---|---|---|",
+        "(near-equal, other pivot) | true lines the prefilter dropped (by reason) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, r in results:
         lost = r["recall_losses"]
@@ -436,9 +477,17 @@ def format_table(corpus_name: str, results: list[tuple[str, dict[str, Any]]]) ->
             f"| {r['recall']:.4f} | {r['noise_passed']:.4f} | {agree} "
             f"| {lost.get('prefilter', 0)} / {lost.get('below_cut', 0)} / "
             f"{lost.get('singleton', 0)} / {lost.get('pairing_postfilter', 0)} "
-            f"({lost.get('near_equal', 0)}, {lost.get('other_pivot', 0)}) |"
+            f"({lost.get('near_equal', 0)}, {lost.get('other_pivot', 0)}) "
+            f"| {true_dropped(r)} |"
         )
     return "\n".join(lines)
+
+
+def true_dropped(result: dict[str, Any]) -> str:
+    """``1.2% (wrong_script 8, length_ratio 3)``: the share of true lines the prefilter dropped."""
+    reasons = ", ".join(f"{k} {v}" for k, v in result["true_dropped_by_prefilter"].items())
+    agrees = "" if result["prefilter_agrees"] else "; recomputed drops differ from the run's"
+    return f"{100 * result['true_dropped_share']:.1f}% ({reasons or 'none'}{agrees})"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -625,7 +674,8 @@ def main(argv: list[str] | None = None) -> int:
     first = results[0][1]
     print(
         f"precision={first['precision']:.4f} recall={first['recall']:.4f} "
-        f"planted_in_pairs={first['planted_in_pairs']}"
+        f"planted_in_pairs={first['planted_in_pairs']} "
+        f"true_dropped_by_prefilter={first['true_dropped_share']:.4f}"
     )
     return 0
 

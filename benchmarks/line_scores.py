@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from noisy_corpus import Corpus
 from paramine.pipelines.core.cuts import sample_rank
+from paramine.pipelines.core.detectors import LanguageDetector, language_detector
 from paramine.pipelines.core.groups import pivot_key, pivot_language
-from paramine.pipelines.core.junk import Limits
-from paramine.pipelines.core.language_id import LanguageCheck
+from paramine.pipelines.core.line_checks import decide, resolve
 from paramine.pipelines.core.text import comparison_key
-from paramine.pipelines.stages.prefilter import PrefilterOptions, prefilter_reason
+from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.stages.prefilter import PairJudge, PrefilterOptions
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -86,27 +90,52 @@ def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[
     return [float(x) for x in np.einsum("ij,ij->i", p, c)]
 
 
-def run_prefilter(manifest: Any) -> tuple[PrefilterOptions, LanguageCheck | None]:
-    """The prefilter's settings of a run, from its manifest (the profile's, resolved)."""
-    options = manifest.options
-    # The rules the prefilter applied are beside the options, not among them
-    # (manifest version 2; the reader moves them there in older manifests too).
-    filters = manifest.extra.get("filters") or {}
-    limits = Limits()
-    prefilter = PrefilterOptions(
-        min_words=int(options.get("min_words", 1)),
-        max_words=int(options.get("max_words", 80)),
-        max_length_ratio=float(options.get("max_length_ratio", 2.5)),
-        sentence_count_filter=bool(options.get("sentence_count_filter", False)),
-        junk_rules=tuple(filters.get("junk_rules") or ()),
-        limits=Limits(
-            float(filters.get("min_letter_share", limits.min_letter_share)),
-            float(filters.get("min_script_share", limits.min_script_share)),
-        ),
-        language_ratio=filters.get("language_check"),
-    )
-    ratio = prefilter.language_ratio
-    return prefilter, (LanguageCheck((), ratio) if ratio is not None else None)
+class RunPrefilter:
+    """A run's prefilter as it judged each line: its own judge, and its sides' decisions.
+
+    The settings come from the manifest's options (``prefilter_options`` of
+    them, as the run built its own), the decisions from its ``line_checks``
+    figures (``core.line_checks.decide``): the pending pairs are settled as
+    the run settled them, so the drops recomputed here are the pipeline's.
+
+    Args:
+        manifest: The run's manifest; None: ``settings``' prefilter with no figures
+            (only what the tables know of each side).
+        settings: Without a manifest: the settings; None: the default prefilter,
+            no language check.
+    """
+
+    def __init__(self, manifest: Any = None, settings: MiningSettings | None = None) -> None:
+        self.options = PrefilterOptions()
+        figures: dict[str, int] = {}
+        if manifest is not None:
+            names = {f.name for f in fields(MiningSettings)}
+            settings = MiningSettings.from_mapping(
+                {k: v for k, v in manifest.options.items() if k in names}, "manifest"
+            )
+            figures = manifest.counts.get("line_checks", {})
+        self.detector: LanguageDetector | None = None
+        if settings is not None:
+            self.options = prefilter_options(settings)
+            if self.options.language_ratio is not None:
+                self.detector = language_detector(
+                    self.options.language_id, self.options.language_ratio
+                )
+        self.judge = PairJudge(self.options, self.detector)
+        self.decisions = decide(figures, dict(self.options.declared_scripts))
+
+    def reasons(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[str]:
+        """Each ``(pivot, candidate, pivot_lang, lang)``'s drop reason, "" where it is kept."""
+        share = self.options.limits.min_script_share
+        return [
+            resolve(v.pending, self.decisions, share).reason if v.pending is not None else v.reason
+            for v in self.judge.judge(pairs)
+        ]
+
+
+def run_prefilter(manifest: Any) -> RunPrefilter:
+    """The prefilter of a run, from its manifest."""
+    return RunPrefilter(manifest)
 
 
 def line_margin_scores(
@@ -115,24 +144,27 @@ def line_margin_scores(
     embeddings: Any,
     k: int,
     sample_size: int,
-    prefilter: tuple[PrefilterOptions, LanguageCheck | None] | None = None,
+    prefilter: RunPrefilter | None = None,
 ) -> list[float]:
     """Ratio margin of every line's (pivot, candidate), as a margin run scores it.
 
     The background is rebuilt the pipeline's way: the prefiltered, deduplicated
     pairs with the ``sample_size`` smallest calibration hashes. ``prefilter``:
-    the run's settings (``run_prefilter``); by default ``PrefilterOptions()``.
+    the run's prefilter (``run_prefilter``); by default ``PrefilterOptions()``.
     """
     import numpy as np
     from paramine.pipelines.core.margin import build_background, margin_scores
 
-    options, languages = prefilter or (PrefilterOptions(), None)
+    judged = prefilter or RunPrefilter()
+    lines = [
+        (p, c, corpus.pivot_lang_of(i), corpus.lang)
+        for i, (p, c) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True))
+    ]
     # One per prefilter duplicate key: both texts and the pivot's language part.
     kept: dict[tuple[str, str, str], AlignedPair] = {}
-    for i, (p, c) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True)):
-        pivot_lang = corpus.pivot_lang_of(i)
-        pair = AlignedPair(p, c, pivot_lang, corpus.lang, "bench", "bench", 0)
-        if not prefilter_reason(pair, options, languages):
+    for (p, c, pivot_lang, lang), reason in zip(lines, judged.reasons(lines), strict=True):
+        if not reason:
+            pair = AlignedPair(p, c, pivot_lang, lang, "bench", "bench", 0)
             kept.setdefault((p, c, pivot_language(pivot_lang)), pair)
     pairs = list(kept.values())
     sample = sorted(pairs, key=sample_rank)[:sample_size]

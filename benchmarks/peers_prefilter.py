@@ -407,21 +407,19 @@ def paramine_kept(workdir: Path) -> set[tuple[str, str]]:
 def paramine_reasons(
     pairs: set[tuple[str, str]], langs: tuple[str, str]
 ) -> Counter[str]:  # fmt: skip
-    """Why paramine's prefilter drops each of ``pairs`` (normalized), by reason."""
-    from paramine.pipelines.core.detectors import language_detector
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
-    from paramine.pipelines.settings.mining import MiningSettings
-    from paramine.pipelines.stages.prefilter import prefilter_reason
-    from paramine.schemas.records import AlignedPair
+    """Why paramine's prefilter drops each of ``pairs`` (normalized), by reason.
 
-    options = prefilter_options(MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
-    check = None
-    if options.language_ratio is not None:
-        check = language_detector(options.language_id, options.language_ratio)
+    The prefilter's own judge, its side decisions made from the tables alone
+    (these pairs are a sample: the job's own decisions are in its manifest).
+    """
+    from line_scores import RunPrefilter
+    from paramine.pipelines.settings.mining import MiningSettings
+
+    judged = RunPrefilter(settings=MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
+    lines = [(pivot, candidate, langs[0], langs[1]) for pivot, candidate in pairs]
     reasons: Counter[str] = Counter()
-    for pivot, candidate in pairs:
-        pair = AlignedPair(pivot, candidate, langs[0], langs[1], "c", "s", 0)
-        reasons[prefilter_reason(pair, options, check) or "kept (a duplicate under NFKC)"] += 1
+    for reason in judged.reasons(lines):
+        reasons[reason or "kept (a duplicate under NFKC)"] += 1
     return reasons
 
 

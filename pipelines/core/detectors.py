@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from paramine.pipelines.core.language_id import DEFAULT_RATIO, LanguageCheck
+from paramine.pipelines.core.language_id import DEFAULT_RATIO, Evidence, LanguageCheck
 
 #: ``--language-id``: the detectors, and py3langid with heliport for what it lacks.
 DETECTORS = ("py3langid", "heliport", "py3langid+heliport")
@@ -28,8 +28,11 @@ class LanguageDetector(Protocol):
     def supported(self, lang: str) -> bool:
         """Whether lines declared ``lang`` can be checked."""
 
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        """For each ``(text, declared)``: may it be in that language; ``None``: not checkable."""
+    def scripts(self, lang: str) -> frozenset[str] | None:
+        """The scripts the detector was trained on for ``lang``; None: not known (every script)."""
+
+    def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
+        """For each ``(text, declared)``: the evidence against it; ``None``: not checkable."""
 
 
 def language_detector(name: str, ratio: float = DEFAULT_RATIO) -> LanguageDetector:
@@ -60,20 +63,25 @@ class ChainedCheck:
     def supported(self, lang: str) -> bool:
         return any(d.supported(lang) for d in self.detectors)
 
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        verdicts: list[bool | None] = [None] * len(lines)
+    def _judge(self, lang: str) -> LanguageDetector | None:
+        return next((d for d in self.detectors if d.supported(lang)), None)
+
+    def scripts(self, lang: str) -> frozenset[str] | None:
+        detector = self._judge(lang)
+        return None if detector is None else detector.scripts(lang)
+
+    def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
+        verdicts: list[Evidence | None] = [None] * len(lines)
         todo = list(range(len(lines)))
         for detector in self.detectors:
-            # Judged by the first detector: its verdict stands, None included
-            # (it knows the language, so None would be its own abstention).
-            first = detector.passes_many([lines[i] for i in todo])
-            left = []
-            for i, verdict in zip(todo, first, strict=True):
-                if detector.supported(lines[i][1]):
-                    verdicts[i] = verdict
-                else:
-                    left.append(i)
-            todo = left
+            # Judged by the first detector that knows the language: its
+            # verdict stands (a language's lines are judged by one detector,
+            # so the names in its evidence are that detector's).
+            mine = [i for i in todo if detector.supported(lines[i][1])]
+            for i, verdict in zip(mine, detector.judge_many([lines[i] for i in mine]), strict=True):
+                verdicts[i] = verdict
+            judged = set(mine)
+            todo = [i for i in todo if i not in judged]
             if not todo:
                 break
         return verdicts

@@ -28,7 +28,8 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from paramine.pipelines.core.language_id import CLOSE, WIDESPREAD, detector_label
+from paramine.pipelines.core.detector_tables import NEIGHBOURS
+from paramine.pipelines.core.language_id import PASSES, WIDESPREAD, Evidence, detector_label
 from paramine.schemas.errors import UsageError
 
 #: How far above the best score (per word, log10) the declared language may
@@ -36,6 +37,9 @@ from paramine.schemas.errors import UsageError
 #: many true lines (0.95% against 0.88%) and catches as many close-language
 #: lines (91.0% against 90.9%) as py3langid at its ratio of 0.3.
 MARGIN = 0.75
+#: How much further ahead (per word, log10) another language must be for
+#: strong evidence: a factor 10, as py3langid's ratio 0.3 is to its 0.03.
+STRONG_GAP = 1.0
 #: heliport's labels for paramine's codes where ISO 639-3 is not the answer
 #: (macrolanguages and heliport's own merges: hbs for hr/sr/bs, msa for ms/id).
 _HELIPORT_CODE = {
@@ -94,7 +98,7 @@ class HeliportCheck:
         self._labels: set[str] = set()
         for lang in languages:
             self._declare(lang)
-        self._cache: dict[tuple[str, str], bool | None] = {}
+        self._cache: dict[tuple[str, str], Evidence | None] = {}
 
     def _load(self) -> Any:
         if self._identifier is None:
@@ -105,7 +109,7 @@ class HeliportCheck:
     def _declare(self, lang: str) -> None:
         """Add a declared language, its close ones and the widespread ones to the labels."""
         label = detector_label(lang)
-        for code in (lang, label, *CLOSE.get(label, ()), *WIDESPREAD):
+        for code in (lang, label, *NEIGHBOURS.get(label, ()), *WIDESPREAD):
             self._labels.add(heliport_code(code))
 
     def supported(self, lang: str) -> bool:
@@ -113,10 +117,14 @@ class HeliportCheck:
         self._load()
         return heliport_code(lang) in self._known
 
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        """For each ``(text, declared)``: may it be in that language; ``None``: not known."""
+    def scripts(self, lang: str) -> frozenset[str] | None:
+        """The scripts heliport knows ``lang`` in: not read off its model, so None (all)."""
+        return None
+
+    def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
+        """What speaks against each ``(text, declared)``; ``None``: a language it does not know."""
         identifier = self._load()
-        verdicts: list[bool | None] = []
+        verdicts: list[Evidence | None] = []
         for text, lang in lines:
             key = (text, lang)
             if key not in self._cache:
@@ -126,7 +134,7 @@ class HeliportCheck:
             self._cache.clear()
         return verdicts
 
-    def _judge(self, identifier: Any, text: str, lang: str) -> bool | None:
+    def _judge(self, identifier: Any, text: str, lang: str) -> Evidence | None:
         code = heliport_code(lang)
         if code not in self._known:
             return None
@@ -134,7 +142,18 @@ class HeliportCheck:
             self._declare(lang)
         scores = dict(identifier.identify_topk_with_score(text, len(self._known) + 2))
         if set(scores) <= set(_NOT_LANGUAGES):  # no letters: nothing to judge
-            return True
-        among = [score for label, score in scores.items() if label in self._labels]
-        best = min(among) if among else min(scores.values())
-        return scores.get(code, float("inf")) - best <= self.margin
+            return PASSES
+        mine = scores.get(code, float("inf"))
+        ahead = {
+            label: mine - score
+            for label, score in scores.items()
+            if label in self._labels and label != code and mine - score > self.margin
+        }
+        if not ahead:
+            return PASSES
+        best = max(sorted(ahead), key=ahead.__getitem__)
+        strong = ahead[best] > self.margin + STRONG_GAP
+        return Evidence(
+            (best,) if strong else (),
+            tuple(sorted(label for label in ahead if label != best or not strong)),
+        )

@@ -17,9 +17,9 @@ script of a line are ``core/scripts.py``'s, for every Unicode script.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from paramine.pipelines.core.language_id import DEFAULT_RATIO
 from paramine.pipelines.core.scripts import expected_scripts, letter_share, script_share
@@ -74,17 +74,9 @@ def repeats(text: str) -> bool:
     return any(words[i] == words[i + 1] == words[i + 2] != "" for i in range(len(words) - 2))
 
 
-#: A rule: (pivot, candidate, pivot language, candidate language, limits) -> fails.
-Rule = Callable[[str, str, str, str, Limits], bool]
-
-
 def _has_url(text: str) -> bool:
     # The pattern backtracks on every word; most lines have none of its anchors.
     return bool(_URL_ANCHOR.search(text)) and bool(_URL.search(text))
-
-
-def _url(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return _has_url(pivot) or _has_url(candidate)
 
 
 def _has_markup(text: str) -> bool:
@@ -92,59 +84,87 @@ def _has_markup(text: str) -> bool:
     return bool(_MARKUP_ANCHOR.search(text)) and bool(_MARKUP.search(text))
 
 
-def _markup(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return _has_markup(pivot) or _has_markup(candidate)
+class Rule(NamedTuple):
+    """A heuristic rule: its drop reason, and how it judges a pair.
+
+    Attributes:
+        reason: The drop reason.
+        line: Judges each line on its own: ``(text, limits) -> fails``.
+        pair: Compares the two lines: ``(pivot, candidate) -> fails``.
+            The script rule has neither: a line is judged against the
+            scripts of its side, which the run decides (``core/line_checks.py``).
+    """
+
+    reason: str
+    line: Callable[[str, Limits], bool] | None = None
+    pair: Callable[[str, str], bool] | None = None
 
 
-def _letters(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return min(letter_share(pivot), letter_share(candidate)) < limits.min_letter_share
-
-
-def _script(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    # A language of no known script is not judged here: the prefilter counts
-    # its lines as script_unchecked.
-    for text, code in ((pivot, pivot_lang), (candidate, lang)):
-        scripts = expected_scripts(code)
-        if scripts is not None and script_share(text, scripts) < limits.min_script_share:
-            return True
-    return False
-
-
-def _numbers(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return numbers(pivot) != numbers(candidate)
-
-
-def _question(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return _ends_with_question(pivot) != _ends_with_question(candidate)
-
-
-def _repeats(pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits) -> bool:
-    return repeats(pivot) or repeats(candidate)
-
-
-#: Every rule by its name, with its drop reason, in the order they are applied.
-RULES: dict[str, tuple[str, Rule]] = {
-    "urls": ("url_or_email", _url),
-    "markup": ("markup", _markup),
-    "letters": ("few_letters", _letters),
-    "script": ("wrong_script", _script),
-    "numbers": ("numbers_differ", _numbers),
-    "question": ("question_mismatch", _question),
-    "repeats": ("repeated_text", _repeats),
+#: Every rule by its name, in the order they are applied.
+RULES: dict[str, Rule] = {
+    "urls": Rule("url_or_email", line=lambda text, limits: _has_url(text)),
+    "markup": Rule("markup", line=lambda text, limits: _has_markup(text)),
+    "letters": Rule(
+        "few_letters", line=lambda text, limits: letter_share(text) < limits.min_letter_share
+    ),
+    "script": Rule("wrong_script"),
+    "numbers": Rule("numbers_differ", pair=lambda a, b: numbers(a) != numbers(b)),
+    "question": Rule(
+        "question_mismatch", pair=lambda a, b: _ends_with_question(a) != _ends_with_question(b)
+    ),
+    "repeats": Rule("repeated_text", line=lambda text, limits: repeats(text)),
 }
 #: Every drop reason a rule may give.
-REASONS = tuple(reason for reason, _ in RULES.values())
+REASONS = tuple(rule.reason for rule in RULES.values())
+SCRIPT_REASON = RULES["script"].reason
+
+#: Which lines of a pair fail a rule: (pivot, candidate).
+Sides = tuple[bool, bool]
+
+
+def failures(
+    rules: tuple[str, ...],
+    pivot: str,
+    candidate: str,
+    limits: Limits,
+    script: Callable[[], Sides],
+) -> Iterator[tuple[str, Sides]]:
+    """Each of ``rules`` that the pair fails, in order: its reason and the lines that fail it.
+
+    Lazy: a caller that stops at the first failure judges no rule after it.
+    ``script`` judges the script rule (the prefilter's sides decide it).
+    """
+    for name in rules:
+        rule = RULES[name]
+        if rule.line is not None:
+            sides = (rule.line(pivot, limits), rule.line(candidate, limits))
+        elif rule.pair is not None:
+            fails = rule.pair(pivot, candidate)
+            sides = (fails, fails)
+        else:
+            sides = script()
+        if sides[0] or sides[1]:
+            yield rule.reason, sides
 
 
 def first_failure(
     rules: tuple[str, ...], pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits
 ) -> str | None:
-    """The drop reason of the first of ``rules`` that the pair fails, or ``None``."""
-    for name in rules:
-        reason, fails = RULES[name]
-        if fails(pivot, candidate, pivot_lang, lang, limits):
-            return reason
-    return None
+    """The drop reason of the first of ``rules`` the pair fails, scripts as the tables know them.
+
+    A run also learns scripts from its own lines (``core/line_checks.py``);
+    this is the rule where a line's language's known scripts decide, and a
+    language of no known script is not judged.
+    """
+
+    def script() -> Sides:
+        return tuple(  # type: ignore[return-value]
+            (known := expected_scripts(code)) is not None
+            and script_share(text, known) < limits.min_script_share
+            for text, code in ((pivot, pivot_lang), (candidate, lang))
+        )
+
+    return next((reason for reason, _ in failures(rules, pivot, candidate, limits, script)), None)
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,26 @@ py3langid restricted to a set of labels was the most accurate (macro 95.5%)
 and the cheapest that is accurate (about 38 CPU-us per line). lingua in high
 accuracy mode was as good (macro 94.6%) at ten times the time and 800 MB.
 
-The rule: a line declared L passes when L's probability is at least ``ratio``
-(default 0.3) times the top language's, among the declared languages, their
-close neighbours and a few widespread languages. On short lines the
-probabilities are flat (``Mam kota.`` tops at 0.07), so a fixed floor would
-drop good short lines where the ratio does not. Measured on Tatoeba
-(bench_langid), at 0.5: 0.6% of true lines dropped (1.9% of lines of three
-words or fewer) and 94.0% of lines in a close language caught; at 0.2: 0.1%
-and 87.9%. The default is 0.3 because of the mined output
-(bench_quality, docs/results.md): at 0.5 short Czech lines that py3langid
-scores as Slovak (``Budeš šťastný.`` sk 0.68, cs 0.32) left ces-eng's clean
-recall 2.5 points lower; at 0.3 it is within 0.13 point, and eng-pol with 20%
-of its Polish lines replaced by Czech, Russian or Ukrainian translations
-still has none of them in a pair.
+The rule: for a line declared L, the detector's probabilities over L, its
+neighbours (the five languages nearest to it in the detector's own model,
+``core/detector_tables.py``) and a few widespread languages give, for every
+other language T, the ratio p(L) / p(T). Where a ratio is under
+``STRONG_RATIO`` (0.03) the line is T by strong evidence: no true line of the
+38 Tatoeba and FLORES sets measured (docs/filters.md) falls there against a
+neighbour, while 36-99% of the close-language lines planted do. Where it is
+only under ``ratio`` (default 0.3: p(L) >= 0.3 x p(T) passes), the evidence is
+weak: short lines sit there (``Mam kota.`` tops at 0.07), and so do true lines
+of a language the detector confuses with a relative (Tatar lines it calls
+Kyrgyz or Bashkir, 2.6% of Tatoeba's at 0.3). The prefilter drops a line on
+weak evidence only where T is present on that side of the run: where enough of
+the side's lines are T by strong evidence (``core/line_checks.py``). A run
+without Kyrgyz lines does not drop Tatar lines for sounding Kyrgyz; one with
+Czech lines planted on a Polish side drops the weakly Czech ones too.
+
+The check judges a line only in a script the detector was trained on for its
+language (``DETECTOR_SCRIPTS``, read off the model): Latin Tatar is not Tatar
+to py3langid, which names 103 of Tatoeba's 180 Latin Tatar lines Crimean
+Tatar. The prefilter counts such lines as ``language_unchecked``.
 
 Serbo-Croatian's standards (hr, sr, bs, sh) are one language here, as are
 Norwegian's (no, nb, nn) and Malay and Indonesian (ms, id; py3langid called
@@ -43,41 +50,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
+
+from paramine.pipelines.core.detector_tables import DETECTOR_SCRIPTS, NEIGHBOURS
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
+#: Under this p(declared) / p(other) a line is the other language by strong
+#: evidence, present or not (docs/filters.md, "Close languages").
+STRONG_RATIO = 0.03
 
-#: Languages a line is most often confused with, or mistaken for in corpora.
-CLOSE: dict[str, tuple[str, ...]] = {
-    "pl": ("cs", "sk"),
-    "cs": ("sk", "pl"),
-    "sk": ("cs", "pl"),
-    "ru": ("uk", "be", "bg"),
-    "uk": ("ru", "be"),
-    "be": ("ru", "uk"),
-    "bg": ("mk", "ru"),
-    "mk": ("bg", "sr"),
-    "hr": ("sr", "bs", "sl"),
-    "sl": ("hr",),
-    "no": ("da", "sv"),
-    "da": ("no", "sv"),
-    "sv": ("no", "da"),
-    "es": ("pt", "ca", "gl"),
-    "pt": ("es", "gl"),
-    "ca": ("es",),
-    "gl": ("pt", "es"),
-    "id": ("ms",),
-    "ms": ("id",),
-    "de": ("nl",),
-    "nl": ("de", "af"),
-    "hi": ("mr", "ne", "ur"),
-    "mr": ("hi", "ne"),
-    "ne": ("hi", "mr"),
-    "ur": ("hi",),
-    "ja": ("zh",),
-    "zh": ("ja",),
-}
 #: Always among the labels: what lines in a third language most often are.
 WIDESPREAD = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "ar", "zh", "ja")
 #: Labels taken as one language.
@@ -94,12 +76,40 @@ def detector_label(lang: str) -> str:
     return _FOLDED.get(primary, primary)
 
 
-class LanguageCheck:
-    """py3langid: decides whether lines are in their declared language; one per worker.
+class Evidence(NamedTuple):
+    """What the detector says against a line's declared language.
 
-    The detector's labels are the declared languages, their close neighbours
-    and ``WIDESPREAD``; a language declared for the first time (a run with
-    several pivot languages) adds its own and reloads the detector (0.5 s).
+    Attributes:
+        strong: The language the line is by strong evidence, if any: the
+            likeliest, with p(declared) under ``STRONG_RATIO`` x p(it).
+            Dropped wherever, and counted towards its presence on the side.
+        weak: The other languages it leans to beyond the ratio: the line is
+            dropped where one of them is present on its side.
+    """
+
+    strong: tuple[str, ...] = ()
+    weak: tuple[str, ...] = ()
+
+
+#: A line the detector finds nothing against.
+PASSES = Evidence()
+
+
+def fold_members(label: str) -> tuple[str, ...]:
+    """The detector labels a folded label stands for (``hr`` -> hr, sr, bs, sh)."""
+    for group in FOLDS:
+        if label in group:
+            return group
+    return (label,)
+
+
+class LanguageCheck:
+    """py3langid: what speaks against lines being in their declared language; one per worker.
+
+    The detector's labels are the declared languages, their neighbours
+    (``NEIGHBOURS``) and ``WIDESPREAD``; a language declared for the first
+    time (a run with several pivot languages) adds its own and restricts the
+    model again.
 
     Args:
         languages: The languages lines will be declared in, where known.
@@ -112,13 +122,14 @@ class LanguageCheck:
         if not 0.0 < ratio <= 1.0:
             raise ValueError(f"ratio {ratio} is not in (0, 1]")
         self.ratio = ratio
+        self.strong = min(STRONG_RATIO, ratio)
         self.languages = sorted({detector_label(lang) for lang in languages})
         self._identifier: Any = None
         self._scorer: Any = None
         self._labels: frozenset[str] = frozenset()
         #: The languages the identifier is restricted for; None: not yet.
         self._restricted: list[str] | None = None
-        self._cache: dict[tuple[str, str], bool | None] = {}
+        self._cache: dict[tuple[str, str], Evidence | None] = {}
 
     def _load(self) -> Any:
         """The identifier, restricted to what ``self.languages`` needs.
@@ -136,10 +147,10 @@ class LanguageCheck:
             known = set(identifier.labels)
             wanted = set(WIDESPREAD)
             for lang in self.languages:
-                wanted |= {lang, *CLOSE.get(lang, ())}
-                wanted |= {label for group in FOLDS if lang in group for label in group}
+                for label in (lang, *NEIGHBOURS.get(lang, ())):
+                    wanted |= set(fold_members(label))
             identifier.set_languages(sorted(wanted & known))
-            self._labels = frozenset(identifier.labels)
+            self._labels = frozenset(detector_label(label) for label in identifier.labels)
             self._scorer = _BatchScorer(identifier)
             self._restricted = list(self.languages)
         return self._identifier
@@ -148,15 +159,16 @@ class LanguageCheck:
         """Whether lines declared ``lang`` can be checked: py3langid knows the language."""
         return detector_label(lang) in _known_labels()
 
-    def passes(self, text: str, lang: str) -> bool | None:
-        """Whether ``text`` may be in ``lang``; ``None`` for a language that cannot be checked."""
-        return self.passes_many([(text, lang)])[0]
+    def scripts(self, lang: str) -> frozenset[str] | None:
+        """The scripts the detector was trained on for ``lang`` (``DETECTOR_SCRIPTS``)."""
+        found = DETECTOR_SCRIPTS.get(detector_label(lang))
+        return None if found is None else frozenset(found)
 
-    def passes_many(self, lines: Sequence[tuple[str, str]]) -> list[bool | None]:
-        """``passes`` for each ``(text, lang)``; the lines not seen before are judged in one batch.
+    def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
+        """What speaks against each ``(text, lang)``; None: a language it cannot check.
 
-        A batch costs about a quarter of judging its lines one by one
-        (``_BatchScorer``), with the same answers.
+        The lines not seen before are judged in one batch, a quarter of the
+        cost of judging them one by one (``_BatchScorer``), with the same answers.
         """
         new = {detector_label(lang) for _, lang in lines}.difference(self.languages)
         if new:
@@ -176,8 +188,8 @@ class LanguageCheck:
             found.update(judged)
         return [found[line] for line in lines]
 
-    def _judge_many(self, texts: list[str], labels: list[str]) -> list[bool | None]:
-        """The ratio rule for each text and its declared label, from one batch of probabilities.
+    def _judge_many(self, texts: list[str], labels: list[str]) -> list[Evidence | None]:
+        """The evidence against each text's declared label, from one batch of probabilities.
 
         The shares are py3langid's ``rank``, folded as ``FOLDS`` says, each
         fold summed in rank order (largest first) in float64, as adding up
@@ -187,7 +199,7 @@ class LanguageCheck:
 
         identifier = self._load()
         checked = [i for i, label in enumerate(labels) if label in self._labels]
-        verdicts: list[bool | None] = [None] * len(texts)
+        verdicts: list[Evidence | None] = [None] * len(texts)
         if not checked:
             return verdicts
         distinct = list(dict.fromkeys(texts[i] for i in checked))
@@ -201,21 +213,42 @@ class LanguageCheck:
         columns: dict[str, list[int]] = {}
         for name, column in first.items():
             columns.setdefault(_FOLDED.get(name, name), []).append(column)
-        shares: dict[str, Any] = {}
-        for folded, members in columns.items():
+        names = list(columns)
+        # The declared language's share sums its fold (any of hr, sr, bs is
+        # Croatian as declared); another language's is its best member alone,
+        # so that a fold of three never outweighs a language three to one on a
+        # line that says little (digits, a name).
+        shares = np.empty((len(distinct), len(names)))
+        rivals = np.empty((len(distinct), len(names)))
+        for j, members in enumerate(columns.values()):
             values = probabilities[:, members]
+            rivals[:, j] = values.max(axis=1)
             if len(members) > 1:
                 ranked = np.take_along_axis(values, np.argsort(-values, axis=1, kind="stable"), 1)
                 total = np.zeros(len(distinct))
                 for k in range(len(members)):
                     total = total + ranked[:, k]
                 values = total
-            shares[folded] = values.reshape(-1)
-        top = np.max(np.stack(list(shares.values()), axis=1), axis=1)
+            shares[:, j] = values.reshape(-1)
+        index = {name: j for j, name in enumerate(names)}
+        ratio, strong = self.ratio, self.strong
         for i in checked:
-            r = row[texts[i]]
-            share = shares[labels[i]][r] if labels[i] in shares else 0.0
-            verdicts[i] = bool(share >= self.ratio * top[r])
+            r, own = row[texts[i]], index[labels[i]]
+            mine = shares[r, own]
+            line = rivals[r].copy()
+            line[own] = 0.0
+            # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.
+            above = np.flatnonzero(mine < ratio * line)
+            if not len(above):
+                verdicts[i] = PASSES
+                continue
+            # Strong evidence names one language, the likeliest: a Slovak line
+            # is far from Slovenian and from Spanish alike, but it is Slovak.
+            top = int(np.argmax(line))
+            verdicts[i] = Evidence(
+                (names[top],) if mine < strong * line[top] else (),
+                tuple(sorted(names[j] for j in above if j != top or mine >= strong * line[j])),
+            )
         return verdicts
 
 

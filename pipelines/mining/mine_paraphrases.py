@@ -58,6 +58,8 @@ class MinedParaphrases(NamedTuple):
         threshold: One dict: how the cut was chosen, its value, and score summaries.
         scored: With ``write_scored``: every prefiltered pair as
             ``(ScoredPair, passed)``; otherwise None.
+        sides: One dict: what the prefilter decided about each side's lines,
+            and what each per-line check dropped (``core.line_checks.run_record``).
     """
 
     pairs: beam.PCollection
@@ -65,6 +67,7 @@ class MinedParaphrases(NamedTuple):
     counts: beam.PCollection
     threshold: beam.PCollection
     scored: beam.PCollection | None = None
+    sides: beam.PCollection | None = None
 
 
 class MineParaphrases(beam.PTransform):
@@ -124,7 +127,12 @@ class MineParaphrases(beam.PTransform):
         if every_pair is not None:
             scored = every_pair | "ScoreAll" >> _ScoreAll(settings, groups)
         return MinedParaphrases(
-            paired.filtered.kept, clean.read.rejected, counts, threshold, scored
+            paired.filtered.kept,
+            clean.read.rejected,
+            counts,
+            threshold,
+            scored,
+            clean.prefiltered.sides,
         )
 
 

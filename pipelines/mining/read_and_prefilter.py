@@ -53,6 +53,7 @@ def prefilter_options(settings: MiningSettings) -> PrefilterOptions:
         limits=Limits(filters["min_letter_share"], filters["min_script_share"]),
         language_ratio=filters["language_check"],
         language_id=settings.language_id,
+        declared_scripts=settings.declared_scripts,
     )
 
 
@@ -63,8 +64,9 @@ class CleanBitext(NamedTuple):
         read: The readers' output: pairs, drops, rejects and repairs.
         prefiltered: The prefilter's kept pairs (entries; records where asked) and drops.
         origins: How the entries name their shards (``Prefiltered.entries``).
-        counts: Count rows of both stages' books, the readers' repairs, and the
-            lines the prefilter's checks could not judge (``unchecked``).
+        counts: Count rows of both stages' books, the readers' repairs, the
+            lines the prefilter's checks could not judge (``unchecked``) and
+            its figures of each side's lines (``line_checks``).
     """
 
     read: ReadOutput
@@ -128,6 +130,6 @@ class ReadAndPrefilter(beam.PTransform):
             StageResult(prefiltered.entries, prefiltered.dropped)
             | "CountPrefilter" >> CountStage(PREFILTER, taken_in=read.kept),
             read.repairs,
-            prefiltered.unchecked,
+            prefiltered.notes,
         ) | "Counts" >> beam.Flatten()
         return CleanBitext(read, prefiltered, prefilter.origins, counts)

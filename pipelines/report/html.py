@@ -25,6 +25,7 @@ from paramine.pipelines.report.charts import (
 #: Sections of the report, in order: (id, title).
 SECTIONS = (
     ("funnel", "Funnel: what each stage kept and dropped"),
+    ("checks", "Per-line checks: each side's scripts, languages and drops"),
     ("scores", "Scores and cuts"),
     ("groups", "Group sizes"),
     ("lengths", "Sentence lengths"),
@@ -52,6 +53,8 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .grid > div { flex: 1 1 480px; }
 code, .mono { font-family: ui-monospace, monospace; font-size: .92em; }
 nav a { margin-right: 1em; }
+.flag { border-left: 4px solid #bf8700; background: #fff8c5; padding: .3em .8em;
+        margin: .6em 0; }
 """
 
 
@@ -115,6 +118,69 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
         "pair; <i>GroupByPivot</i> keeps, before anything is encoded, the pivots with two or "
         "more distinct candidates; <i>RegroupByPivot</i> keeps the groups that still have two "
         "after the cut; from <i>PostFilter</i> on a record is one paraphrase pair.</p>"
+    )
+
+
+def _checks_section(sides: Mapping[str, Any]) -> str:
+    """Each side: the scripts its lines were judged against, languages present, drops, flags."""
+    if not sides:
+        return "<p class='muted'>This run recorded no per-line figures (an older run).</p>"
+    rows, flags = [], []
+    for side, found in sides.items():
+        scripts = found["scripts"]
+        learned = scripts.get("learned") or {}
+        judged = scripts.get("judged_against")
+        shares = scripts.get("shares") or {}
+        shown = (
+            ", ".join(
+                f"{_esc(s)}"
+                + (
+                    f" <b>learned</b> ({shares.get(s, 0):.0%} of lines)"
+                    if s in learned
+                    else (f" ({shares[s]:.0%})" if s in shares else "")
+                )
+                for s in judged
+            )
+            if judged
+            else "none known or learned: not judged"
+        )
+        present = found.get("languages_present") or {}
+        dropped = found.get("dropped") or {}
+        rows.append(
+            f"<tr><td>{_esc(side)}</td><td class='n'>{_num(found['lines'])}</td>"
+            f"<td>{shown}<br><span class='muted'>from {_esc(scripts['source'])}</span></td>"
+            f"<td>{', '.join(f'{_esc(t)} ({_num(n)})' for t, n in present.items()) or '&ndash;'}"
+            "</td><td>"
+            + (
+                "<br>".join(
+                    f"{_esc(r)}: {_num(d['lines'])} ({d['share']:.1%})" for r, d in dropped.items()
+                )
+                or "&ndash;"
+            )
+            + "</td></tr>"
+        )
+        for flag in found.get("flagged", []):
+            text_side = "candidate" if side.startswith("candidate") else "pivot"
+            samples = "".join(
+                f"<li><code>{_esc(sample['shard'])}:{_esc(sample['line'])}</code> "
+                f"{_esc(sample[text_side])}</li>"
+                for sample in flag["samples"]
+            )
+            flags.append(
+                f"<div class='flag'><p><b>{_esc(flag['reason'])}</b> dropped "
+                f"{flag['share']:.1%} of the {_esc(side)} side's lines ({_num(flag['lines'])}): "
+                "more than a check should drop of a side; if these lines are right, the check "
+                'does not fit the language (docs/filters.md, "When a check does not fit").</p>'
+                f"<ul>{samples}</ul></div>"
+            )
+    return (
+        "".join(flags) + "<table><tr><th>side</th><th>lines</th><th>scripts judged against</th>"
+        "<th>languages present (strong lines)</th><th>dropped by the prefilter</th></tr>"
+        + "".join(rows)
+        + "</table><p class='muted'>A script is learned when it is the main script of at "
+        "least a fifth of a side's lines; a language is present when the detector finds it by "
+        "strong evidence in enough of the side's lines, and only then does it drop lines for "
+        "leaning to it (docs/filters.md).</p>"
     )
 
 
@@ -359,6 +425,7 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
     languages = stats.get("languages", {})
     bodies = {
         "funnel": _funnel_section(stats["funnel"]),
+        "checks": _checks_section(stats.get("line_checks") or {}),
         "scores": _scores_section(stats["cuts"], stats["samples"]),
         "groups": _pivots_note(languages)
         + _groups_section(stats["groups"])

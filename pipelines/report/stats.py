@@ -394,6 +394,10 @@ def gather_stats(
         },
         "rows": dict(manifest.rows),
         "funnel": funnel(manifest),
+        # The prefilter's per-line checks by side: the scripts each side was
+        # judged against and where they came from, the languages present,
+        # the share each check dropped, and the checks flagged (docs/filters.md).
+        "line_checks": dict(manifest.extra.get("line_checks") or {}),
         "cuts": cuts,
         "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
         "near_duplicates": near_duplicate_share(pairs, manifest),

@@ -230,12 +230,12 @@ def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
         print(plan, file=sys.stderr)
         return MineRun(None, {}, plan)
 
-    from paramine.pipelines.run.preflight import check_run, unchecked_warning
+    from paramine.pipelines.run.preflight import check_run, registry_warning, unchecked_warning
 
     checked = check_run(job.mining, deployment.running)
-    warning = unchecked_warning(checked.unchecked)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in (registry_warning(job.mining), unchecked_warning(checked.unchecked)):
+        if warning:
+            print(warning, file=sys.stderr)
     return _launch(job.mining, deployment, checked, test_pipeline)
 
 
@@ -286,6 +286,7 @@ def _build(
         "rejects": mined.rejects,
         "counts": mined.counts,
         "threshold": mined.threshold,
+        "sides": mined.sides,
     }
     if mined.scored is not None:
         tables["scored"] = mined.scored
@@ -446,6 +447,8 @@ def _counters(result: Any) -> dict[str, int]:
 
 def _summary(manifest: Manifest, output: str, seconds: float) -> str:
     """What a finished run prints: each stage's books, in the order of the run's stages."""
+    from paramine.pipelines.core.line_checks import summary_lines
+
     counts = manifest.counts
     stages = [stage["name"] for stage in manifest.stages]
     width = max(map(len, stages)) + 2
@@ -461,6 +464,7 @@ def _summary(manifest: Manifest, output: str, seconds: float) -> str:
             lines.append(f"    dropped {reason:<{width + 12}} {n:>8,}")
     for reason, n in counts.get("repairs", {}).items():
         lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
+    lines += summary_lines(manifest.extra.get("line_checks") or {})
     threshold = manifest.threshold
     lines += [
         f"  cut {threshold.get('value')} ({threshold.get('mode')}, {threshold.get('score')})",

@@ -121,17 +121,52 @@ def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[s
 
 
 def unchecked_warning(unchecked: dict[str, list[str]]) -> str | None:
-    """The line a run prints before it starts about languages its checks cannot judge."""
+    """The line a run prints before it starts about what its checks cannot judge.
+
+    ``language``: no detector knows the language (``tok``), or the detector
+    knows it only in another script than some it is written in (``tt-Latn``);
+    ``script``: no table knows the language's scripts, so the run learns them
+    from its own lines; ``sentence_count``: no punkt model.
+    """
     if not unchecked:
         return None
-    parts = [
-        f"the {check.replace('_', ' ')} check: {', '.join(codes)}"
-        for check, codes in unchecked.items()
-    ]
+    parts = []
+    language = unchecked.get("language", [])
+    whole = [code for code in language if "-" not in code]
+    scripts = [code for code in language if "-" in code]
+    if whole:
+        parts.append(f"the language check cannot judge {', '.join(whole)} (no detector knows it)")
+    if scripts:
+        shown = ", ".join(f"{code.split('-')[0]} lines in {code.split('-')[1]}" for code in scripts)
+        parts.append(f"nor {shown} (the detector knows the language in another script)")
+    if unchecked.get("script"):
+        parts.append(
+            f"no table knows the scripts of {', '.join(unchecked['script'])}: they are learned "
+            "from the run's own lines"
+        )
+    for check, codes in unchecked.items():
+        if check not in ("language", "script"):
+            parts.append(f"the {check.replace('_', ' ')} check cannot judge {', '.join(codes)}")
     return (
-        "paramine: warning: lines in these languages cannot be judged by "
+        "paramine: warning: "
         + "; ".join(parts)
-        + ". They are kept, and counted as <check>_unchecked in the manifest and the report"
+        + ". Lines a check cannot judge are kept, and counted as <check>_unchecked in the "
+        "manifest and the report"
+    )
+
+
+def registry_warning(settings: MiningSettings) -> str | None:
+    """The line a run prints when a language it declares is not in the installed registry."""
+    from paramine.schemas.languages import registered
+
+    typed = [settings.tgt_lang, *(p for p in settings.src_lang.split(",") if p != "auto")]
+    missing = [code for code in typed if not registered(code)]
+    if not missing:
+        return None
+    return (
+        f"paramine: warning: {', '.join(missing)} is not in the installed language registry "
+        "(langcodes): taken as an ISO 639-3 code as written; its files are found by that code "
+        "alone, and what the checks know of it is said below or in the report"
     )
 
 

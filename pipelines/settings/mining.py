@@ -528,6 +528,25 @@ class MiningSettings:
         }
 
     @property
+    def declared_scripts(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """``(language, scripts)`` of each side whose script the user named (``tt-Latn``).
+
+        A script subtag typed in ``--tgt-lang`` or ``--src-lang`` says which
+        script that side is in: its lines are judged against it alone
+        (``core.scripts.declared_scripts``).
+        """
+        from paramine.pipelines.core.scripts import declared_scripts
+        from paramine.schemas.languages import canonical_language
+
+        typed = [self.tgt_lang, *(part for part in self.src_lang.split(",") if part != "auto")]
+        found = []
+        for tag in typed:
+            scripts = declared_scripts(tag)
+            if scripts is not None:
+                found.append((canonical_language(tag), scripts))
+        return tuple(sorted(found, key=lambda item: item[0]))
+
+    @property
     def calibrated(self) -> bool:
         """Whether the cut is calibrated on the data (``--threshold auto``)."""
         return self.threshold == "auto"

@@ -36,6 +36,7 @@ def finish_manifest(
     scored_files: list[str] | None = None,
     written_rejects: Mapping[str, int] | None = None,
     scored_handed: int | None = None,
+    sides: dict[str, Any] | None = None,
 ) -> Manifest:
     """Check the run's books and write its manifest.
 
@@ -49,6 +50,8 @@ def finish_manifest(
         written_rejects: Reject rows handed to the sink, per reason; ``None``
             when every counted reject was written.
         scored_handed: Rows handed to the ``scored/`` sink (``--write-scored``).
+        sides: What the prefilter decided about each side's lines
+            (``extra.line_checks``).
 
     Raises:
         AccountingError: The counts do not add up; no manifest is written,
@@ -98,7 +101,11 @@ def finish_manifest(
         },
         rows=rows,
         stages=base.get("stages", []),
-        extra={**base.get("extra", {}), "encoding": encoding_figures(counts, stages)},
+        extra={
+            **base.get("extra", {}),
+            "encoding": encoding_figures(counts, stages),
+            **({"line_checks": sides} if sides is not None else {}),
+        },
         rejects={"counted": counted, "written": written},
     )
     write_manifest(output, manifest)
@@ -109,8 +116,9 @@ class WriteDataset(beam.PTransform):
     """Writes pairs and rejects as Parquet, then ``manifest.json`` once both are complete.
 
     Applied to a dict with ``pairs`` (ParaphrasePair), ``rejects`` (Rejected),
-    ``counts`` (``(stage, key, n)`` rows), ``threshold`` (one dict) and,
-    with ``--write-scored``, ``scored`` (``(ScoredPair, passed)``).
+    ``counts`` (``(stage, key, n)`` rows), ``threshold`` (one dict), ``sides``
+    (one dict, or None) and, with ``--write-scored``, ``scored``
+    (``(ScoredPair, passed)``).
 
     Args:
         output: The dataset directory, any fsspec URL.
@@ -162,6 +170,8 @@ class WriteDataset(beam.PTransform):
             "threshold": beam.pvalue.AsSingleton(inputs["threshold"]),
             "written": beam.pvalue.AsList(rejects.written),
         }
+        if inputs.get("sides") is not None:
+            side["sides"] = beam.pvalue.AsSingleton(inputs["sides"])
         if scored_files is not None:
             side["scored"] = beam.pvalue.AsList(scored_files)
             side["scored_handed"] = beam.pvalue.AsSingleton(
@@ -179,6 +189,7 @@ class WriteDataset(beam.PTransform):
                 tables.get("scored"),
                 dict(tables["written"]),
                 tables.get("scored_handed"),
+                tables.get("sides"),
             )
 
         # Side inputs are complete only when their producers are: the

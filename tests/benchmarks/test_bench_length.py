@@ -9,7 +9,7 @@ import bench_length
 import numpy as np
 import pytest
 from paramine.pipelines.core.scripts import length
-from paramine.pipelines.stages.prefilter import PrefilterOptions, text_rule_reason
+from paramine.pipelines.stages.prefilter import PairJudge, PrefilterOptions
 
 from tests.benchmarks.harness import markdown_rows, run_script
 from tests.paths import TATOEBA
@@ -93,9 +93,11 @@ def test_the_json_holds_what_was_printed(sample_run):
 def test_the_ratio_is_the_prefilters(shared_corpora: Path):
     aligned = bench_length.read_set(TATOEBA / "scripts/eng-zho", 300, seed=0)
     options = PrefilterOptions()
+    judge = PairJudge(options, None)
     for x, y in zip(aligned.x, aligned.y, strict=True):
         shorter, longer = sorted((length(x), length(y)))
-        reason = text_rule_reason(x, y, "en", "zh", options)
+        [verdict] = judge.judge([(x, y, "en", "zh")])
+        reason = verdict.reason
         if (
             shorter >= options.min_words
             and longer <= options.max_words

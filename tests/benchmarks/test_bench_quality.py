@@ -10,6 +10,7 @@ several pairs at once, Polish the shared candidate side (x-pol + eng-pol):
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -17,9 +18,7 @@ import pytest
 from line_scores import run_prefilter
 from noisy_corpus import corrupted_pair
 from paramine.pipelines.core.groups import pivot_language
-from paramine.pipelines.stages.prefilter import prefilter_reason
 from paramine.schemas.reader import read_pairs
-from paramine.schemas.records import AlignedPair
 from pivot_sets import corrupted_sets, find_sets
 
 from tests.benchmarks.harness import (
@@ -71,7 +70,13 @@ def test_the_table_and_the_last_line_give_the_runs_figures(quality_run, tiny_mod
         "precision": round(result["precision"], 4),
         "recall": round(result["recall"], 4),
         "planted_in_pairs": result["planted_in_pairs"],
+        "true_dropped_by_prefilter": round(result["true_dropped_share"], 4),
     }
+    # The last column: the true lines the prefilter dropped, from the run's own drops.
+    assert result["prefilter_agrees"]
+    true_dropped = sum(result["true_dropped_by_prefilter"].values())
+    assert result["true_dropped_share"] == round(true_dropped / result["true_lines"], 4)
+    assert row[8].startswith(f"{100 * result['true_dropped_share']:.1f}% (")
 
 
 def test_recall_losses_add_up_to_the_candidates_not_found(quality_run):
@@ -107,20 +112,20 @@ def test_every_planted_line_is_stopped_somewhere_or_in_pairs(quality_run):
     assert stopped > sum(c["lines"] for c in planted.values()) / 2
     assert result["planted_in_pairs"] == sum(c.get("in_pairs", 0) for c in planted.values())
     for example in result["planted_passed_prefilter"]:
-        assert example["detector"].endswith(("-> pass", "-> drop"))
+        assert re.search(r"-> (pass|unchecked|(strong|weak) \S+)", example["detector"])
 
 
 def test_the_prefilter_fates_it_recomputes_are_the_runs_own(quality_run, tatoeba_sample):
     """The benchmark replays the run's prefilter from its manifest: the same drops by reason."""
     _, manifest = read_pairs(str(quality_run["workdir"] / "out-default"))
     _, _, corpus = corrupted_pair(tatoeba_sample, "eng", "language", RATE, SEED)
-    options, languages = run_prefilter(manifest)
-    assert languages is not None and options.junk_rules  # the profile's rules, resolved
+    judged = run_prefilter(manifest)
+    assert judged.detector is not None and judged.options.junk_rules  # the profile's, resolved
     reasons: Counter[str] = Counter()
     seen = set()
-    for pivot, candidate in zip(corpus.pivots, corpus.candidates, strict=True):
-        pair = AlignedPair(pivot, candidate, corpus.pivot_lang, corpus.lang, "t", "t", 0)
-        reason = prefilter_reason(pair, options, languages)
+    pairs = zip(corpus.pivots, corpus.candidates, strict=True)
+    lines = [(p, c, corpus.pivot_lang, corpus.lang) for p, c in pairs]
+    for (pivot, candidate, _, _), reason in zip(lines, judged.reasons(lines), strict=True):
         if not reason and (pivot, candidate) in seen:
             reason = "duplicate_pair"
         seen.add((pivot, candidate))
@@ -198,13 +203,14 @@ def test_several_pairs_prefilter_fates_are_the_runs_own(pivot_sets_run):
     _, manifest = read_pairs(str(pivot_sets_run["workdir"] / "out-default"))
     sets = find_sets(pivot_sets_run["directories"], "pol")
     _, corpus = corrupted_sets(sets, "pol", "language", RATE, SEED)
-    options, languages = run_prefilter(manifest)
+    judged = run_prefilter(manifest)
     reasons: Counter[str] = Counter()
     seen = set()
-    for i, (pivot, candidate) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True)):
-        lang = corpus.pivot_lang_of(i)
-        pair = AlignedPair(pivot, candidate, lang, corpus.lang, "t", "t", 0)
-        reason = prefilter_reason(pair, options, languages)
+    lines = [
+        (p, c, corpus.pivot_lang_of(i), corpus.lang)
+        for i, (p, c) in enumerate(zip(corpus.pivots, corpus.candidates, strict=True))
+    ]
+    for (pivot, candidate, lang, _), reason in zip(lines, judged.reasons(lines), strict=True):
         key = (pivot, candidate, pivot_language(lang))
         if not reason and key in seen:
             reason = "duplicate_pair"

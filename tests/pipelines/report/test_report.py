@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from paramine.pipelines.cli import main as cli_main
+from paramine.pipelines.core.accounting import NOTES
 from paramine.pipelines.core.calibration_report import borderline, score_histograms
 from paramine.pipelines.core.tap import PROGRESS_ENV, count_reads, worker_tap
 from paramine.pipelines.run.mine import run
@@ -147,7 +148,7 @@ class TestReportPage:
         manifest = read_manifest(str(dataset))
         stages = {s["stage"]: s for s in stats["funnel"]["stages"]}
         for name, counts in manifest.counts.items():
-            if name in ("repairs", "encoding", "unchecked"):  # figures beside the ledgers
+            if name in NOTES:  # figures beside the ledgers
                 continue
             assert stages[name]["in"] == counts["in"]
             assert stages[name]["kept"] == counts["kept"]
@@ -156,6 +157,8 @@ class TestReportPage:
         # Lines no check could judge, by check and language (none in this English-Polish run).
         assert stats["funnel"]["unchecked"] == {} == manifest.counts.get("unchecked", {})
         assert stats["funnel"]["written"] == manifest.rows["pairs"]
+        assert stats["line_checks"] == manifest.extra["line_checks"]
+        assert stats["line_checks"]["candidate:pl"]["lines"] == manifest.counts["Prefilter"]["in"]
         assert stats["rows"] == manifest.rows
         assert stats["cuts"][0]["value"] == manifest.threshold["value"] == 0.0
         table, _ = read_pairs(str(dataset))

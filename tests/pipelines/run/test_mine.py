@@ -192,12 +192,15 @@ class TestMineEndToEnd:
             assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
         counts = read_back.counts
         assert read_back.accounting_errors() == []
-        notes = {"repairs", "encoding", "unchecked"}
+        notes = {"repairs", "encoding", "unchecked", "line_checks"}
         assert set(counts) == {*(stage.name for stage in MINE_STAGES), *notes}
         assert [stage["name"] for stage in read_back.stages] == [s.name for s in MINE_STAGES]
         assert counts["repairs"] == {}
         # The demo's languages (en, pl) are both known to the detector.
         assert counts["unchecked"] == {}
+        # Every pair adds one line to each side's figures.
+        assert counts["line_checks"]["candidate:pl:lines"] == counts["Prefilter"]["in"]
+        assert counts["line_checks"]["pivot:en:lines"] == counts["Prefilter"]["in"]
         demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
         assert counts["ReadBitext"]["in"] == demo_lines
         assert counts["PostFilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100

@@ -24,7 +24,7 @@ from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.group_by_pivot import GROUP_BY_PIVOT
 from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MakePairs, make_pairs, pair_id
 from paramine.pipelines.stages.post_filter import PostFilter, postfilter_reason
-from paramine.pipelines.stages.prefilter import Prefilter, PrefilterOptions, prefilter_reason
+from paramine.pipelines.stages.prefilter import PairJudge, Prefilter, PrefilterOptions
 from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
 from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
@@ -126,6 +126,14 @@ class TestKeepFirst:
             combine.add_input(once, ["a list"])
 
 
+def reason_of(pair: AlignedPair, options: PrefilterOptions) -> str:
+    """The prefilter's verdict on one pair, its rules alone (no language check)."""
+    [verdict] = PairJudge(options, None).judge(
+        [(pair.pivot, pair.candidate, pair.pivot_lang, pair.lang)]
+    )
+    return verdict.reason
+
+
 class TestPrefilter:
     def test_reasons(self) -> None:
         options = PrefilterOptions(min_words=1, max_words=5, max_length_ratio=2.5)
@@ -139,16 +147,16 @@ class TestPrefilter:
             ("Good morning.", "Dzień dobry."): "",
         }
         for (pivot, candidate), reason in cases.items():
-            assert prefilter_reason(aligned(pivot, candidate), options) == reason, (
+            assert reason_of(aligned(pivot, candidate), options) == reason, (
                 pivot,
                 candidate,
             )
 
     def test_sentence_count_filter_is_optional(self) -> None:
         pair = aligned("Hi. How are you?", "Cześć, jak się masz?")
-        assert prefilter_reason(pair, PrefilterOptions()) == ""
+        assert reason_of(pair, PrefilterOptions()) == ""
         on = PrefilterOptions(sentence_count_filter=True)
-        assert prefilter_reason(pair, on) == "sentence_count_mismatch"
+        assert reason_of(pair, on) == "sentence_count_mismatch"
 
     @pytest.mark.parametrize("listed", [False, True], ids=["unlisted", "listed"])
     def test_normalizes_and_dedups_keeping_the_first(self, listed: bool) -> None:
