@@ -47,6 +47,14 @@ def parse_files(value: Any) -> tuple[str, ...]:
     return files
 
 
+def parse_pair_of_files(value: Any) -> tuple[str, ...]:
+    """Two line-aligned files: the pivot side, then the candidate side."""
+    files = parse_files(value)
+    if len(files) != 2:
+        raise ValueError(f"{list(files)}: give two line-aligned files, the pivot side first")
+    return files
+
+
 @dataclass(frozen=True, kw_only=True)
 class EvalOptions:
     """What to score a model on besides the mined pairs: bitexts, STS files, a suite."""
@@ -58,6 +66,20 @@ class EvalOptions:
         "repeatable",
         group=EVALUATION,
         parse=parse_files,
+        many=True,
+        nargs="+",
+        metavar="FILE",
+    )
+    eval_held_out: tuple[tuple[str, ...], ...] = option(
+        (),
+        "the held-out lines of a bitext, two line-aligned files (pivot side first), e.g. the "
+        "Tatoeba files a dataset was mined from: the lines whose pivot falls in the held-out "
+        "split (--eval-share, by the pivot's hash, as the dataset's), scored as bitext "
+        "retrieval (each pivot against its first translation) and as paraphrase retrieval "
+        "(two translations of a pivot against each other); a model trained on the dataset "
+        "never saw those pivots; repeatable",
+        group=EVALUATION,
+        parse=parse_pair_of_files,
         many=True,
         nargs="+",
         metavar="FILE",

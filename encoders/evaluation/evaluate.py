@@ -301,9 +301,68 @@ def build_tasks(
     return tasks
 
 
-def read_eval_files(config: EvalOptions) -> tuple[list[Bitext], list[tuple[str, StsData]]]:
-    """Read the files that ``--eval-bitext`` and ``--eval-sts`` name."""
+def held_out_bitexts(paths: Sequence[str], eval_share: float) -> list[Bitext]:
+    """The held-out lines of a bitext as two retrieval sets: translations, and paraphrases.
+
+    A line is held out when its pivot (first file) falls in the held-out
+    split, by the hash ``paramine train`` splits a dataset's pivots by
+    (:mod:`paramine.encoders.evaluation.holdout`), so a model trained on a
+    dataset mined from this bitext never saw these pivots. Per distinct held-
+    out pivot: the pivot against its first translation (``held-out <src>-<tgt>``),
+    and, where it has two distinct translations, one against the other
+    (``held-out paraphrases <tgt>``). A text already taken by another pivot is
+    not used again: retrieval needs every text once.
+    """
+    from paramine.encoders.evaluation.holdout import split_key
+    from paramine.schemas.digest import hash_fraction
+
+    bitext = read_bitext(paths)
+    groups: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
+    for pivot, candidate in zip(bitext.source, bitext.target, strict=True):
+        key = split_key(pivot)
+        if hash_fraction(key) >= eval_share:
+            continue
+        first.setdefault(key, pivot)
+        found = groups.setdefault(key, [])
+        if candidate not in found:
+            found.append(candidate)
+    used: set[str] = set()
+    translations: list[tuple[str, str]] = []
+    paraphrases: list[tuple[str, str]] = []
+    for key, candidates in groups.items():
+        pivot = first[key]
+        fresh = [c for c in candidates if c not in used]
+        if pivot in used or not fresh:
+            continue
+        used.update((pivot, fresh[0]))
+        translations.append((pivot, fresh[0]))
+        if len(fresh) >= 2:
+            used.add(fresh[1])
+            paraphrases.append((fresh[0], fresh[1]))
+    found_sets = []
+    target = bitext.name.rsplit("-", 1)[-1]
+    for name, pairs in (
+        (f"held-out {bitext.name}", translations),
+        (f"held-out paraphrases {target}", paraphrases),
+    ):
+        if len(pairs) < 2:
+            log.warning("%s: %d pairs in the held-out split; not scored", name, len(pairs))
+            continue
+        found_sets.append(Bitext(name, [a for a, _ in pairs], [b for _, b in pairs]))
+    return found_sets
+
+
+def read_eval_files(
+    config: EvalOptions, eval_share: float
+) -> tuple[list[Bitext], list[tuple[str, StsData]]]:
+    """Read the files that ``--eval-bitext``, ``--eval-held-out`` and ``--eval-sts`` name.
+
+    ``eval_share``: the held-out share of pivots, which ``--eval-held-out`` follows.
+    """
     bitexts = [read_bitext(paths) for paths in config.eval_bitext]
+    for paths in config.eval_held_out:
+        bitexts += held_out_bitexts(paths, eval_share)
     sts = [(PurePosixPath(path).stem, read_sts_tsv(path)) for path in config.eval_sts]
     return bitexts, sts
 
@@ -341,7 +400,7 @@ def _evaluate(config: EvaluateConfig) -> int:
     if config.dataset:
         pairs = load_split(config.dataset, config.eval_share, config.split, config.max_pairs)
         log.info("%s: %d pairs in split %r", config.dataset, len(pairs), config.split)
-    bitexts, sts = read_eval_files(config)
+    bitexts, sts = read_eval_files(config, config.eval_share)
     tasks = build_tasks(pairs, bitexts, sts, config.batch_size)
 
     columns: list[tuple[str, dict[str, float]]] = []

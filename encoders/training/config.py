@@ -19,7 +19,7 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 from paramine.encoders.evaluation.config import EVALUATION, EvalOptions, parse_holdout_share
-from paramine.encoders.training.recipes import RECIPE_KEYS, RECIPES, resolve_recipe
+from paramine.encoders.training.recipes import RECIPE_KEYS, RECIPES, TRAIN_ON, resolve_recipe
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     one_of,
@@ -119,11 +119,12 @@ class TrainConfig(EvalOptions):
     )
     recipe: str = option(
         "paper",
-        "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs and --loss; "
-        "explicit flags override it. paper (default): Dadas 2022, for large data (LSTM 1024, "
-        "lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and a sentence "
-        "encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); see "
-        "docs/training.md",
+        "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs, --loss and "
+        "--train-on; explicit flags override it. paper (default): Dadas 2022, for large data "
+        "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
+        "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
+        "adapt: for a language the base hardly knows (lstm-residual, lr 2e-5, batch 32, 1 "
+        "epoch, MNRL, paraphrases and their aligned pairs); see docs/training.md",
         group=TRAINING,
         choices=tuple(RECIPES),
     )
@@ -174,6 +175,15 @@ class TrainConfig(EvalOptions):
         group=TRAINING,
         parse=optional(one_of(LOSSES)),
         choices=LOSSES,
+    )
+    train_on: str = option(
+        None,
+        "what a training row is: paraphrases (sentence_a, sentence_b); bitext: the aligned "
+        "pairs each written pair carries, (pivot_sentence, sentence_a) and (pivot_sentence, "
+        "sentence_b), once each; or both (default: the recipe's)",
+        group=TRAINING,
+        parse=optional(one_of(TRAIN_ON)),
+        choices=TRAIN_ON,
     )
     mini_batch_size: int = option(
         32,
@@ -274,6 +284,11 @@ class TrainConfig(EvalOptions):
         if self.select_on == "dev" and not self.suite:
             raise UsageError(
                 "--select-on dev scores the dev splits of a suite: give --suite (and --suite-data)"
+            )
+        if self.hard_negatives and self.train_on != "paraphrases":
+            raise UsageError(
+                f"--hard-negatives mines negatives for paraphrase rows; with --train-on "
+                f"{self.train_on} give --hard-negatives 0"
             )
         if self.select_on == "none" and (self.select_every or self.select_tasks):
             raise UsageError("--select-every and --select-tasks need --select-on dev")

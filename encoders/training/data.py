@@ -80,8 +80,8 @@ class EvalData:
 
 
 def read_evaluation(config: TrainConfig) -> EvalData:
-    """Read the files of ``--eval-bitext``, ``--eval-sts`` and ``--suite``, before training."""
-    bitexts, sts = read_eval_files(config)
+    """Read the files of ``--eval-bitext``, ``--eval-held-out``, ``--eval-sts`` and ``--suite``."""
+    bitexts, sts = read_eval_files(config, config.eval_share)
     data = EvalData(bitexts, sts)
     if config.suite:
         data.suite = load_suite(config.suite)

@@ -34,6 +34,7 @@ from paramine.schemas.text_keys import comparison_key
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
     from paramine.encoders.training.config import TrainConfig
     from paramine.encoders.training.data import TrainData
 
@@ -169,6 +170,32 @@ def negative_columns(count: int) -> list[str]:
     return [f"negative_{n}" for n in range(1, count + 1)]
 
 
+def training_rows(train: pd.DataFrame, train_on: str) -> tuple[list[str], list[str]]:
+    """The (anchor, positive) rows ``--train-on`` makes of the training pairs.
+
+    ``paraphrases``: (sentence_a, sentence_b) of each pair; ``bitext``: the
+    aligned pairs the written pairs carry, (pivot_sentence, sentence_a) and
+    (pivot_sentence, sentence_b), each distinct one once, in the pairs'
+    order; ``both``: the paraphrases, then the aligned pairs. The pairs are
+    the training split's, so no held-out pivot is among them.
+    """
+    anchors: list[str] = []
+    positives: list[str] = []
+    if train_on in ("paraphrases", "both"):
+        anchors += train["sentence_a"].tolist()
+        positives += train["sentence_b"].tolist()
+    if train_on in ("bitext", "both"):
+        seen: set[tuple[str, str]] = set()
+        pivots = train["pivot_sentence"].tolist()
+        for side in ("sentence_a", "sentence_b"):
+            for pivot, candidate in zip(pivots, train[side].tolist(), strict=True):
+                if (pivot, candidate) not in seen:
+                    seen.add((pivot, candidate))
+                    anchors.append(pivot)
+                    positives.append(candidate)
+    return anchors, positives
+
+
 def training_columns(
     config: TrainConfig, data: TrainData, encode: Callable[[list[str]], np.ndarray]
 ) -> tuple[dict[str, list[str]], dict[str, Any] | None]:
@@ -187,8 +214,7 @@ def training_columns(
     Raises:
         UsageError: Fewer rows than one batch got their negatives.
     """
-    anchors = data.train["sentence_a"].tolist()
-    positives = data.train["sentence_b"].tolist()
+    anchors, positives = training_rows(data.train, config.train_on)
     columns = {"anchor": anchors, "positive": positives}
     if not config.hard_negatives:
         return columns, None

@@ -50,6 +50,33 @@ def save_model(
     os.rename(building, output)
 
 
+def training_record(folder: str) -> dict[str, Any] | None:
+    """What a paramine-trained model folder says of its training; None for any other folder.
+
+    The dataset it was trained on (the first pass of a mine -> train -> mine
+    loop), when that dataset was mined, the recipe and seed, the rows and
+    steps: what a run mining with the model records in its manifest.
+    """
+    path = os.path.join(folder, SUMMARY_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        summary = json.load(f)
+    settings = summary.get("settings", {})
+    training = summary.get("training", {})
+    return {
+        "dataset": summary.get("dataset"),
+        "dataset_created_at": summary.get("manifest", {}).get("created_at"),
+        "base": summary.get("base", {}).get("model_id"),
+        "recipe": settings.get("recipe"),
+        "train_on": settings.get("train_on"),
+        "seed": settings.get("seed"),
+        "eval_share": settings.get("eval_share"),
+        "train_rows": training.get("train_pairs"),
+        "global_step": training.get("global_step"),
+    }
+
+
 def training_summary(
     config: TrainConfig,
     data: TrainData,

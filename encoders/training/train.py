@@ -342,6 +342,11 @@ def _train_seed(
             "selection_cpu_s": selection_cpu,
             "cpu_s_per_step": (cpu - selection_cpu) / steps_run if steps_run else None,
             "device": str(trainer.model.device),
+            "peak_gpu_memory_mib": (
+                round(torch.cuda.max_memory_allocated() / 2**20, 1)
+                if torch.cuda.is_available()
+                else None
+            ),
         },
     }
     if selection is not None:

@@ -16,10 +16,13 @@ heliport is GPL-3.0 (paramine is Apache-2.0): it is an optional extra the
 user installs (``pip install 'paramine[heliport]'``), never a dependency.
 
 The rule: heliport scores a language by the mean over a line's words of
--log10 P(word | language) (lower is better). A line declared L passes when
-its score for L is within ``MARGIN`` of the best score among the run's
-languages, their close languages and a few widespread ones (as py3langid is
-restricted), the analogue on a log scale of py3langid's ratio rule.
+-log10 P(word | language) (lower is better). Among the run's languages, their
+neighbours and a few widespread ones (as py3langid is restricted), a language
+ahead of the declared one by more than ``MARGIN`` is weak evidence against the
+line, and the best one ahead by more than ``MARGIN + STRONG_GAP`` strong
+evidence: the analogue on a log scale of py3langid's ratios (0.3 and 0.03).
+heliport's scripts are not read off its model, so it judges lines in every
+script (``scripts`` is None).
 """
 
 from __future__ import annotations

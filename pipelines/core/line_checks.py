@@ -301,7 +301,9 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
         if judged is None:
             parts.append("no script known or learned (not judged)")
         else:
-            tables = [s for s in judged if s not in learned]
+            # CLDR's secondary scripts (Deseret for English) are in the record, not here.
+            secondary = set(scripts.get("known_secondary") or ())
+            tables = [s for s in judged if s not in learned and s not in secondary]
             shown = ", ".join(tables)
             if learned:
                 shown += (", " if shown else "") + ", ".join(

@@ -121,6 +121,30 @@ def _funnel_section(funnel: Mapping[str, Any]) -> str:
     )
 
 
+def _first_pass_note(found: Mapping[str, Any] | None) -> str:
+    """A second pass's pairs against its first pass's, and the drops that changed."""
+    if not found:
+        return ""
+    if "error" in found:
+        return f"<p>First pass {_esc(found['dataset'])}: {_esc(found['error'])}</p>"
+    rows = "".join(
+        f"<tr><td>{_esc(stage)}</td><td>{_esc(reason)}</td>"
+        f"<td class='n'>{_num(n['first_pass'])}</td><td class='n'>{_num(n['this_pass'])}</td></tr>"
+        for stage, reasons in found["dropped"].items()
+        for reason, n in reasons.items()
+    )
+    return (
+        f"<p><b>Second pass</b>, with a model trained on the first pass "
+        f"<code>{_esc(found['dataset'])}</code>: {_num(found['pairs'])} pairs, "
+        f"{_num(found['also_in_first_pass'])} of them in the first pass too, "
+        f"<b>{_num(found['new'])} new</b>; {_num(found['first_pass_pairs_not_found_again'])} of "
+        f"the first pass's {_num(found['first_pass_pairs'])} not found again.</p>"
+        "<table><tr><th>stage</th><th>dropped as</th><th>first pass</th><th>this pass</th></tr>"
+        + rows
+        + "</table>"
+    )
+
+
 def _checks_section(sides: Mapping[str, Any]) -> str:
     """Each side: the scripts its lines were judged against, languages present, drops, flags."""
     if not sides:
@@ -424,7 +448,7 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
     """The report page of a run's stats (``gather_stats``), as one HTML string."""
     languages = stats.get("languages", {})
     bodies = {
-        "funnel": _funnel_section(stats["funnel"]),
+        "funnel": _funnel_section(stats["funnel"]) + _first_pass_note(stats.get("first_pass")),
         "checks": _checks_section(stats.get("line_checks") or {}),
         "scores": _scores_section(stats["cuts"], stats["samples"]),
         "groups": _pivots_note(languages)

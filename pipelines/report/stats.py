@@ -357,6 +357,47 @@ def timing_figures(timing: Mapping[str, Any] | None, manifest: Manifest) -> dict
     return out
 
 
+def first_pass(manifest: Manifest, pairs: pa.Table) -> dict[str, Any] | None:
+    """A second pass beside its first: the pairs both have, the new ones, the drops by reason.
+
+    A run that mines with a model paramine trained records the dataset the
+    model learned from (``model.training.dataset``, the first pass of a mine
+    -> train -> mine loop). Pairs are the same pair where their ``pair_id``s
+    are (language and both sentences). None for a run with another model.
+    """
+    from paramine.schemas.errors import ParamineError
+
+    trained = (manifest.model or {}).get("training") or {}
+    url = trained.get("dataset")
+    if not url:
+        return None
+    try:
+        first, first_manifest = read_pairs(url)
+    except (ParamineError, OSError) as error:
+        return {"dataset": url, "error": f"not readable here: {error}"}
+    here = set(pairs.column("pair_id").to_pylist())
+    before = set(first.column("pair_id").to_pylist())
+    dropped: dict[str, dict[str, dict[str, int]]] = {}
+    for stage in stage_order(manifest):
+        now = manifest.counts[stage].get("dropped", {})
+        then = first_manifest.counts.get(stage, {}).get("dropped", {})
+        reasons = sorted(set(now) | set(then))
+        found = {
+            r: {"first_pass": int(then.get(r, 0)), "this_pass": int(now.get(r, 0))} for r in reasons
+        }
+        if found:
+            dropped[stage] = found
+    return {
+        "dataset": url,
+        "first_pass_pairs": len(before),
+        "pairs": len(here),
+        "also_in_first_pass": len(here & before),
+        "new": len(here - before),
+        "first_pass_pairs_not_found_again": len(before - here),
+        "dropped": dropped,
+    }
+
+
 def gather_stats(
     dataset_url: str,
     manifest: Manifest | None = None,
@@ -398,6 +439,8 @@ def gather_stats(
         # judged against and where they came from, the languages present,
         # the share each check dropped, and the checks flagged (docs/filters.md).
         "line_checks": dict(manifest.extra.get("line_checks") or {}),
+        # A second pass with a model trained on a first (docs/training.md).
+        "first_pass": first_pass(manifest, pairs),
         "cuts": cuts,
         "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
         "near_duplicates": near_duplicate_share(pairs, manifest),

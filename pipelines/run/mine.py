@@ -370,6 +370,9 @@ def _launch(
                 shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     manifest = read_manifest(staging.target)
     print(_summary(manifest, staging.target, seconds), file=sys.stderr)
+    second = _second_pass_line(staging.target)
+    if second:
+        print(second, file=sys.stderr)
     if manifest.threshold.get("warning"):
         print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
     return MineRun(manifest, _counters(result))
@@ -480,6 +483,27 @@ def _summary(manifest: Manifest, output: str, seconds: float) -> str:
             "had a single-candidate pivot and were never encoded)"
         )
     return "\n".join(lines)
+
+
+def _second_pass_line(output: str) -> str | None:
+    """A second pass's pairs against its first's, from the report's stats (None otherwise)."""
+    import json
+
+    import fsspec
+
+    try:
+        with fsspec.open(f"{output.rstrip('/')}/stats.json", "r", encoding="utf-8") as f:
+            found = json.load(f).get("first_pass")
+    except (OSError, ValueError):
+        return None
+    if not found or "error" in found:
+        return None
+    return (
+        f"  second pass: {found['pairs']:,} pairs, {found['also_in_first_pass']:,} also in the "
+        f"first pass ({found['dataset']}), {found['new']:,} new; "
+        f"{found['first_pass_pairs_not_found_again']:,} of its {found['first_pass_pairs']:,} "
+        "not found again"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,10 +11,12 @@ default's folder, which paramine built itself), and checks the output
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from paramine.encoders.models.folder_check import check_local_folder
+from paramine.encoders.training.model_card import training_record
 from paramine.pipelines.formats import Shard, resolve_inputs
 from paramine.pipelines.run.eval_exclusion import exclusion_keys
 from paramine.pipelines.run.input_fingerprint import fingerprint
@@ -87,12 +89,19 @@ def check_model(config: MiningSettings) -> dict[str, Any]:
     except (ValueError, OSError) as error:
         raise ModelError(str(error)) from None
     check_local_folder(model, config.model)
-    return {
+    record: dict[str, Any] = {
         "spec": config.model,
         "id": model.model_id,
         "revision": model.revision,
         "prefix": config.prefix if config.prefix is not None else model.prefix,
     }
+    if os.path.isdir(model.path):
+        # A model paramine trained: the dataset it learned from (the first pass
+        # of a mine -> train -> mine loop) and how (docs/training.md).
+        trained = training_record(model.path)
+        if trained is not None:
+            record["training"] = trained
+    return record
 
 
 def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[str, list[str]]:

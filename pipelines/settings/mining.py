@@ -300,10 +300,11 @@ class MiningSettings:
     )
     language_check: float | None = option(
         None,
-        "drop a pair whose pivot or candidate is not in its declared language: keep a line "
-        "declared L when p(L) >= RATIO x p(most likely language) (py3langid); a line in a "
-        "language the detector does not know is kept and counted as language_unchecked; "
-        "'off' to skip (default: the profile's, 0.3)",
+        "drop a pair whose pivot or candidate is not in its declared language (py3langid): a "
+        "line that is another language by strong evidence (p(L) < 0.03 x p(it)) always, one "
+        "with p(L) < RATIO x p(another) where that language is present on its side; a line "
+        "the detector cannot judge is kept and counted as language_unchecked; 'off' to skip "
+        "(default: the profile's, 0.3)",
         group=FILTERS,
         parse=optional(parse_ratio_or_off),
         metavar="RATIO|off",

@@ -126,6 +126,15 @@ def test_a_recipe_gives_defaults_and_explicit_flags_override_it() -> None:
         "pooling": "mean",
         "lr": 1e-5,
     }
+    adapt = parse("--recipe", "adapt", "--train-on", "bitext")
+    assert recipe_settings(adapt) == ("lstm-residual", 2e-5, 1e-4, 32, 1.0, "mnrl")
+    assert adapt.train_on == "bitext"
+    assert overrides("adapt", {**settings, "pooling": "lstm-residual", "train_on": "bitext"}) == {
+        "lr": 3e-5,
+        "batch_size": 64,
+        "epochs": 3.0,
+        "train_on": "bitext",
+    }
 
 
 def test_a_missing_required_flag_is_a_usage_error() -> None:
