@@ -37,7 +37,10 @@ Tatar. The prefilter counts such lines as ``language_unchecked``.
 Serbo-Croatian's standards (hr, sr, bs, sh) are one language here, as are
 Norwegian's (no, nb, nn) and Malay and Indonesian (ms, id; py3langid called
 46% of Indonesian lines Malay): the detector cannot tell them apart on a
-line, and the corpora do not either. A language py3langid does not know (bo,
+line, and the corpora do not either. A line declared a macrolanguage is in
+it when it is in one of its members (``MACROLANGUAGES``, from the IANA
+registry): Tatoeba's Chinese holds Cantonese and Wu lines, Arabic corpora
+Egyptian and Moroccan ones. A language py3langid does not know (bo,
 dv, ti ... of its 139 it lacks a hundred of heliport's) is not checked: its
 verdict is ``None``, and the prefilter counts its lines as
 ``language_unchecked``. ``--language-id heliport`` (or
@@ -52,7 +55,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from paramine.pipelines.core.detector_tables import DETECTOR_SCRIPTS, NEIGHBOURS
+from paramine.pipelines.core.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
@@ -147,7 +150,7 @@ class LanguageCheck:
             known = set(identifier.labels)
             wanted = set(WIDESPREAD)
             for lang in self.languages:
-                for label in (lang, *NEIGHBOURS.get(lang, ())):
+                for label in (lang, *NEIGHBOURS.get(lang, ()), *MACROLANGUAGES.get(lang, ())):
                     wanted |= set(fold_members(label))
             identifier.set_languages(sorted(wanted & known))
             self._labels = frozenset(detector_label(label) for label in identifier.labels)
@@ -233,8 +236,11 @@ class LanguageCheck:
         index = {name: j for j, name in enumerate(names)}
         ratio, strong = self.ratio, self.strong
         for i in checked:
-            r, own = row[texts[i]], index[labels[i]]
-            mine = shares[r, own]
+            r = row[texts[i]]
+            # A declared macrolanguage is in its members too (Cantonese is Chinese).
+            own = [index[labels[i]]]
+            own += [index[m] for m in MACROLANGUAGES.get(labels[i], ()) if m in index]
+            mine = shares[r, own].sum()
             line = rivals[r].copy()
             line[own] = 0.0
             # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.

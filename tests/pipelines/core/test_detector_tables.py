@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import detector_tables
 import pytest
-from paramine.pipelines.core.detector_tables import DETECTOR_SCRIPTS, NEIGHBOURS
+from paramine.pipelines.core.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
 
 
 @pytest.fixture(scope="module")
@@ -36,3 +36,20 @@ def test_neighbours_are_what_a_linguist_would_list() -> None:
     assert NEIGHBOURS["no"][:2] == ("da", "sv")
     # Folded labels stand for their folds: no "sr", "bs", "nb" or "id" anywhere.
     assert not {"sr", "bs", "nb", "nn", "id"} & {n for near in NEIGHBOURS.values() for n in near}
+
+
+def test_macrolanguages_are_the_registrys(identifier) -> None:  # type: ignore[no-untyped-def]
+    assert detector_tables.macrolanguages(identifier) == MACROLANGUAGES
+    assert MACROLANGUAGES["zh"] == ("wuu", "yue") and MACROLANGUAGES["ar"] == ("ary", "arz")
+
+
+def test_a_line_declared_a_macrolanguage_is_in_its_members() -> None:
+    from paramine.pipelines.core.language_id import PASSES, LanguageCheck
+
+    cantonese = "中國係亞洲最大嘅國家。"
+    check = LanguageCheck(["zh", "yue"])
+    [as_chinese] = check.judge_many([(cantonese, "zh")])
+    assert as_chinese == PASSES  # Cantonese is Chinese
+    mandarin = "中国是亚洲最大的国家。"
+    [evidence] = check.judge_many([(mandarin, "yue")])  # Mandarin is not Cantonese
+    assert evidence is not None and evidence != PASSES
