@@ -31,8 +31,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from paramine.pipelines.core.detector_tables import NEIGHBOURS
-from paramine.pipelines.core.language_id import PASSES, WIDESPREAD, Evidence, detector_label
+from paramine.pipelines.core.language_id import PASSES, Evidence, competitors, detector_label
 from paramine.schemas.errors import UsageError
 
 #: How far above the best score (per word, log10) the declared language may
@@ -87,8 +86,9 @@ class HeliportCheck:
     """heliport's verdicts, restricted to the languages lines declare; one per worker.
 
     Args:
-        languages: The languages lines will be declared in, where known; a
-            language declared later is added when first seen.
+        languages: The languages lines will be declared in (unused: a line is
+            weighed against its own language's competitors, whatever else a
+            run declares, so its verdict does not depend on the batches before it).
         margin: The rule's margin (per word, log10).
     """
 
@@ -98,9 +98,6 @@ class HeliportCheck:
         self.margin = margin
         self._identifier: Any = None
         self._known: frozenset[str] = frozenset()
-        self._labels: set[str] = set()
-        for lang in languages:
-            self._declare(lang)
         self._cache: dict[tuple[str, str], Evidence | None] = {}
 
     def _load(self) -> Any:
@@ -109,11 +106,11 @@ class HeliportCheck:
             self._known = frozenset(self._identifier.get_confidence_all())
         return self._identifier
 
-    def _declare(self, lang: str) -> None:
-        """Add a declared language, its close ones and the widespread ones to the labels."""
-        label = detector_label(lang)
-        for code in (lang, label, *NEIGHBOURS.get(label, ()), *WIDESPREAD):
-            self._labels.add(heliport_code(code))
+    @staticmethod
+    @functools.lru_cache(maxsize=1024)
+    def _competitors(lang: str) -> frozenset[str]:
+        """heliport's labels a line declared ``lang`` is weighed against (as py3langid's)."""
+        return frozenset(heliport_code(code) for code in (lang, *competitors(detector_label(lang))))
 
     def supported(self, lang: str) -> bool:
         """Whether heliport knows the language."""
@@ -141,8 +138,7 @@ class HeliportCheck:
         code = heliport_code(lang)
         if code not in self._known:
             return None
-        if code not in self._labels:
-            self._declare(lang)
+        rivals = self._competitors(lang)
         scores = dict(identifier.identify_topk_with_score(text, len(self._known) + 2))
         if set(scores) <= set(_NOT_LANGUAGES):  # no letters: nothing to judge
             return PASSES
@@ -150,7 +146,7 @@ class HeliportCheck:
         ahead = {
             label: mine - score
             for label, score in scores.items()
-            if label in self._labels and label != code and mine - score > self.margin
+            if label in rivals and label != code and mine - score > self.margin
         }
         if not ahead:
             return PASSES

@@ -106,6 +106,20 @@ def fold_members(label: str) -> tuple[str, ...]:
     return (label,)
 
 
+@functools.lru_cache(maxsize=1024)
+def competitors(label: str) -> frozenset[str]:
+    """The labels a line declared ``label`` is weighed against, with its own.
+
+    The declared language and its fold, its macrolanguage's members, its
+    neighbours in the model (``NEIGHBOURS``, with their folds) and the
+    widespread languages.
+    """
+    found: set[str] = set()
+    for name in (label, *NEIGHBOURS.get(label, ()), *MACROLANGUAGES.get(label, ()), *WIDESPREAD):
+        found |= set(fold_members(name))
+    return frozenset(found)
+
+
 class LanguageCheck:
     """py3langid: what speaks against lines being in their declared language; one per worker.
 
@@ -148,10 +162,9 @@ class LanguageCheck:
             identifier = self._identifier
             identifier.set_languages(None)
             known = set(identifier.labels)
-            wanted = set(WIDESPREAD)
+            wanted: set[str] = set()
             for lang in self.languages:
-                for label in (lang, *NEIGHBOURS.get(lang, ()), *MACROLANGUAGES.get(lang, ())):
-                    wanted |= set(fold_members(label))
+                wanted |= set(competitors(lang))
             identifier.set_languages(sorted(wanted & known))
             self._labels = frozenset(detector_label(label) for label in identifier.labels)
             self._scorer = _BatchScorer(identifier)
@@ -234,6 +247,13 @@ class LanguageCheck:
                 values = total
             shares[:, j] = values.reshape(-1)
         index = {name: j for j, name in enumerate(names)}
+        # A line declared L is weighed against L's own competitors only, never
+        # against those another declared language brought in: its verdict is
+        # the same whichever languages the batches before it declared.
+        others = {
+            label: np.array([detector_label(n) not in competitors(label) for n in names])
+            for label in set(labels[i] for i in checked)
+        }
         ratio, strong = self.ratio, self.strong
         for i in checked:
             r = row[texts[i]]
@@ -243,6 +263,7 @@ class LanguageCheck:
             mine = shares[r, own].sum()
             line = rivals[r].copy()
             line[own] = 0.0
+            line[others[labels[i]]] = 0.0
             # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.
             above = np.flatnonzero(mine < ratio * line)
             if not len(above):
