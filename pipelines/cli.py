@@ -135,8 +135,38 @@ def _main(argv: list[str] | None) -> int:
     if name not in SUBCOMMANDS:
         print(f"paramine: error: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
+    if name in ("train", "evaluate") and not debug:
+        _quiet_libraries()
     module = importlib.import_module(SUBCOMMANDS[name][0])
     return guarded(module.main, rest, debug)
+
+
+#: Other libraries' loggers that speak on every model load or search: their
+#: INFO lines (sentence-transformers' "Load pretrained SentenceTransformer",
+#: faiss's "Could not load library with AVX2 support") stay out of a terminal.
+THIRD_PARTY_LOGGERS = (
+    "sentence_transformers",
+    "transformers",
+    "faiss",
+    "faiss.loader",
+    "datasets",
+    "accelerate",
+    "huggingface_hub",
+    "torch",
+)
+
+
+def _quiet_libraries() -> None:
+    """``train`` and ``evaluate`` as ``mine``: other libraries' logs and loading bars out.
+
+    Their warnings still show; ``--debug`` shows everything. The trainer's
+    own progress bar (steps, loss) is paramine's to show and stays.
+    """
+    for name in THIRD_PARTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
 
 def guarded(job: Callable[[list[str]], int | None], argv: list[str], debug: bool = False) -> int:

@@ -1,19 +1,20 @@
 """YAML files that users write (job files, refresh configs, suites), read with one-line errors.
 
-A file that cannot be read, is not UTF-8 text or is not YAML fails with one
-line naming the file, and the line and column of the problem where there is
-one. A document keeps the line of every mapping key, so that a checker can
+A file that cannot be read, is not UTF-8 text, is not YAML or holds an alias
+(a "billion laughs" of nine levels of nine aliases would take the machine)
+fails with one line naming the file, and the line and column of the problem
+where there is one. A document keeps the line of every mapping key, so that a checker can
 say where a bad key or value is (``document.where("tasks", 2, "columns")``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
-from paramine.schemas.errors import InputError
+from paramine.schemas.errors import InputError, UsageError
 
 #: A key's place in a document: mapping keys and sequence indexes, outermost first.
 KeyPath = tuple[str | int, ...]
@@ -98,6 +99,16 @@ def parse_yaml(text: str, url: str, see: str) -> YamlDocument:
     import yaml
 
     try:
+        # Aliases are refused before anything is built: nine levels of nine
+        # aliases make 9^9 nodes (a "billion laughs"), and a settings file
+        # has no use for them.
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                raise InputError(
+                    f"{url}:{mark.line + 1}:{mark.column + 1}: a YAML alias (*{event.anchor}): "
+                    f"paramine's YAML files take no anchors or aliases; write the value out; {see}"
+                )
         data = yaml.safe_load(text)
         lines = dict(_key_lines(yaml.compose(text, Loader=yaml.SafeLoader)))
     except yaml.YAMLError as error:
@@ -132,3 +143,27 @@ def read_yaml(url: str, what: str, see: str) -> YamlDocument:
             f"{url}:{line}:{column}: not UTF-8 text (byte 0x{raw[error.start]:02x}); {see}"
         ) from None
     return parse_yaml(text, url, see)
+
+
+def setting_value(document: YamlDocument, path: KeyPath, value: Any, many: bool) -> Any:
+    """A YAML value as a setting takes it: one value, or (``many``) a list of them.
+
+    One value where a list is taken is a list of one (``inputs: a.tsv``).
+
+    Raises:
+        UsageError: null, a mapping, a list where one value is taken, or a
+            list holding a list, a mapping or null: ``FILE:LINE: key: problem``.
+    """
+    where, key = document.where(*path), path[-1]
+    if value is None:
+        raise UsageError(f"{where}: {key}: no value (null): give one, or leave the key out")
+    if isinstance(value, Mapping):
+        raise UsageError(f"{where}: {key}: a mapping; give {'a list' if many else 'one value'}")
+    if not isinstance(value, list):
+        return [value] if many else value
+    if not many:
+        raise UsageError(f"{where}: {key}: a list; give one value")
+    for item in value:
+        if item is None or isinstance(item, (list, Mapping)):
+            raise UsageError(f"{where}: {key}: a list of single values, not {item!r}")
+    return value

@@ -125,6 +125,13 @@ def _expand(url: str) -> tuple[list[str], bool]:
         return [named(p) for p in sorted(fs.find(path))], True
     if fs.isfile(path):
         return [url], False
+    if fs.exists(path):
+        # A named pipe, a socket, a device: paramine reads an input twice (its
+        # fingerprint, then its pairs), which a stream cannot give.
+        raise InputError(
+            f"input {url!r} is not a regular file (a named pipe or a device); copy the "
+            "stream to a file and give that"
+        )
     return [], False
 
 

@@ -22,7 +22,7 @@ from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import OptionError, field_of
-from paramine.schemas.yaml_files import YamlDocument, read_yaml
+from paramine.schemas.yaml_files import YamlDocument, read_yaml, setting_value
 
 CONFIG_KEYS = (
     "output",
@@ -170,19 +170,29 @@ def load_config(path: str) -> RefreshConfig:
             f"{', '.join(CONFIG_KEYS)}"
         )
     for key in ("output", "inputs"):
-        if not data.get(key):
+        if key not in data:
             raise UsageError(f"{path}: {key!r} is required")
-    inputs = data["inputs"]
-    if isinstance(inputs, str):
-        inputs = [inputs]
-    if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
-        raise UsageError(f"{path}: 'inputs' must be a list of paths or URLs")
+    inputs = setting_value(document, ("inputs",), data["inputs"], many=True)
+    if not inputs or not all(isinstance(i, str) for i in inputs):
+        raise UsageError(f"{document.where('inputs')}: inputs: a list of paths or URLs")
+    setting_value(document, ("output",), data["output"], many=False)
     options = data.get("options") or {}
     if not isinstance(options, dict):
-        raise UsageError(f"{path}: 'options' must be a mapping of mine flags to values")
+        raise UsageError(
+            f"{document.where('options')}: options: a mapping of mine flags to values"
+        )
+    for key, value in options.items():
+        many = any(
+            kind.__dataclass_fields__[name].metadata["many"]
+            for kind in (MiningSettings, RunSettings)
+            if (name := field_of(kind, key)) is not None
+        )
+        options[key] = setting_value(document, ("options", key), value, many)
     beam_args = data.get("beam_args", [f"--runner={DEFAULT_RUNNER}"])
     if not isinstance(beam_args, list) or not all(isinstance(a, str) for a in beam_args):
-        raise UsageError(f"{path}: 'beam_args' must be a list of strings such as --runner=...")
+        raise UsageError(
+            f"{document.where('beam_args')}: beam_args: a list of strings such as --runner=..."
+        )
     numbers = {}
     for key, default in (
         ("buckets", DEFAULT_BUCKETS),
@@ -190,8 +200,11 @@ def load_config(path: str) -> RefreshConfig:
     ):
         value = data.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise UsageError(f"{path}: {key!r} must be a positive integer, got {value!r}")
+            raise UsageError(f"{document.where(key)}: {key}: a positive integer, not {value!r}")
         numbers[key] = value
+    for key in ("src_lang", "tgt_lang", "model"):
+        if key in data:
+            setting_value(document, (key,), data[key], many=False)
     model = str(data.get("model", DEFAULT_MODEL))
     try:
         return RefreshConfig(

@@ -54,7 +54,7 @@ def check_inputs(
             settings.src_lang,
             settings.tgt_lang,
             settings.input_format,
-            settings.corpus,
+            running.corpus,
         )
         records = [
             {

@@ -27,7 +27,7 @@ from paramine.schemas.options import (
     field_of,
     given_values,
 )
-from paramine.schemas.yaml_files import YamlDocument, read_yaml
+from paramine.schemas.yaml_files import YamlDocument, read_yaml, setting_value
 
 #: The key of a job file that holds Beam's flags, passed through as on the command line.
 BEAM_ARGS = "beam_args"
@@ -181,8 +181,7 @@ def read_job_file(url: str) -> JobFile:
         assert name is not None  # setting_kind found it
         many = kind.__dataclass_fields__[name].metadata["many"]
         # One value where a list is taken (exclude_sentences: file.txt) is a list of one.
-        if many and isinstance(value, str):
-            value = [value]
+        value = setting_value(document, (key,), value, many)
         (job.mining if kind is MiningSettings else job.running)[name] = value
         job.keys[name] = str(key)
     return job

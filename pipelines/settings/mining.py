@@ -155,15 +155,6 @@ class MiningSettings:
         group=IO,
         choices=XCES_LINK_POLICIES,
     )
-    corpus: str | None = option(
-        None, "corpus name stored in every row (default: the file's stem)", group=IO
-    )
-    license: str | None = option(
-        None,
-        "licence of the inputs, for the dataset card (e.g. cc-by-2.0) (default: known for "
-        "Tatoeba inputs, otherwise unknown)",
-        group=IO,
-    )
     invalid_utf8: str = option(
         "replace",
         "replace undecodable bytes with U+FFFD and keep the record, or reject it "

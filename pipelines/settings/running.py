@@ -70,6 +70,15 @@ class RunSettings:
         "long for a command line",
         group=IO,
     )
+    corpus: str | None = option(
+        None, "corpus name stored in every row (default: the file's stem)", group=IO
+    )
+    license: str | None = option(
+        None,
+        "licence of the inputs, for the dataset card (e.g. cc-by-2.0) (default: known for "
+        "Tatoeba inputs, otherwise unknown)",
+        group=IO,
+    )
     output: str | None = option(
         None,
         "dataset directory, any fsspec URL (default: ./paramine-demo for the demo; "

@@ -61,3 +61,27 @@ def test_evaluate_reads_through_the_same_check(tmp_path: Path) -> None:
     pairs.write_bytes(b"PAR1" + b"\0" * 64)
     with pytest.raises(DatasetError, match=r"pairs-00000\.parquet cannot be read as Parquet"):
         load_split(dataset)
+
+
+def test_other_libraries_logs_stay_out_unless_debug(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A clear one-line error is the last line, and the only one not paramine's own.
+
+    sentence-transformers announces every model it loads and faiss its CPU
+    features at INFO; ``train`` and ``evaluate`` keep them out as ``mine``
+    does, and ``--debug`` shows them.
+    """
+    import subprocess
+    import sys
+
+    dataset = write_dataset(tmp_path / "ds", make_rows(45))
+    args = [sys.executable, "-m", "paramine.pipelines.cli", "train", dataset]
+    args += ["--base", str(tiny_model_dir), "--output", str(tmp_path / "m"), "--eval-share", "0"]
+    args += ["--hard-negatives", "500", "--batch-size", "8"]
+    quiet = subprocess.run(args, capture_output=True, text=True, check=False)
+    assert quiet.returncode == 2
+    lines = quiet.stderr.strip().splitlines()
+    assert lines[-1].startswith("paramine: error: only 0 training pairs got 500 hard negatives")
+    noise = [line for line in lines if "SentenceTransformer" in line or "faiss" in line.lower()]
+    assert noise == [], lines
+    loud = subprocess.run([*args, "--debug"], capture_output=True, text=True, check=False)
+    assert any("SentenceTransformer" in line for line in loud.stderr.splitlines())

@@ -573,6 +573,24 @@ def test_settings_change_mines_everything_again(tmp_path: Path, tiny_model_dir: 
     )
 
 
+def test_editing_the_licence_or_corpus_name_mines_nothing_again(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    # license and corpus are where a job's rows come from, not what decides
+    # its pairs: they are RunSettings, outside the settings' fingerprint.
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    first = make_config(root, tiny_model_dir, [inputs], license="cc-by-2.0")
+    refresh(first)
+    edited = make_config(root, tiny_model_dir, [inputs], license="cc-by-4.0", corpus="tatoeba")
+    assert edited.fingerprint() == first.fingerprint()
+    result = refresh(edited)
+    assert result.plan.reasons == {} and names(result.plan.retracted) == []
+    assert (edited.running.license, edited.running.corpus) == ("cc-by-4.0", "tatoeba")
+
+
 def test_auto_threshold_records_the_cut_of_each_commit(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
