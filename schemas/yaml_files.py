@@ -105,8 +105,9 @@ def parse_yaml(text: str, url: str, see: str) -> YamlDocument:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
+                at = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
                 raise InputError(
-                    f"{url}:{mark.line + 1}:{mark.column + 1}: a YAML alias (*{event.anchor}): "
+                    f"{url}:{at}: a YAML alias (*{event.anchor}): "
                     f"paramine's YAML files take no anchors or aliases; write the value out; {see}"
                 )
         data = yaml.safe_load(text)

@@ -178,9 +178,7 @@ def load_config(path: str) -> RefreshConfig:
     setting_value(document, ("output",), data["output"], many=False)
     options = data.get("options") or {}
     if not isinstance(options, dict):
-        raise UsageError(
-            f"{document.where('options')}: options: a mapping of mine flags to values"
-        )
+        raise UsageError(f"{document.where('options')}: options: a mapping of mine flags to values")
     for key, value in options.items():
         many = any(
             kind.__dataclass_fields__[name].metadata["many"]
