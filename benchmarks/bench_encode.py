@@ -72,7 +72,7 @@ def pair_cosines(vectors: Any, pairs: int) -> Any:
 def run_cpu(args: argparse.Namespace) -> None:
     """Encode with each CPU backend, then mine with each."""
     import numpy as np
-    from paramine.encoders.inference.backends import BackendChoice, export_model, load_encoder
+    from paramine.encoders.inference.backends import BackendChoice, export_model, load_for_backend
     from paramine.encoders.inference.handler import encode_unpadded
     from paramine.encoders.models.resolve import resolve_model
 
@@ -94,7 +94,7 @@ def run_cpu(args: argparse.Namespace) -> None:
             print(
                 f"export {backend:8s} {quantize:4s} {time.perf_counter() - start:6.1f} s  {folder}"
             )
-        models[(backend, quantize)] = load_encoder(
+        models[(backend, quantize)] = load_for_backend(
             resolved.path, BackendChoice(backend, quantize, "cpu"), resolved.revision
         )
         encode_unpadded(models[(backend, quantize)], texts[:64])  # warm-up

@@ -75,13 +75,13 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         encode, backend = random_encoder(int(args.child.split("-", 1)[1])), "-"
     else:
         import torch
-        from paramine.encoders.inference.backends import choose_backend, load_encoder
+        from paramine.encoders.inference.backends import choose_backend, load_for_backend
         from paramine.encoders.models.resolve import resolve_model
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
         choice = choose_backend(args.backend, None, device)
         resolved = resolve_model(args.child)
-        model = load_encoder(resolved.path, choice, resolved.revision)
+        model = load_for_backend(resolved.path, choice, resolved.revision)
         encode, backend = model_encoder(model, resolved.prefix, args.batch_size), choice.backend
     loaded = time.perf_counter() - started
     details: dict[str, dict[str, Any]] = {}

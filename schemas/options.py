@@ -4,8 +4,8 @@ A config is a frozen dataclass; each field is declared with ``option(...)``,
 which carries its flag's help text, group and parser. ``add_fields`` builds
 the argparse arguments from the fields, so the command line, a YAML file and
 the Python API cannot drift apart, and every value is a number, a bool or a
-choice once parsed. ``paramine mine`` (``MineConfig``), ``paramine train`` and
-``paramine evaluate`` are built this way.
+choice once parsed. ``paramine mine`` (``MiningSettings`` and ``RunSettings``),
+``paramine train`` and ``paramine evaluate`` are built this way.
 """
 
 from __future__ import annotations

@@ -220,7 +220,7 @@ def _default_device() -> str:
 
 def suite_command(config: EvaluateConfig) -> int:
     """``paramine evaluate MODEL... --suite S``: print the suite's table, maybe write JSON."""
-    from paramine.encoders.inference.backends import choose_backend, load_encoder
+    from paramine.encoders.inference.backends import choose_backend, load_for_backend
     from paramine.encoders.models.resolve import resolve_model
 
     if config.suite is None:
@@ -234,7 +234,7 @@ def suite_command(config: EvaluateConfig) -> int:
     for spec in config.scored:
         started = time.perf_counter()
         resolved = resolve_model(spec, flag="MODEL")
-        model = load_encoder(resolved.path, choice, resolved.revision)
+        model = load_for_backend(resolved.path, choice, resolved.revision)
         log.info("%s on %s, backend %s", resolved.model_id, device, choice.backend)
         result = evaluate_on_suite(model, suite, root, resolved.prefix, config.batch_size)
         log.info("%s: suite %s in %.0f s", spec, suite.name, time.perf_counter() - started)

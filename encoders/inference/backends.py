@@ -406,7 +406,7 @@ def _exported_transformer(runtime: ExportedRuntime, config: Any) -> Any:
     return ExportedTransformer()
 
 
-def load_encoder(
+def load_for_backend(
     model_path: str,
     choice: BackendChoice,
     fingerprint: str | None = None,

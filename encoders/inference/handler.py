@@ -32,7 +32,7 @@ from paramine.encoders.inference.backends import (
     GPU_DTYPES,
     check_backend,
     choose_backend,
-    load_encoder,
+    load_for_backend,
 )
 from paramine.encoders.inference.bucketed import encode_bucketed
 from paramine.encoders.models.resolve import ResolvedModel, resolve_model
@@ -276,7 +276,7 @@ class EncoderHandler(ModelHandler[str, tuple[str, Any], LoadedEncoder]):
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         choice = choose_backend(self.backend, self.quantize, device)
-        model = load_encoder(resolved.path, choice, resolved.revision, dtype=self.gpu_dtype)
+        model = load_for_backend(resolved.path, choice, resolved.revision, dtype=self.gpu_dtype)
         loaded = LoadedEncoder(model, self.token_budget)
         log.info(
             "loaded %s on %s (backend %s, quantize %s); encoding: %s",

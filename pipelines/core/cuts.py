@@ -15,7 +15,6 @@ builds a pipeline: plain functions over vectors and pairs, tested as such.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -97,8 +96,8 @@ def _aligned_keys(sample: Sequence[AlignedPair]) -> set[tuple[str, str]]:
     return {(pivot_key(p.pivot), comparison_key(p.candidate)) for p in sample}
 
 
-def mismatched_pairs(sample: Sequence[AlignedPair], shift: int = 1) -> list[AlignedPair]:
-    """Pair candidate i with pivot i + shift, skipping pairs that may truly match.
+def mismatched(sample: Sequence[AlignedPair], shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate i against pivot i + shift, skipping pairs that may truly match.
 
     The sample is in hash order, so neighbours are unrelated sentences. A
     shifted pair is skipped when the sample aligns its candidate (by
@@ -106,18 +105,19 @@ def mismatched_pairs(sample: Sequence[AlignedPair], shift: int = 1) -> list[Alig
     neighbour with the same pivot (another translation of it) and one with
     the same candidate (a translation of two pivots), which would be true
     pairs and push the cut up.
+
+    Returns:
+        ``(rows, partners)``: the candidates' rows and their pivots' rows.
     """
     n = len(sample)
     if n < 2 or shift % n == 0:
-        return []
-    aligned = _aligned_keys(sample)
-    out = []
-    for i, pair in enumerate(sample):
-        other = sample[(i + shift) % n]
-        if (pivot_key(other.pivot), comparison_key(pair.candidate)) in aligned:
-            continue
-        out.append(replace(pair, pivot=other.pivot, corpus="calibration", line=0))
-    return out
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pkeys = [pivot_key(p.pivot) for p in sample]
+    ckeys = [comparison_key(p.candidate) for p in sample]
+    known = _aligned_keys(sample)
+    other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
+    keep = np.array([(pkeys[j], ckeys[i]) not in known for i, j in enumerate(other)])
+    return np.arange(n)[keep], other[keep]
 
 
 def shift_count(n: int, max_shifts: int = MAX_SHIFTS) -> int:
@@ -134,7 +134,7 @@ def score_sample(
     """Score a sample's true alignment and its shifted alignments.
 
     Each distinct text is embedded once; shift ``s`` scores exactly the pairs
-    of ``mismatched_pairs(sample, s)``, for ``s`` in 1..``shift_count(n)``.
+    ``mismatched(sample, s)`` gives, for ``s`` in 1..``shift_count(n)``.
 
     Args:
         sample: Pairs in hash order.
@@ -160,15 +160,12 @@ def score_sample(
     ckeys = [comparison_key(p.candidate) for p in sample]
     aligned = scorer(pivots, candidates, list(zip(pkeys, ckeys, strict=True)))  # (n,)
 
-    known = _aligned_keys(sample)
-    mismatched: list[np.ndarray] = []
+    shifted: list[np.ndarray] = []
     for shift in range(1, shift_count(n, max_shifts) + 1):
-        other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
-        keep = np.array([(pkeys[j], ckeys[i]) not in known for i, j in enumerate(other)])
-        rows, partners = np.arange(n)[keep], other[keep]  # (kept,)
+        rows, partners = mismatched(sample, shift)  # (kept,)
         keys = [(pkeys[j], ckeys[i]) for i, j in zip(rows, partners, strict=True)]
-        mismatched.append(scorer(pivots[partners], candidates[rows], keys))  # (kept,)
-    flat = np.concatenate(mismatched) if mismatched else np.zeros(0)
+        shifted.append(scorer(pivots[partners], candidates[rows], keys))  # (kept,)
+    flat = np.concatenate(shifted) if shifted else np.zeros(0)
     return {
         "aligned": [float(s) for s in aligned],
         "mismatched": [float(s) for s in flat],
@@ -246,7 +243,7 @@ def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
         if scored.pivot_vector is None or scored.candidate_vector is None:
             raise ValueError(
                 "the calibration sample carries no embeddings: score the pairs with "
-                "ScoreByText(vectors, keep_vectors=True)"
+                "ScorePairs(vectors, keep_vectors=True)"
             )
         vectors.setdefault(scored.pair.pivot, scored.pivot_vector)
         vectors.setdefault(scored.pair.candidate, scored.candidate_vector)
@@ -393,11 +390,6 @@ def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:
     if support is None or not mates:
         return False
     return bool(max(float(np.dot(vector, mate)) for mate in mates) >= support)
-
-
-def outliers(vectors: np.ndarray, cut: float) -> np.ndarray:
-    """Which rows are below ``cut`` in cosine to every other row (a boolean mask)."""
-    return closest_other(vectors) < cut
 
 
 def closest_other(vectors: np.ndarray) -> np.ndarray:

@@ -116,7 +116,7 @@ def build_background(sample: Sequence[ScoredPair]) -> MarginBackground:
         if scored.pivot_vector is None or scored.candidate_vector is None:
             raise ValueError(
                 "the margin background carries no embeddings: score the pairs with "
-                "ScoreByText(vectors, keep_vectors=True)"
+                "ScorePairs(vectors, keep_vectors=True)"
             )
         if scored.pair.pivot not in pivot_index:
             pivot_index[scored.pair.pivot] = len(pivot_vectors)
@@ -265,7 +265,7 @@ def margin_of(background: MarginBackground, scored: ScoredPair, k: int) -> float
     if scored.pivot_vector is None or scored.candidate_vector is None:
         raise ValueError(
             f"pair at {scored.pair.shard}:{scored.pair.line} carries no embeddings: margin "
-            "scoring needs ScoreByText(vectors, keep_vectors=True)"
+            "scoring needs ScorePairs(vectors, keep_vectors=True)"
         )
     vectors = np.asarray([scored.pivot_vector]), np.asarray([scored.candidate_vector])
     return float(margin_scores(background, *vectors, [pair_keys(scored)], k)[0])

@@ -170,14 +170,8 @@ def threshold_cut(manifest: Manifest, kept_scores: Sequence[float]) -> dict[str,
 
 
 def learned_cuts(manifest: Manifest, kept_scores: Sequence[float]) -> list[dict[str, Any]]:
-    """Every cut of the run: the threshold, then any recorded in ``extra["cuts"]``.
-
-    A later stage with a learned cut (PairCheck) records it in the same shape
-    as ``threshold_cut`` returns, under the manifest's ``extra["cuts"]``.
-    """
-    cuts = [threshold_cut(manifest, kept_scores)]
-    cuts += [dict(c) for c in manifest.extra.get("cuts", [])]
-    return cuts
+    """Every cut of the run, as the report draws them: today the threshold alone."""
+    return [threshold_cut(manifest, kept_scores)]
 
 
 def _count_histogram(values: Iterable[int]) -> dict[str, int]:

@@ -105,8 +105,8 @@ class EmbedSample(beam.PTransform):
     """The calibration sample with its vectors, as one list in hash order.
 
     The sample's texts are encoded with the run's other texts (each distinct
-    text once) and its pairs scored with theirs (``ScoreByText``'s ``sample``
-    part in ``ScoreGroups``, keeping the vectors); this gathers them. The
+    text once) and its pairs scored with theirs (``ScorePairs`` in
+    ``MineGroups``, keeping the vectors); this gathers them. The
     result is both the calibration's data and the margin's background.
 
     Applied to the sample's ScoredPairs, carrying their vectors.

@@ -6,7 +6,7 @@ A pivot that heads many groups ("Yes."), a candidate that is also a pivot
 elsewhere, and a text repeated across shards are encoded once in the whole
 run, not once per batch in which they happen to appear. Batches are packed
 from texts of many groups up to a token budget, so they stay full however
-small the groups are. ``ScoreByText`` (:mod:`paramine.pipelines.core.vectors`)
+small the groups are. ``ScorePairs`` (:mod:`paramine.pipelines.stages.score_pairs`)
 joins the vectors back to the pairs.
 
 Vectors do not depend on which texts share a batch: the handler

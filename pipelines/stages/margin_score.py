@@ -14,7 +14,7 @@ from paramine.schemas.records import ScoredPair
 class MarginScore(beam.PTransform):
     """Replaces each pair's cosine with its ratio margin against the calibration sample.
 
-    Applied to ``ScoreByText``'s output scored with ``keep_vectors=True``; drops
+    Applied to ``ScorePairs``' output scored with ``keep_vectors=True``; drops
     the vectors as it rescores, in the same fused step, so no pair keeps its
     embeddings past it.
 

@@ -1,6 +1,6 @@
 """ThresholdFilter: keep the pairs whose score reaches the cut.
 
-The score is the cross-lingual cosine (``ScoreByText``, pipelines/stages/encode_texts.py)
+The score is the cross-lingual cosine (``ScorePairs``, pipelines/stages/score_pairs.py)
 or, with ``--score margin``, the ratio margin (``MarginScore``,
 pipelines/core/margin.py); the cut is a fixed number or the calibrated one
 (pipelines/stages/calibrate_threshold.py).

@@ -58,7 +58,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def torch_vectors(tiny_model_dir: Path) -> np.ndarray:
     """The reference: the tiny model's torch fp32 embeddings of TEXTS."""
-    model = backends.load_encoder(str(tiny_model_dir), BackendChoice("torch", "none", "cpu"))
+    model = backends.load_for_backend(str(tiny_model_dir), BackendChoice("torch", "none", "cpu"))
     return encode_unpadded(model, TEXTS)
 
 
@@ -160,7 +160,7 @@ def test_export_is_built_once_and_reused(tiny_model_dir: Path, cache: str) -> No
 def test_each_backend_loads_and_agrees_with_torch(
     tiny_model_dir: Path, cache: str, torch_vectors: np.ndarray, backend: str, quantize: str
 ) -> None:
-    model = backends.load_encoder(
+    model = backends.load_for_backend(
         str(tiny_model_dir), BackendChoice(backend, quantize, "cpu"), cache_dir=cache
     )
     got = encode_unpadded(model, TEXTS)
@@ -225,7 +225,7 @@ def test_the_unpadded_encoding_gives_the_bits_of_encode(tiny_model_dir: Path) ->
 def test_a_vector_does_not_depend_on_its_batch(
     tiny_model_dir: Path, cache: str, backend: str, quantize: str
 ) -> None:
-    model = backends.load_encoder(
+    model = backends.load_for_backend(
         str(tiny_model_dir), BackendChoice(backend, quantize, "cpu"), cache_dir=cache
     )
     # Short texts of few tokens each: encode_unpadded batches equal token
@@ -315,7 +315,7 @@ def test_handler_encodes_with_the_onnx_backend(
 
 
 def _torch_on_cpu(model_dir: Path) -> object:
-    return backends.load_encoder(str(model_dir), BackendChoice("torch", "none", "cpu"))
+    return backends.load_for_backend(str(model_dir), BackendChoice("torch", "none", "cpu"))
 
 
 def test_gpu_path_runs_on_cpu_and_matches_the_unpadded_encoding(
@@ -335,7 +335,7 @@ def test_gpu_path_half_precision_on_cpu_stays_close(
     import torch
 
     model = _torch_on_cpu(tiny_model_dir)
-    model.to(torch.bfloat16)  # what load_encoder does on CUDA with dtype="bfloat16"
+    model.to(torch.bfloat16)  # what load_for_backend does on CUDA with dtype="bfloat16"
     assert next(model.parameters()).dtype == torch.bfloat16
     got = bucketed.encode_bucketed(model, TEXTS)
     assert got.dtype == np.float32
@@ -344,7 +344,7 @@ def test_gpu_path_half_precision_on_cpu_stays_close(
 
 def test_gpu_dtype_is_checked_where_it_is_given() -> None:
     with pytest.raises(UsageError, match="float16, bfloat16, float32"):
-        backends.load_encoder("any-model", BackendChoice("torch", "none", "cuda"), dtype="int8")
+        backends.load_for_backend("any-model", BackendChoice("torch", "none", "cuda"), dtype="int8")
     with pytest.raises(UsageError, match="float16, bfloat16, float32"):
         EncoderHandler("any-model", gpu_dtype="half")
 
@@ -364,7 +364,7 @@ def test_gpu_path_tokenizer_errors_reach_the_caller(
 
 @pytest.mark.gpu
 def test_gpu_path_on_cuda(tiny_model_dir: Path, torch_vectors: np.ndarray) -> None:
-    model = backends.load_encoder(
+    model = backends.load_for_backend(
         str(tiny_model_dir), BackendChoice("torch", "none", "cuda"), dtype="float16"
     )
     got = bucketed.encode_bucketed(model, TEXTS)

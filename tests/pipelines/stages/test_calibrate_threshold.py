@@ -14,7 +14,7 @@ from paramine.pipelines.core.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
     choose_cut,
-    mismatched_pairs,
+    mismatched,
     sample_embedder,
     sample_rank,
     score_sample,
@@ -38,7 +38,16 @@ def pair(pivot: str, candidate: str, line: int = 1) -> AlignedPair:
     return AlignedPair(pivot, candidate, "en", "pl", "test", "mem://shard", line)
 
 
-# --- mismatched_pairs ---------------------------------------------------------
+# --- mismatched ---------------------------------------------------------------
+
+
+def mismatched_pairs(sample: list[AlignedPair], shift: int) -> list[AlignedPair]:
+    """The shifted pairs ``score_sample`` scores, as (pivot, candidate) records."""
+    rows, partners = mismatched(sample, shift)
+    return [
+        AlignedPair(sample[j].pivot, sample[i].candidate, "en", "pl", "calibration", "s", 0)
+        for i, j in zip(rows.tolist(), partners.tolist(), strict=True)
+    ]
 
 
 def test_mismatched_pairs_shift_candidates_onto_other_pivots() -> None:

@@ -12,9 +12,9 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.cuts import (
     SUPPORT_SHARE,
+    closest_other,
     coherence_cut,
     hard_negative_cut,
-    outliers,
     support_floor,
     support_record,
 )
@@ -51,9 +51,10 @@ VECTORS = {
 
 def test_outliers_are_rows_far_from_every_other() -> None:
     matrix = np.stack([VECTORS[t] for t in ("Palę.", "Ja palę.", "Pociąg się spóźnił.")])
-    assert outliers(matrix, 0.8).tolist() == [False, False, True]
+    # What the filter compares with its cut: each candidate's closest group-mate.
+    assert (closest_other(matrix) < 0.8).tolist() == [False, False, True]
     # With a cut below every cosine nothing is an outlier.
-    assert not outliers(matrix, -1.0).any()
+    assert not (closest_other(matrix) < -1.0).any()
 
 
 def test_the_coherence_cut_comes_from_unrelated_candidates() -> None:
