@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import label, parse_size
 from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.core.origins import Origins
+from paramine.pipelines.core.pair_judge import PrefilterOptions
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
@@ -56,7 +57,7 @@ from paramine.pipelines.stages.group_by_pivot import (
     LowestRanksFn,
     _pivot_and_rank,
 )
-from paramine.pipelines.stages.prefilter import BATCH_SIZE, PENDING, PrefilterOptions, _FilterFn
+from paramine.pipelines.stages.prefilter import BATCH_SIZE, PENDING, _FilterFn
 from paramine.schemas.records import AlignedPair
 from synthetic import write_tsv
 

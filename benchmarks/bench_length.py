@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import regex
 from nltk.tokenize import NLTKWordTokenizer
+from paramine.pipelines.core.pair_judge import PrefilterOptions
 from paramine.pipelines.core.scripts import UNSPACED_SCRIPTS, length
 from paramine.pipelines.core.text import normalize
-from paramine.pipelines.stages.prefilter import PrefilterOptions
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -213,7 +213,7 @@ def other_pivot_leans(
     run's floor (``threshold.support.floor``, or the cut), as the run kept them.
     """
     from line_scores import line_margin_scores, line_scores
-    from paramine.pipelines.core.neighbours import nearest
+    from paramine.encoders.neighbours import nearest
     from paramine.schemas.text_keys import comparison_key
 
     manifest = json.loads((run / "manifest.json").read_text())

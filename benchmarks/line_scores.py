@@ -21,10 +21,10 @@ from paramine.pipelines.core.cuts import sample_rank
 from paramine.pipelines.core.detectors import LanguageDetector, language_detector
 from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.line_checks import decide, resolve
+from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.prefilter import PairJudge, PrefilterOptions
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 

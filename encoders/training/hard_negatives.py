@@ -19,7 +19,8 @@ al. 2024, who found 95% of the positive's score best): a negative's cosine
 to the anchor must be at most ``(1 - margin)`` times the positive's.
 
 sentence-transformers' own ``mine_hard_negatives`` knows an anchor's
-positives but not its group, hence this module. faiss is imported here only.
+positives but not its group, hence this module. faiss is searched through
+:mod:`paramine.encoders.neighbours`, the one wrapper of it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from paramine.encoders.neighbours import build_index, faiss_module
 from paramine.schemas.errors import UsageError
 from paramine.schemas.text_keys import comparison_key
 
@@ -58,18 +60,6 @@ class MinedNegatives:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def faiss_module() -> Any:
-    """faiss, or a UsageError saying how to install it."""
-    try:
-        import faiss
-    except ImportError:
-        raise UsageError(
-            "--hard-negatives searches neighbours with faiss, which is not installed: "
-            "pip install 'paramine[faiss]' (or faiss-cpu)"
-        ) from None
-    return faiss
-
-
 def mine_hard_negatives(
     anchors: Sequence[str],
     positives: Sequence[str],
@@ -92,7 +82,7 @@ def mine_hard_negatives(
     """
     import numpy as np
 
-    faiss = faiss_module()
+    faiss_module("--hard-negatives")  # a clear error before anything is encoded
     groups = [comparison_key(pivot) for pivot in pivots]
     texts = sorted(set(anchors) | set(positives))
     row_of = {text: i for i, text in enumerate(texts)}
@@ -105,8 +95,7 @@ def mine_hard_negatives(
             group_keys.setdefault(group, set()).add(keys[row_of[text]])
             text_groups[row_of[text]].add(group)
     vectors = np.ascontiguousarray(encode(texts), dtype="float32")  # (texts, dim)
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(vectors)
+    index = build_index(vectors)
     anchor_rows = np.asarray([row_of[a] for a in anchors])
     positive_cos = np.einsum(
         "ij,ij->i", vectors[anchor_rows], vectors[[row_of[b] for b in positives]]

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.groups import pivot_key
-from paramine.pipelines.core.neighbours import nearest
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import AlignedPair, ScoredPair

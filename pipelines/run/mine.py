@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib.metadata
-import os
 import shutil
 import signal
 import sys
@@ -369,8 +368,10 @@ def _launch(
             if test_pipeline is None and pipeline is not None:
                 shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     manifest = read_manifest(staging.target)
-    print(_summary(manifest, staging.target, seconds), file=sys.stderr)
-    second = _second_pass_line(staging.target)
+    from paramine.pipelines.run.summary import run_summary, second_pass_line
+
+    print(run_summary(manifest, staging.target, seconds), file=sys.stderr)
+    second = second_pass_line(staging.target)
     if second:
         print(second, file=sys.stderr)
     if manifest.threshold.get("warning"):
@@ -446,64 +447,6 @@ def _counters(result: Any) -> dict[str, int]:
         name = counter.key.metric.name
         totals[name] = totals.get(name, 0) + int(counter.committed or counter.attempted or 0)
     return totals
-
-
-def _summary(manifest: Manifest, output: str, seconds: float) -> str:
-    """What a finished run prints: each stage's books, in the order of the run's stages."""
-    from paramine.pipelines.core.line_checks import summary_lines
-
-    counts = manifest.counts
-    stages = [stage["name"] for stage in manifest.stages]
-    width = max(map(len, stages)) + 2
-    read = counts[stages[0]]["in"]
-    lines = [
-        f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
-        f"  {'stage':<{width}} {'in':>10} {'kept':>10}",
-    ]
-    for name in stages:
-        books = counts[name]
-        lines.append(f"  {name:<{width}} {books['in']:>10,} {books['kept']:>10,}")
-        for reason, n in books["dropped"].items():
-            lines.append(f"    dropped {reason:<{width + 12}} {n:>8,}")
-    for reason, n in counts.get("repairs", {}).items():
-        lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
-    lines += summary_lines(manifest.extra.get("line_checks") or {})
-    threshold = manifest.threshold
-    lines += [
-        f"  cut {threshold.get('value')} ({threshold.get('mode')}, {threshold.get('score')})",
-        f"  pairs written {manifest.rows['pairs']:,}; {seconds:,.1f} s, "
-        f"{read / max(seconds, 1e-9):,.0f} records/s",
-    ]
-    encoding = manifest.extra.get("encoding", {})
-    if encoding:
-        lines.append(
-            f"  texts encoded {encoding['texts_encoded']:,} "
-            f"({encoding['texts_per_input_pair']:.3f} per input pair, the calibration "
-            f"sample's included; {encoding['single_candidate_share']:.1%} of input pairs "
-            "had a single-candidate pivot and were never encoded)"
-        )
-    return "\n".join(lines)
-
-
-def _second_pass_line(output: str) -> str | None:
-    """A second pass's pairs against its first's, from the report's stats (None otherwise)."""
-    import json
-
-    import fsspec
-
-    try:
-        with fsspec.open(f"{output.rstrip('/')}/stats.json", "r", encoding="utf-8") as f:
-            found = json.load(f).get("first_pass")
-    except (OSError, ValueError):
-        return None
-    if not found or "error" in found:
-        return None
-    return (
-        f"  second pass: {found['pairs']:,} pairs, {found['also_in_first_pass']:,} also in the "
-        f"first pass ({found['dataset']}), {found['new']:,} new; "
-        f"{found['first_pass_pairs_not_found_again']:,} of its {found['first_pass_pairs']:,} "
-        "not found again"
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

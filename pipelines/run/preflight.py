@@ -112,8 +112,8 @@ def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[s
     Tatoeba TSV with ``--src-lang auto``) are counted as they come.
     """
     from paramine.pipelines.core.detectors import language_detector
+    from paramine.pipelines.core.pair_judge import unchecked_keys
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
-    from paramine.pipelines.stages.prefilter import unchecked_keys
 
     options = prefilter_options(settings)
     detector = None

@@ -27,7 +27,7 @@ from the calibration sample (``pipelines/stages/calibrate_threshold.py``, ``supp
 two or more: a candidate with no group-mate as close as the run's *hard
 negatives* is dropped (reason ``hard_negative``). A hard negative is a kept
 candidate and its nearest kept candidate of another pivot (faiss,
-pipelines/core/neighbours.py): similar-looking sentences that translate different
+encoders/neighbours.py): similar-looking sentences that translate different
 sentences, the plausible misalignment that unrelated pairs do not model.
 ``HardNegativeCut`` calibrates that cut on the run's own groups; the
 measured trade-off, and why it is off by default, are in docs/thresholds.md.

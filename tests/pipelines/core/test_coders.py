@@ -17,8 +17,9 @@ from paramine.pipelines.core.coders import (
     UntypedCoder,
     register_coders,
 )
+from paramine.pipelines.core.pair_judge import PrefilterOptions
 from paramine.pipelines.formats import Shard
-from paramine.pipelines.stages.prefilter import Prefilter, PrefilterOptions
+from paramine.pipelines.stages.prefilter import Prefilter
 from paramine.pipelines.stages.read_bitext import ReadBitext
 from paramine.schemas.records import AlignedPair, ScoredPair
 

@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.text import normalize
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.prefilter import PairJudge, PrefilterOptions
 
 from tests.paths import CORPORA, TATOEBA
 from tests.pipelines.run.test_mine import write_moses
@@ -316,8 +316,8 @@ def judged_side(lines: list[str], lang: str) -> tuple[list[str], dict]:
 
     from paramine.pipelines.core.detectors import language_detector
     from paramine.pipelines.core.line_checks import decide, resolve
+    from paramine.pipelines.core.pair_judge import PairJudge
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
-    from paramine.pipelines.stages.prefilter import PairJudge
 
     options = prefilter_options(MiningSettings(src_lang="en", tgt_lang=lang))
     judge = PairJudge(options, language_detector("py3langid"))

@@ -20,11 +20,12 @@ from paramine.pipelines.core.accounting import (
 )
 from paramine.pipelines.core.groups import Group, group_weight
 from paramine.pipelines.core.origins import Origins
+from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.group_by_pivot import GROUP_BY_PIVOT
 from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MakePairs, make_pairs, pair_id
 from paramine.pipelines.stages.post_filter import PostFilter, postfilter_reason
-from paramine.pipelines.stages.prefilter import PairJudge, Prefilter, PrefilterOptions
+from paramine.pipelines.stages.prefilter import Prefilter
 from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
 from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from paramine.pipelines.core.neighbours import nearest
+from paramine.encoders.neighbours import nearest
 
 
 def normalized(rows: np.ndarray) -> np.ndarray:

@@ -1,7 +1,9 @@
-"""Nearest neighbours by inner product, with faiss.
+"""Nearest neighbours by inner product, with faiss: the one wrapper of it.
 
-Vectors here are L2-normalized, so the inner product is the cosine. One
-function, ``nearest``, picks the index for the pool:
+The mining graph's calibration and hard-negative checks (``nearest``) and the
+trainer's hard negatives (``build_index``, searched as often as they need)
+both search through here. Vectors are L2-normalized, so the inner product is
+the cosine. ``build_index`` picks the index for the pool:
 
 - up to ``IVF_FROM`` vectors, an exact flat index (``IndexFlatIP``);
 - from ``IVF_FROM`` on, an inverted-file index (``IndexIVFFlat``, about
@@ -20,6 +22,7 @@ import math
 from typing import Any
 
 import numpy as np
+from paramine.schemas.errors import UsageError
 
 #: Pool size from which the search is approximate (IVF) rather than exact.
 IVF_FROM = 200_000
@@ -31,9 +34,15 @@ IVF_PROBES = 32
 IVF_TRAIN = 50_000
 
 
-def _faiss() -> Any:
-    import faiss
-
+def faiss_module(flag: str = "this run") -> Any:
+    """faiss, or a UsageError saying how to install it (``flag``: what needs it)."""
+    try:
+        import faiss
+    except ImportError:
+        raise UsageError(
+            f"{flag} searches neighbours with faiss, which is not installed: "
+            "pip install 'paramine[faiss]' (or faiss-cpu; faiss-gpu on GPU workers)"
+        ) from None
     return faiss
 
 
@@ -44,7 +53,7 @@ def build_index(pool: np.ndarray, ivf_from: int = IVF_FROM) -> Any:
         pool: ``(n, dim)`` float32 vectors.
         ivf_from: Pool size from which an IVF index is built instead of a flat one.
     """
-    faiss = _faiss()
+    faiss = faiss_module()
     pool = np.ascontiguousarray(pool, dtype="float32")
     n, dim = pool.shape
     if n < ivf_from:

@@ -1,0 +1,371 @@
+"""PairJudge: what the prefilter makes of a pair, by its rules, its language check and its sides.
+
+The prefilter (``pipelines/stages/prefilter.py``) runs it on every new pair of
+a batch; a benchmark that replays a run's drops line by line runs it too,
+and settles the pairs it holds back with ``core.line_checks.resolve`` and the
+run's decisions, so that the two cannot disagree. ``PrefilterOptions`` are
+the stage's settings, the one place their defaults and checks are stated.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from paramine.pipelines.core.detectors import DEFAULT_DETECTOR, LanguageDetector
+from paramine.pipelines.core.groups import pivot_language
+from paramine.pipelines.core.junk import SCRIPT_REASON, Limits, failures
+from paramine.pipelines.core.language_id import Evidence, detector_label
+from paramine.pipelines.core.line_checks import (
+    JUDGED,
+    LINES,
+    SCRIPT,
+    SCRIPTED,
+    STRONG,
+    LanguageNeed,
+    Pending,
+    figure,
+    side_key,
+)
+from paramine.pipelines.core.scripts import (
+    COMPOSITE_SCRIPTS,
+    KnownScripts,
+    dominant_script,
+    known_scripts,
+    length,
+    script_share,
+)
+from paramine.pipelines.core.text import (
+    canonical_lang,
+    comparison_key,
+    normalize,
+    sentence_count,
+    sentence_count_supported,
+)
+
+
+@dataclass(frozen=True)
+class PrefilterOptions:
+    """Limits of the prefilter; lengths in words, as ``core.scripts.length`` counts them.
+
+    Attributes:
+        min_words: Fewest words on either side.
+        max_words: Most words on either side.
+        max_length_ratio: Largest (longer + 1) / (shorter + 1) length
+            ratio; the +1 keeps one-word sentences from tripping it.
+        sentence_count_filter: Drop pairs whose sides punkt splits into
+            different numbers of sentences (misalignments often do).
+        junk_rules: The heuristic rules applied (``core.junk.RULES``).
+        limits: Their thresholds.
+        language_ratio: The declared-language check's ratio
+            (``core.language_id``); ``None``: no check.
+        language_id: The detector of the language check (``--language-id``).
+        declared_scripts: ``(language, scripts)`` of the sides whose script
+            the user named (``--tgt-lang tt-Latn``): their only scripts.
+    """
+
+    min_words: int = 1
+    max_words: int = 80
+    max_length_ratio: float = 2.5
+    sentence_count_filter: bool = False
+    junk_rules: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    language_ratio: float | None = None
+    language_id: str = DEFAULT_DETECTOR
+    declared_scripts: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_words <= self.max_words:
+            raise ValueError(
+                f"need 0 <= min_words <= max_words, got {self.min_words} and {self.max_words}"
+            )
+        if self.max_length_ratio < 1:
+            raise ValueError(f"max_length_ratio must be >= 1, got {self.max_length_ratio}")
+
+
+class Verdict(NamedTuple):
+    """What the prefilter makes of a pair.
+
+    Attributes:
+        reason: Its drop reason; "" where it is kept or pending.
+        sides: For a drop, the side keys (``core.line_checks.side_key``)
+            whose lines it drops: the failing line's side for a per-line
+            check, both for a rule on the pair.
+        kept: A pair not dropped: its normalized pivot and candidate and
+            the pivot's language part (the key of the duplicate search but
+            for its language).
+        pending: A pair whose fate waits for the run's side decisions.
+        notes: The checks that could not judge its lines (``<check>_unchecked.<language>``).
+        figures: What the pair adds to its sides' figures, once per occurrence.
+    """
+
+    reason: str = ""
+    sides: tuple[str, ...] = ()
+    kept: tuple[str, str, str] | None = None
+    pending: Pending | None = None
+    notes: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+
+
+def _expanded(scripts: frozenset[str], primary: frozenset[str]) -> frozenset[str]:
+    """Detector scripts with the scripts written together with them (Hira -> Hani, Kana for ja)."""
+    found = set(scripts)
+    for composite in COMPOSITE_SCRIPTS.values():
+        if composite & scripts and composite <= primary:
+            found |= composite
+    return frozenset(found)
+
+
+class PairJudge:
+    """The prefilter's judgment of pairs: its rules, its language check, its side figures.
+
+    What ``paramine mine`` runs on every new pair of a batch; a benchmark
+    that recomputes a run's drops line by line calls it too, and settles the
+    pending pairs with ``core.line_checks.resolve`` and the run's decisions.
+
+    Args:
+        options: The prefilter's limits and rules.
+        detector: The language check's detector; None without the check.
+    """
+
+    def __init__(self, options: PrefilterOptions, detector: LanguageDetector | None) -> None:
+        self.options = options
+        self.detector = detector
+        self.declared = dict(options.declared_scripts)
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 - one judge per worker, a few languages
+    def _side(self, side: str, lang: str) -> tuple[str, KnownScripts | None, frozenset | None]:
+        """A side's key, its language's known scripts and the detector's (None: every script)."""
+        known = known_scripts(lang)
+        scripts = None
+        if self.detector is not None and known is not None:
+            trained = self.detector.scripts(lang)
+            if trained is not None:
+                scripts = _expanded(trained, known.primary)
+        return side_key(side, lang), known, scripts
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019
+    def _language_notes(self, lang: str) -> tuple[str, ...]:
+        """The checks that cannot judge any line of ``lang`` (the detector, punkt)."""
+        code = canonical_lang(lang).partition("-")[0]
+        notes = []
+        if self.detector is not None and not self.detector.supported(lang):
+            notes.append(f"language_unchecked.{detector_label(lang)}")
+        if self.options.sentence_count_filter and not sentence_count_supported(lang):
+            notes.append(f"sentence_count_unchecked.{code}")
+        return tuple(notes)
+
+    def judge(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[Verdict]:
+        """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, texts not yet normalized.
+
+        The rules first, then the language check of the pairs they left, in
+        one batch per side.
+        """
+        steps = [
+            self._rules(pivot, candidate, pivot_lang, lang)
+            for pivot, candidate, pivot_lang, lang in pairs
+        ]
+        if self.detector is not None:
+            self._languages(steps)
+        for step in steps:
+            if not step.reason:
+                pivot_lang, lang = step.langs
+                step.notes[:0] = [*self._language_notes(pivot_lang), *self._language_notes(lang)]
+        return [step.verdict() for step in steps]
+
+    def _rules(self, pivot: str, candidate: str, pivot_lang: str, lang: str) -> _Step:
+        pivot, candidate = normalize(pivot), normalize(candidate)
+        step = _Step(
+            pivot,
+            candidate,
+            pivot_lang,
+            lang,
+            self._side("pivot", pivot_lang),
+            self._side("candidate", lang),
+        )
+        step.figures += [figure(step.pivot_side[0], LINES), figure(step.candidate_side[0], LINES)]
+        reason = _pair_reason(pivot, candidate, pivot_lang, lang, self.options)
+        if reason:
+            step.drop(reason, (True, True))
+            return step
+        for reason, sides in failures(
+            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule(self)
+        ):
+            if reason != SCRIPT_REASON:
+                if step.script_needs:
+                    step.after = reason
+                else:
+                    step.drop(reason, sides)
+                return step
+            if step.script_failed:
+                step.drop(reason, step.script_failed)
+                return step
+        return step
+
+    def _languages(self, steps: list[_Step]) -> None:
+        """The language check of the pairs the rules left: candidates, then pivots."""
+        detector = self.detector
+        assert detector is not None
+        for which in (1, 0):
+            todo = [s for s in steps if s.open() and (which == 1 or not s.strong_candidate)]
+            lines = []
+            for step in todo:
+                line = step.line_to_judge(which)
+                if line is not None:
+                    lines.append((step, line))
+            found = detector.judge_many([line for _, line in lines])
+            for (step, _), evidence in zip(lines, found, strict=True):
+                step.judged(which, evidence)
+
+
+class _Step:
+    """One pair on its way through ``PairJudge``."""
+
+    def __init__(
+        self,
+        pivot: str,
+        candidate: str,
+        pivot_lang: str,
+        lang: str,
+        pivot_side: tuple[str, KnownScripts | None, frozenset | None],
+        candidate_side: tuple[str, KnownScripts | None, frozenset | None],
+    ) -> None:
+        self.texts = (pivot, candidate)
+        self.langs = (pivot_lang, lang)
+        self.pivot_side, self.candidate_side = pivot_side, candidate_side
+        self.figures: list[str] = []
+        self.notes: list[str] = []
+        self.reason = ""
+        self.sides: tuple[str, ...] = ()
+        self.script_needs: list[tuple[str, int]] = []
+        self.script_failed: tuple[bool, bool] | None = None
+        self.after = ""
+        self.languages: list[LanguageNeed | None] = [None, None]
+        self.strong_candidate = False
+
+    def side(self, which: int) -> tuple[str, KnownScripts | None, frozenset | None]:
+        return self.candidate_side if which else self.pivot_side
+
+    def drop(self, reason: str, sides: tuple[bool, bool]) -> None:
+        self.reason = reason
+        self.sides = tuple(self.side(i)[0] for i in (0, 1) if sides[i])
+
+    def open(self) -> bool:
+        """Not dropped, and its fate not settled by a rule after the script rule."""
+        return not self.reason and not self.after
+
+    def script_rule(self, judge: PairJudge) -> Callable[[], tuple[bool, bool]]:
+        """The script rule: figures for both lines, needs for those outside the tables."""
+
+        def rule() -> tuple[bool, bool]:
+            limit = judge.options.limits.min_script_share
+            failed = [False, False]
+            outside = [False, False]
+            for which in (0, 1):
+                text, lang = self.texts[which], self.langs[which]
+                key, known, _ = self.side(which)
+                main = dominant_script(text)
+                if main is None:  # no letters: nothing to judge
+                    continue
+                self.figures += [figure(key, SCRIPTED), figure(key, SCRIPT, main)]
+                named = judge.declared.get(lang)
+                if named is not None:
+                    failed[which] = script_share(text, named) < limit
+                elif known is None or script_share(text, known.all) < limit:
+                    outside[which] = True
+                    self.script_needs.append((key, which))
+            if failed[0] or failed[1]:
+                self.script_failed = (failed[0], failed[1])
+            return (failed[0] or outside[0], failed[1] or outside[1])
+
+        return rule
+
+    def line_to_judge(self, which: int) -> tuple[str, str] | None:
+        """The line for the detector, or None where it cannot judge it (noted)."""
+        text, lang = self.texts[which], self.langs[which]
+        _, known, trained = self.side(which)
+        main = dominant_script(text)
+        if (
+            trained is not None
+            and known is not None
+            and main in known.primary
+            and main not in trained
+        ):
+            # A script the language is written in that the detector was not
+            # trained on for it (Latin Tatar): not the detector's to judge.
+            self.notes.append(f"language_unchecked.{detector_label(lang)}-{main}")
+            return None
+        return text, lang
+
+    def judged(self, which: int, evidence: Evidence | None) -> None:
+        if evidence is None:
+            return  # a language the detector does not know: noted per language
+        key = self.side(which)[0]
+        self.figures.append(figure(key, JUDGED))
+        self.figures += [figure(key, STRONG, label) for label in evidence.strong]
+        if evidence.strong or evidence.weak:
+            reason = "wrong_language_candidate" if which else "wrong_language_pivot"
+            self.languages[which] = LanguageNeed(key, reason, evidence.strong, evidence.weak)
+            self.strong_candidate = which == 1 and bool(evidence.strong)
+
+    def verdict(self) -> Verdict:
+        figures = tuple(self.figures)
+        if self.reason:
+            return Verdict(self.reason, self.sides, figures=figures)
+        needs = tuple(need for need in (self.languages[1], self.languages[0]) if need is not None)
+        notes = tuple(dict.fromkeys(self.notes))
+        pivot, candidate = self.texts
+        kept = (pivot, candidate, pivot_language(self.langs[0]))
+        if self.script_needs or self.after or any(need.weak for need in needs):
+            pending = Pending(self.texts, tuple(self.script_needs), self.after, needs, notes)
+            return Verdict(kept=kept, pending=pending, figures=figures)
+        if needs:  # strong evidence only: settled now
+            first = needs[0]
+            return Verdict(first.reason, (first.side,), figures=figures)
+        return Verdict(kept=kept, notes=notes, figures=figures)
+
+
+def _pair_reason(
+    pivot: str, candidate: str, pivot_lang: str, lang: str, options: PrefilterOptions
+) -> str:
+    """The rules on the pair as a whole, before the heuristic ones: "" when it passes them."""
+    if not pivot or not candidate:
+        return "empty"
+    if comparison_key(pivot) == comparison_key(candidate):
+        return "untranslated"
+    shorter, longer = sorted((length(pivot), length(candidate)))
+    if shorter < options.min_words:
+        return "too_short"
+    if longer > options.max_words:
+        return "too_long"
+    if (longer + 1) / (shorter + 1) > options.max_length_ratio:
+        return "length_ratio"
+    if options.sentence_count_filter and sentence_count(pivot, pivot_lang) != sentence_count(
+        candidate, lang
+    ):
+        return "sentence_count_mismatch"
+    return ""
+
+
+def unchecked_keys(
+    options: PrefilterOptions, languages: LanguageDetector | None, lang: str
+) -> tuple[str, ...]:
+    """What the checks cannot judge of lines declared ``lang``, known before the run.
+
+    ``language_unchecked.<label>``: the detector does not know the language;
+    ``language_unchecked.<label>-<Script>``: it was not trained on it in that
+    script, one the language is written in; ``script_unchecked.<code>``: no
+    table knows its scripts (the run learns them from its lines);
+    ``sentence_count_unchecked.<code>``: no punkt model.
+    """
+    judge = PairJudge(options, languages)
+    keys = list(judge._language_notes(lang))
+    _, known, trained = judge._side("candidate", lang)
+    if languages is not None and languages.supported(lang) and trained is not None and known:
+        label = detector_label(lang)
+        keys += [f"language_unchecked.{label}-{s}" for s in sorted(known.primary - trained)]
+    if "script" in options.junk_rules and known is None and lang not in judge.declared:
+        keys.append(f"script_unchecked.{canonical_lang(lang).partition('-')[0]}")
+    return tuple(sorted(keys))
