@@ -31,6 +31,7 @@ same decisions again (``run_record``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -67,15 +68,22 @@ def side_key(side: str, lang: str) -> str:
 # ``<side>:<lang>:<figure>``: lines (every pair), scripted (lines the script
 # rule read, with letters), script:<S> (of them, main script S), judged
 # (lines the detector judged), strong:<T> (of them, T by strong evidence),
-# drop:<reason> (lines of the side dropped, by reason).
-LINES, SCRIPTED, SCRIPT, JUDGED, STRONG, DROP = (
+# drop:<reason> (lines of the side dropped, by reason), and on a candidate
+# side ratio:<pivot language>/<bin> (pairs by length ratio, ``ratio_bin``).
+LINES, SCRIPTED, SCRIPT, JUDGED, STRONG, DROP, RATIO = (
     "lines",
     "scripted",
     "script",
     "judged",
     "strong",
     "drop",
+    "ratio",
 )
+#: Width of a length-ratio bin, in natural log: bins of about 5%.
+RATIO_BIN = 0.05
+#: A side's typical length ratio to a pivot language is learned from at
+#: least this many pairs.
+RATIO_PAIRS = 50
 
 
 def figure(key: str, name: str, item: str = "") -> str:
@@ -89,6 +97,23 @@ def split_figure(key: str) -> tuple[str, str, str]:
     return f"{side}:{lang}", name, item[0] if item else ""
 
 
+def ratio_bin(ratio: float) -> int:
+    """The bin of a pair's length ratio, (candidate + 1) / (pivot + 1) words."""
+    return round(math.log(ratio) / RATIO_BIN)
+
+
+def length_band(scale: float, max_length_ratio: float) -> tuple[float, float]:
+    """The length ratios a side's pairs may have: the fixed band, widened towards its scale.
+
+    A pair passes when (candidate + 1) / (pivot + 1) is within
+    ``max_length_ratio`` of 1 or of the side's typical ratio (``scale``, the
+    median of the run's pairs): a language whose sentences run to twice the
+    pivot's words (Toki Pona to English) keeps its long renderings, and the
+    band never narrows.
+    """
+    return min(1.0, scale) / max_length_ratio, max(1.0, scale) * max_length_ratio
+
+
 @dataclass(frozen=True)
 class SideDecision:
     """What a run decided about one side's lines.
@@ -100,12 +125,15 @@ class SideDecision:
         present: The languages present on the side, with their strong lines.
         source: Where the scripts came from: ``declared`` (the user's tag),
             ``tables`` (CLDR and MULTI_SCRIPT), ``tables+run`` or ``run``.
+        length_scales: A candidate side's typical length ratio to each pivot
+            language, the median of the run's pairs (``length_band``).
     """
 
     scripts: frozenset[str] | None
     learned: dict[str, float] = field(default_factory=dict)
     present: dict[str, int] = field(default_factory=dict)
     source: str = "tables"
+    length_scales: dict[str, float] = field(default_factory=dict)
 
 
 def decide(
@@ -139,8 +167,29 @@ def decide(
         needed = max(PRESENT_LINES, PRESENT_SHARE * judged)
         present = {t: n for t, n in sorted(figures.get(STRONG, {}).items()) if n >= needed}
         scripts, source = _scripts_of(named, known, learned)
-        decisions[side] = SideDecision(scripts, learned, present, source)
+        scales = _length_scales(figures.get(RATIO, {}))
+        decisions[side] = SideDecision(scripts, learned, present, source, scales)
     return decisions
+
+
+def _length_scales(bins: Mapping[str, int]) -> dict[str, float]:
+    """Per pivot language, the median length ratio of the side's pairs (enough of them)."""
+    by_pivot: dict[str, list[tuple[int, int]]] = {}
+    for item, n in bins.items():
+        pivot, _, bin_ = item.rpartition("/")
+        by_pivot.setdefault(pivot, []).append((int(bin_), n))
+    scales = {}
+    for pivot, counts in sorted(by_pivot.items()):
+        total = sum(n for _, n in counts)
+        if total < RATIO_PAIRS:
+            continue
+        seen = 0
+        for at, n in sorted(counts):
+            seen += n
+            if 2 * seen >= total:
+                scales[pivot] = round(math.exp(at * RATIO_BIN), 4)
+                break
+    return scales
 
 
 def _scripts_of(
@@ -170,6 +219,16 @@ class LanguageNeed(NamedTuple):
     weak: tuple[str, ...]
 
 
+class LengthNeed(NamedTuple):
+    """A pair outside the fixed length band, by its sides and ratio."""
+
+    pivot_side: str
+    side: str
+    pivot_lang: str
+    ratio: float
+    max_length_ratio: float
+
+
 class Pending(NamedTuple):
     """A pair whose fate waits for its sides' decisions.
 
@@ -181,6 +240,8 @@ class Pending(NamedTuple):
             fails ("" for none): the pair's reason if its scripts pass.
         languages: What the detector found against each line, candidate first.
         notes: The checks that could not judge its lines, if it is kept.
+        length: A pair outside the fixed length band: it must be in its side's.
+        after_sides: The sides ``after`` drops.
     """
 
     texts: tuple[str, str]
@@ -188,6 +249,8 @@ class Pending(NamedTuple):
     after: str = ""
     languages: tuple[LanguageNeed, ...] = ()
     notes: tuple[str, ...] = ()
+    length: LengthNeed | None = None
+    after_sides: tuple[str, ...] = ()
 
 
 class Resolved(NamedTuple):
@@ -202,6 +265,13 @@ def resolve(
     pending: Pending, decisions: Mapping[str, SideDecision], min_script_share: float
 ) -> Resolved:
     """Settle a held-back pair with its sides' decisions, rule by rule in the prefilter's order."""
+    length = pending.length
+    if length is not None:
+        decision = decisions.get(length.side)
+        scale = decision.length_scales.get(length.pivot_lang, 1.0) if decision else 1.0
+        low, high = length_band(scale, length.max_length_ratio)
+        if not low <= length.ratio <= high:
+            return Resolved("length_ratio", (length.pivot_side, length.side), ())
     notes = list(pending.notes)
     failing = []
     for side, which in pending.scripts:
@@ -214,7 +284,7 @@ def resolve(
     if failing:
         return Resolved("wrong_script", tuple(failing), ())
     if pending.after:
-        return Resolved(pending.after, tuple(s for s, _ in pending.scripts), ())
+        return Resolved(pending.after, pending.after_sides, ())
     for need in pending.languages:
         decision = decisions.get(need.side)
         present = decision.present if decision is not None else {}
@@ -282,6 +352,7 @@ def run_record(
                 else {},
             },
             "languages_present": decision.present,
+            "length_ratio_to": decision.length_scales,
             "judged_by_detector": figures.get(JUDGED, {}).get("", 0),
             "dropped": dropped,
             "flagged": flagged,
@@ -313,6 +384,12 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
         present = found.get("languages_present") or {}
         if present:
             parts.append("present: " + ", ".join(f"{t} ({n:,} lines)" for t, n in present.items()))
+        ratios = found.get("length_ratio_to") or {}
+        if ratios:
+            parts.append(
+                "length "
+                + ", ".join(f"{scale:.2f}x the {pivot} side's" for pivot, scale in ratios.items())
+            )
         dropped = found.get("dropped") or {}
         if dropped:
             parts.append(

@@ -21,12 +21,16 @@ from paramine.pipelines.core.language_id import Evidence, detector_label
 from paramine.pipelines.core.line_checks import (
     JUDGED,
     LINES,
+    RATIO,
     SCRIPT,
     SCRIPTED,
     STRONG,
     LanguageNeed,
+    LengthNeed,
     Pending,
     figure,
+    length_band,
+    ratio_bin,
     side_key,
 )
 from paramine.pipelines.core.scripts import (
@@ -186,21 +190,24 @@ class PairJudge:
             self._side("candidate", lang),
         )
         step.figures += [figure(step.pivot_side[0], LINES), figure(step.candidate_side[0], LINES)]
-        reason = _pair_reason(pivot, candidate, pivot_lang, lang, self.options)
+        reason = _pair_reason(pivot, candidate, self.options)
         if reason:
             step.drop(reason, (True, True))
+            return step
+        step.length_rule(self.options.max_length_ratio)
+        if self.options.sentence_count_filter and sentence_count(
+            pivot, pivot_lang
+        ) != sentence_count(candidate, lang):
+            step.settle("sentence_count_mismatch", (True, True), after_scripts=False)
             return step
         for reason, sides in failures(
             self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule(self)
         ):
             if reason != SCRIPT_REASON:
-                if step.script_needs:
-                    step.after = reason
-                else:
-                    step.drop(reason, sides)
+                step.settle(reason, sides, after_scripts=True)
                 return step
             if step.script_failed:
-                step.drop(reason, step.script_failed)
+                step.settle(reason, step.script_failed, after_scripts=False)
                 return step
         return step
 
@@ -242,6 +249,8 @@ class _Step:
         self.script_needs: list[tuple[str, int]] = []
         self.script_failed: tuple[bool, bool] | None = None
         self.after = ""
+        self.after_sides: tuple[str, ...] = ()
+        self.length: LengthNeed | None = None
         self.languages: list[LanguageNeed | None] = [None, None]
         self.strong_candidate = False
 
@@ -251,6 +260,29 @@ class _Step:
     def drop(self, reason: str, sides: tuple[bool, bool]) -> None:
         self.reason = reason
         self.sides = tuple(self.side(i)[0] for i in (0, 1) if sides[i])
+
+    def length_rule(self, max_length_ratio: float) -> None:
+        """The length-ratio figure of the pair; outside the fixed band, a need for its side's."""
+        pivot, candidate = self.texts
+        ratio = (length(candidate) + 1) / (length(pivot) + 1)
+        pivot_key, key = self.pivot_side[0], self.candidate_side[0]
+        pivot_lang = pivot_key.split(":", 1)[1]
+        self.figures.append(figure(key, RATIO, f"{pivot_lang}/{ratio_bin(ratio)}"))
+        low, high = length_band(1.0, max_length_ratio)
+        if not low <= ratio <= high:
+            self.length = LengthNeed(pivot_key, key, pivot_lang, ratio, max_length_ratio)
+
+    def settle(self, reason: str, sides: tuple[bool, bool], *, after_scripts: bool) -> None:
+        """A rule's drop, or, where an earlier rule waits on the run's decisions, its ``after``.
+
+        ``after_scripts``: the rule comes after the script rule, so it waits on
+        the lines whose scripts are pending too.
+        """
+        if self.length is not None or (after_scripts and self.script_needs):
+            self.after = reason
+            self.after_sides = tuple(self.side(i)[0] for i in (0, 1) if sides[i])
+        else:
+            self.drop(reason, sides)
 
     def open(self) -> bool:
         """Not dropped, and its fate not settled by a rule after the script rule."""
@@ -318,8 +350,16 @@ class _Step:
         notes = tuple(dict.fromkeys(self.notes))
         pivot, candidate = self.texts
         kept = (pivot, candidate, pivot_language(self.langs[0]))
-        if self.script_needs or self.after or any(need.weak for need in needs):
-            pending = Pending(self.texts, tuple(self.script_needs), self.after, needs, notes)
+        if self.length or self.script_needs or self.after or any(need.weak for need in needs):
+            pending = Pending(
+                self.texts,
+                tuple(self.script_needs),
+                self.after,
+                needs,
+                notes,
+                self.length,
+                self.after_sides,
+            )
             return Verdict(kept=kept, pending=pending, figures=figures)
         if needs:  # strong evidence only: settled now
             first = needs[0]
@@ -327,10 +367,11 @@ class _Step:
         return Verdict(kept=kept, notes=notes, figures=figures)
 
 
-def _pair_reason(
-    pivot: str, candidate: str, pivot_lang: str, lang: str, options: PrefilterOptions
-) -> str:
-    """The rules on the pair as a whole, before the heuristic ones: "" when it passes them."""
+def _pair_reason(pivot: str, candidate: str, options: PrefilterOptions) -> str:
+    """The rules on the pair as a whole that need nothing of the run: "" when it passes them.
+
+    The length ratio and the sentence count follow (``_Step.length_rule``).
+    """
     if not pivot or not candidate:
         return "empty"
     if comparison_key(pivot) == comparison_key(candidate):
@@ -340,12 +381,6 @@ def _pair_reason(
         return "too_short"
     if longer > options.max_words:
         return "too_long"
-    if (longer + 1) / (shorter + 1) > options.max_length_ratio:
-        return "length_ratio"
-    if options.sentence_count_filter and sentence_count(pivot, pivot_lang) != sentence_count(
-        candidate, lang
-    ):
-        return "sentence_count_mismatch"
     return ""
 
 

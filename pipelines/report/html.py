@@ -170,9 +170,13 @@ def _checks_section(sides: Mapping[str, Any]) -> str:
         )
         present = found.get("languages_present") or {}
         dropped = found.get("dropped") or {}
+        ratios = "".join(
+            f"<br><span class='muted'>length {scale:.2f}&times; the {_esc(pivot)} side's</span>"
+            for pivot, scale in (found.get("length_ratio_to") or {}).items()
+        )
         rows.append(
             f"<tr><td>{_esc(side)}</td><td class='n'>{_num(found['lines'])}</td>"
-            f"<td>{shown}<br><span class='muted'>from {_esc(scripts['source'])}</span></td>"
+            f"<td>{shown}<br><span class='muted'>from {_esc(scripts['source'])}</span>{ratios}</td>"
             f"<td>{', '.join(f'{_esc(t)} ({_num(n)})' for t, n in present.items()) or '&ndash;'}"
             "</td><td>"
             + (

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from paramine.pipelines.core.line_checks import (
     LanguageNeed,
+    LengthNeed,
     Pending,
     decide,
+    length_band,
+    ratio_bin,
     resolve,
     run_record,
     summary_lines,
@@ -97,6 +100,32 @@ def test_held_back_pairs_are_settled_rule_by_rule() -> None:
     assert resolve(cyrillic, decisions, 0.8) == ("wrong_script", ("candidate:pl",), ())
     latin = Pending(("Hello.", "Cześć."), scripts=(("candidate:pl", 1),), after="numbers_differ")
     assert resolve(latin, decisions, 0.8).reason == "numbers_differ"
+
+
+def test_a_sides_typical_length_ratio_widens_its_band_and_never_narrows_it() -> None:
+    assert ratio_bin(1.0) == 0 and ratio_bin(2.0) == 14 and ratio_bin(0.5) == -14
+    assert length_band(1.0, 2.5) == (0.4, 2.5)
+    assert length_band(2.0, 2.5) == (0.4, 5.0)  # longer renderings: the top moves up
+    assert length_band(0.5, 2.5) == (0.2, 2.5)  # shorter ones: the bottom moves down
+    # 60 pairs at about 1.57 (bin 9), 40 at 1: the median is 1.57 to English;
+    # to French, too few pairs to learn from.
+    side = {"candidate:tok:ratio:en/9": 60, "candidate:tok:ratio:en/0": 40}
+    side |= {"candidate:tok:ratio:fr/9": 49}
+    decisions = decide(side)
+    assert decisions["candidate:tok"].length_scales == {"en": 1.5683}
+
+    def settled(ratio: float, pivot: str = "en", after: str = "") -> tuple[str, tuple]:
+        need = LengthNeed(f"pivot:{pivot}", "candidate:tok", pivot, ratio, 2.5)
+        pair = Pending(("Hi.", "toki."), length=need, after=after, after_sides=("pivot:en",))
+        found = resolve(pair, decisions, 0.8)
+        return found.reason, found.sides
+
+    assert settled(3.5) == ("", ())  # under 1.5683 * 2.5
+    assert settled(4.0) == ("length_ratio", ("pivot:en", "candidate:tok"))
+    assert settled(0.3) == ("length_ratio", ("pivot:en", "candidate:tok"))
+    assert settled(3.5, pivot="fr")[0] == "length_ratio"  # the fixed band
+    # A later rule's reason stands once the length passes.
+    assert settled(3.5, after="numbers_differ") == ("numbers_differ", ("pivot:en",))
 
 
 def test_a_side_with_no_script_known_or_learned_is_kept_and_noted() -> None:

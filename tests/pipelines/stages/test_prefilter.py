@@ -345,6 +345,34 @@ def test_close_languages_are_told_apart_by_the_evidence_of_the_run() -> None:
     assert "sk" in present  # and Czech: Slovak lines are Czech rather than Slovenian too
 
 
+def test_a_language_that_takes_more_words_keeps_its_long_renderings() -> None:
+    """A side whose pairs run to 2.8 times the pivot's words learns that band.
+
+    Toki Pona says with many short words what English says with few (its
+    held-out Tatoeba set lost 3.1% of its true lines to the fixed band); the
+    side's median ratio moves the band's top, and a pair far outside it
+    still drops.
+    """
+    from paramine.pipelines.core.line_checks import decide, resolve
+
+    options = PrefilterOptions()
+    judge = PairJudge(options, None)
+    pivot = "we go home now"
+    candidate = "mi en jan ante mute li tawa tomo mi lon tenpo ni {}"  # 13 words: 14 / 5
+    pairs = [(pivot, candidate.format(i), "en", "tok") for i in range(60)]
+    pairs.append((pivot, " ".join(["ni"] * 40) + ".", "en", "tok"))  # 41 / 5
+    verdicts = judge.judge(pairs)
+    assert all(v.pending is not None and v.pending.length is not None for v in verdicts)
+    decisions = decide(Counter(key for v in verdicts for key in v.figures))
+    assert decisions["candidate:tok"].length_scales == {"en": 2.8577}  # bin 21: e^1.05
+    reasons = [resolve(v.pending, decisions, 0.8).reason for v in verdicts if v.pending]
+    assert reasons == [""] * 60 + ["length_ratio"]
+    # Alone, the same pair is outside the fixed band.
+    [alone] = judge.judge(pairs[:1])
+    assert alone.pending is not None
+    assert resolve(alone.pending, decide(Counter(alone.figures)), 0.8).reason == "length_ratio"
+
+
 def lines(path: Path, n: int) -> list[str]:
     if not path.is_file():
         pytest.skip(f"{path} is not here (../shared/corpora)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 
 import apache_beam as beam
 import pytest
@@ -19,6 +20,7 @@ from paramine.pipelines.core.accounting import (
     counts_from_rows,
 )
 from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.core.line_checks import decide, resolve
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.formats import Shard
@@ -128,11 +130,14 @@ class TestKeepFirst:
 
 
 def reason_of(pair: AlignedPair, options: PrefilterOptions) -> str:
-    """The prefilter's verdict on one pair, its rules alone (no language check)."""
+    """The prefilter's verdict on one pair, its rules alone (no language check), as a run of it."""
     [verdict] = PairJudge(options, None).judge(
         [(pair.pivot, pair.candidate, pair.pivot_lang, pair.lang)]
     )
-    return verdict.reason
+    if verdict.pending is None:
+        return verdict.reason
+    decisions = decide(Counter(verdict.figures))
+    return resolve(verdict.pending, decisions, options.limits.min_script_share).reason
 
 
 class TestPrefilter:
