@@ -38,9 +38,10 @@ docs/filters.md), in three steps:
    - wrong_script, letters in the language's scripts < 0.8:
      ``CharacterScoreFilter`` 0.8 a side, with the language's ISO 15924
      script (``Latn``; OpusFilter's ``regex`` pattern takes the code). The
-     same rule where a language has one script; OpusFilter takes one script
-     a side, so a language of several (Japanese, Serbian) or none is not
-     checked there (threshold 0).
+     same rule where a language has one primary script (paramine also
+     passes CLDR's secondary ones, Deseret for English); OpusFilter takes
+     one script a side, so a language of several (Japanese, Serbian) or
+     none is not checked there (threshold 0).
    - wrong_language_*, py3langid, p(declared) >= 0.3 x p(top):
      ``LangidFilter`` (py3langid), restricted to paramine's labels.
      OpusFilter keeps a line only when the declared language is the top one:
@@ -80,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 from paramine.pipelines.core.junk import _URL
-from paramine.pipelines.core.scripts import expected_scripts
+from paramine.pipelines.core.scripts import known_scripts
 from paramine.pipelines.core.text import normalize
 from peers_env import PeersEnv
 from peers_measure import run_measured
@@ -150,9 +151,13 @@ def detector_labels(langs: tuple[str, str]) -> list[str]:
 
 
 def _one_script(lang: str) -> str | None:
-    """The language's one ISO 15924 script, where paramine's script rule expects only one."""
-    scripts = expected_scripts(lang)
-    return next(iter(scripts)) if scripts is not None and len(scripts) == 1 else None
+    """The language's one primary ISO 15924 script, where CLDR lists only one (English: Latn).
+
+    CLDR's secondary scripts (Deseret for English) pass paramine's rule too;
+    OpusFilter's filter takes one script a side, so they are left out there.
+    """
+    known = known_scripts(lang)
+    return next(iter(known.primary)) if known is not None and len(known.primary) == 1 else None
 
 
 def opusfilter_config(

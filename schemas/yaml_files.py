@@ -146,16 +146,23 @@ def read_yaml(url: str, what: str, see: str) -> YamlDocument:
     return parse_yaml(text, url, see)
 
 
-def setting_value(document: YamlDocument, path: KeyPath, value: Any, many: bool) -> Any:
+def setting_value(
+    document: YamlDocument, path: KeyPath, value: Any, many: bool, nullable: bool = False
+) -> Any:
     """A YAML value as a setting takes it: one value, or (``many``) a list of them.
 
     One value where a list is taken is a list of one (``inputs: a.tsv``).
+    ``nullable``: the setting's default is null (``corpus``), so null is that
+    default, as a manifest's options write it.
 
     Raises:
-        UsageError: null, a mapping, a list where one value is taken, or a
-            list holding a list, a mapping or null: ``FILE:LINE: key: problem``.
+        UsageError: null (unless ``nullable``), a mapping, a list where one
+            value is taken, or a list holding a list, a mapping or null:
+            ``FILE:LINE: key: problem``.
     """
     where, key = document.where(*path), path[-1]
+    if value is None and nullable:
+        return None
     if value is None:
         raise UsageError(f"{where}: {key}: no value (null): give one, or leave the key out")
     if isinstance(value, Mapping):

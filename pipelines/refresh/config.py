@@ -180,12 +180,14 @@ def load_config(path: str) -> RefreshConfig:
     if not isinstance(options, dict):
         raise UsageError(f"{document.where('options')}: options: a mapping of mine flags to values")
     for key, value in options.items():
-        many = any(
-            kind.__dataclass_fields__[name].metadata["many"]
+        fields = [
+            kind.__dataclass_fields__[name]
             for kind in (MiningSettings, RunSettings)
             if (name := field_of(kind, key)) is not None
-        )
-        options[key] = setting_value(document, ("options", key), value, many)
+        ]
+        many = any(f.metadata["many"] for f in fields)
+        nullable = bool(fields) and all(f.default is None for f in fields)
+        options[key] = setting_value(document, ("options", key), value, many, nullable)
     beam_args = data.get("beam_args", [f"--runner={DEFAULT_RUNNER}"])
     if not isinstance(beam_args, list) or not all(isinstance(a, str) for a in beam_args):
         raise UsageError(

@@ -179,9 +179,11 @@ def read_job_file(url: str) -> JobFile:
             )
         name = field_of(kind, key)
         assert name is not None  # setting_kind found it
-        many = kind.__dataclass_fields__[name].metadata["many"]
+        field = kind.__dataclass_fields__[name]
         # One value where a list is taken (exclude_sentences: file.txt) is a list of one.
-        value = setting_value(document, (key,), value, many)
+        value = setting_value(
+            document, (key,), value, field.metadata["many"], nullable=field.default is None
+        )
         (job.mining if kind is MiningSettings else job.running)[name] = value
         job.keys[name] = str(key)
     return job

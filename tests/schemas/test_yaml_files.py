@@ -64,6 +64,12 @@ def test_a_wrong_type_is_file_line_key_problem(text: str, many: bool, message: s
     assert str(error.value).startswith(message)
 
 
+def test_null_is_the_default_of_a_setting_whose_default_is_null() -> None:
+    # A manifest's options write corpus: null; as a job file they mine again.
+    document = parsed("corpus: null\n")
+    assert setting_value(document, ("corpus",), None, False, nullable=True) is None  # type: ignore[arg-type]
+
+
 def test_one_value_where_a_list_is_taken_is_a_list_of_one() -> None:
     document = parsed("inputs: a.tsv\n")
     assert setting_value(document, ("inputs",), "a.tsv", True) == ["a.tsv"]  # type: ignore[arg-type]

@@ -348,7 +348,7 @@ class TestCommandLine:
         ]
         job = job_from_command_line(argv)
         assert job.running.inputs == ("a.txt", "b.txt", "c")
-        assert job.mining.corpus == "b.txt" and job.running.overwrite
+        assert job.running.corpus == "b.txt" and job.running.overwrite
         assert job.beam_args == ["--runner", "DirectRunner"]
 
     def test_input_flag_repeats(self) -> None:
