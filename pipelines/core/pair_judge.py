@@ -190,7 +190,7 @@ class PairJudge:
             self._side("candidate", lang),
         )
         step.figures += [figure(step.pivot_side[0], LINES), figure(step.candidate_side[0], LINES)]
-        reason = _pair_reason(pivot, candidate, self.options)
+        reason = _pair_reason(step, self.options)
         if reason:
             step.drop(reason, (True, True))
             return step
@@ -253,6 +253,20 @@ class _Step:
         self.length: LengthNeed | None = None
         self.languages: list[LanguageNeed | None] = [None, None]
         self.strong_candidate = False
+        self._lengths: tuple[float, float] | None = None
+        self._mains: dict[int, str | None] = {}
+
+    def lengths(self) -> tuple[float, float]:
+        """Both lines' lengths in words (``core.scripts.length``), counted once."""
+        if self._lengths is None:
+            self._lengths = (length(self.texts[0]), length(self.texts[1]))
+        return self._lengths
+
+    def main_script(self, which: int) -> str | None:
+        """A line's main script (``core.scripts.dominant_script``), found once."""
+        if which not in self._mains:
+            self._mains[which] = dominant_script(self.texts[which])
+        return self._mains[which]
 
     def side(self, which: int) -> tuple[str, KnownScripts | None, frozenset | None]:
         return self.candidate_side if which else self.pivot_side
@@ -263,8 +277,8 @@ class _Step:
 
     def length_rule(self, max_length_ratio: float) -> None:
         """The length-ratio figure of the pair; outside the fixed band, a need for its side's."""
-        pivot, candidate = self.texts
-        ratio = (length(candidate) + 1) / (length(pivot) + 1)
+        pivot_words, words = self.lengths()
+        ratio = (words + 1) / (pivot_words + 1)
         pivot_key, key = self.pivot_side[0], self.candidate_side[0]
         pivot_lang = pivot_key.split(":", 1)[1]
         self.figures.append(figure(key, RATIO, f"{pivot_lang}/{ratio_bin(ratio)}"))
@@ -298,7 +312,7 @@ class _Step:
             for which in (0, 1):
                 text, lang = self.texts[which], self.langs[which]
                 key, known, _ = self.side(which)
-                main = dominant_script(text)
+                main = self.main_script(which)
                 if main is None:  # no letters: nothing to judge
                     continue
                 self.figures += [figure(key, SCRIPTED), figure(key, SCRIPT, main)]
@@ -318,7 +332,7 @@ class _Step:
         """The line for the detector, or None where it cannot judge it (noted)."""
         text, lang = self.texts[which], self.langs[which]
         _, known, trained = self.side(which)
-        main = dominant_script(text)
+        main = self.main_script(which)
         if (
             trained is not None
             and known is not None
@@ -367,16 +381,17 @@ class _Step:
         return Verdict(kept=kept, notes=notes, figures=figures)
 
 
-def _pair_reason(pivot: str, candidate: str, options: PrefilterOptions) -> str:
+def _pair_reason(step: _Step, options: PrefilterOptions) -> str:
     """The rules on the pair as a whole that need nothing of the run: "" when it passes them.
 
     The length ratio and the sentence count follow (``_Step.length_rule``).
     """
+    pivot, candidate = step.texts
     if not pivot or not candidate:
         return "empty"
     if comparison_key(pivot) == comparison_key(candidate):
         return "untranslated"
-    shorter, longer = sorted((length(pivot), length(candidate)))
+    shorter, longer = sorted(step.lengths())
     if shorter < options.min_words:
         return "too_short"
     if longer > options.max_words:
