@@ -147,6 +147,7 @@ class LanguageCheck:
         #: The languages the identifier is restricted for; None: not yet.
         self._restricted: list[str] | None = None
         self._cache: dict[tuple[str, str], Evidence | None] = {}
+        self._shared: dict[Evidence, Evidence] = {}
 
     def _load(self) -> Any:
         """The identifier, restricted to what ``self.languages`` needs.
@@ -200,6 +201,7 @@ class LanguageCheck:
             judged = dict(zip(todo, self._judge_many([t for t, _ in todo], labels), strict=True))
             if len(cache) + len(judged) > CACHE_SIZE:
                 cache.clear()
+                self._shared.clear()
             cache.update(judged)
             found.update(judged)
         return [found[line] for line in lines]
@@ -246,37 +248,66 @@ class LanguageCheck:
                     total = total + ranked[:, k]
                 values = total
             shares[:, j] = values.reshape(-1)
-        index = {name: j for j, name in enumerate(names)}
-        # A line declared L is weighed against L's own competitors only, never
-        # against those another declared language brought in: its verdict is
-        # the same whichever languages the batches before it declared.
-        others = {
-            label: np.array([detector_label(n) not in competitors(label) for n in names])
-            for label in set(labels[i] for i in checked)
-        }
-        ratio, strong = self.ratio, self.strong
+        by_label: dict[str, list[int]] = {}
         for i in checked:
-            r = row[texts[i]]
-            # A declared macrolanguage is in its members too (Cantonese is Chinese).
-            own = [index[labels[i]]]
-            own += [index[m] for m in MACROLANGUAGES.get(labels[i], ()) if m in index]
-            mine = shares[r, own].sum()
-            line = rivals[r].copy()
-            line[own] = 0.0
-            line[others[labels[i]]] = 0.0
-            # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.
-            above = np.flatnonzero(mine < ratio * line)
-            if not len(above):
-                verdicts[i] = PASSES
-                continue
-            # Strong evidence names one language, the likeliest: a Slovak line
-            # is far from Slovenian and from Spanish alike, but it is Slovak.
-            top = int(np.argmax(line))
-            verdicts[i] = Evidence(
-                (names[top],) if mine < strong * line[top] else (),
-                tuple(sorted(names[j] for j in above if j != top or mine >= strong * line[j])),
-            )
+            by_label.setdefault(labels[i], []).append(i)
+        for label, lines in by_label.items():
+            found = self._evidence([row[texts[i]] for i in lines], label, shares, rivals, names)
+            for i, evidence in zip(lines, found, strict=True):
+                verdicts[i] = evidence
         return verdicts
+
+    def _evidence(
+        self,
+        rows: list[int],
+        label: str,
+        shares: Any,
+        rivals: Any,
+        names: list[str],
+    ) -> list[Evidence]:
+        """The evidence against lines declared ``label``, all at once.
+
+        ``rows`` are the lines' rows of ``shares`` (each fold's share) and
+        ``rivals`` (each fold's best member), columns as ``names``. A line
+        declared L is weighed against L's own competitors only, never against
+        those another declared language brought in: its verdict is the same
+        whichever languages the batches before it declared.
+        """
+        import numpy as np
+
+        # A declared macrolanguage is in its members too (Cantonese is Chinese).
+        index = {name: j for j, name in enumerate(names)}
+        members = [label, *(m for m in MACROLANGUAGES.get(label, ()) if m in index)]
+        own = [index[m] for m in members]
+        mine = shares[np.ix_(rows, own)].sum(axis=1)
+        line = rivals[rows]
+        outside = [
+            j
+            for j, name in enumerate(names)
+            if name in members or detector_label(name) not in competitors(label)
+        ]
+        line[:, outside] = 0.0
+        # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.
+        above = mine[:, None] < self.ratio * line
+        # Strong evidence names one language, the likeliest: a Slovak line
+        # is far from Slovenian and from Spanish alike, but it is Slovak.
+        top = np.argmax(line, axis=1)
+        weighed = np.arange(len(rows))
+        strong = mine < self.strong * line[weighed, top]
+        weak = above.copy()
+        weak[weighed[strong], top[strong]] = False
+        found = [PASSES] * len(rows)
+        leaning: dict[int, list[str]] = {}
+        for r, j in zip(*(a.tolist() for a in np.nonzero(weak)), strict=True):
+            leaning.setdefault(r, []).append(names[j])
+        shared = self._shared
+        for r in np.flatnonzero(above.any(axis=1)).tolist():
+            evidence = Evidence(
+                (names[top[r]],) if strong[r] else (), tuple(sorted(leaning.get(r, ())))
+            )
+            # One object for each distinct evidence: the cache holds many.
+            found[r] = shared.setdefault(evidence, evidence)
+        return found
 
 
 @functools.cache
