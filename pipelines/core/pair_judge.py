@@ -10,7 +10,7 @@ the stage's settings, the one place their defaults and checks are stated.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -19,6 +19,7 @@ from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.junk import SCRIPT_REASON, Limits, failures
 from paramine.pipelines.core.language_id import Evidence, detector_label
 from paramine.pipelines.core.line_checks import (
+    DROP,
     JUDGED,
     LINES,
     RATIO,
@@ -102,7 +103,8 @@ class Verdict(NamedTuple):
             for its language).
         pending: A pair whose fate waits for the run's side decisions.
         notes: The checks that could not judge its lines (``<check>_unchecked.<language>``).
-        figures: What the pair adds to its sides' figures, once per occurrence.
+        figures: What the pair adds to its sides' figures, once per
+            occurrence; a dropped pair's ``drop`` figures among them.
     """
 
     reason: str = ""
@@ -111,6 +113,50 @@ class Verdict(NamedTuple):
     pending: Pending | None = None
     notes: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()
+
+
+#: Parts of verdicts shared (``PairJudge._shared``) before they are forgotten.
+SHARED_SIZE = 1 << 16
+
+
+class _Side(NamedTuple):
+    """A side of the pairs: its key, its language's scripts, its figures' names made once.
+
+    The names are the same string objects pair after pair, so the
+    prefilter's count of each verdict's figures hashes them once.
+    """
+
+    key: str
+    known: KnownScripts | None
+    #: The scripts the detector was trained on for its language (None: every script).
+    trained: frozenset | None
+    #: Every script the tables know its language in (None: none).
+    known_all: frozenset | None
+    #: The scripts it is written in that the detector was not trained on for it.
+    untrained: frozenset
+    #: The only scripts its user named for it (``--tgt-lang tt-Latn``), if any.
+    named: frozenset | None
+    #: The share of a line's letters that must be in the side's scripts.
+    min_script_share: float
+    lines: str
+    scripted: str
+    judged: str
+
+
+#: A figure's name, made once per distinct name (``_Side``).
+_figure = functools.lru_cache(maxsize=4096)(figure)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _ratio_figure(key: str, pivot_lang: str, pivot_words: float, words: float) -> str:
+    """A candidate side's length-ratio figure of a pair, made once per pair of lengths."""
+    ratio = (words + 1) / (pivot_words + 1)
+    return figure(key, RATIO, f"{pivot_lang}/{ratio_bin(ratio)}")
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_band(max_length_ratio: float) -> tuple[float, float]:
+    return length_band(1.0, max_length_ratio)
 
 
 def _expanded(scripts: frozenset[str], primary: frozenset[str]) -> frozenset[str]:
@@ -138,17 +184,34 @@ class PairJudge:
         self.options = options
         self.detector = detector
         self.declared = dict(options.declared_scripts)
+        #: One object for each of the equal parts many verdicts hold (their
+        #: figures, the detector's evidence): a worker's memo of verdicts
+        #: holds a few thousand objects rather than a million, and Python's
+        #: collector walks them all on each full collection.
+        self._shared: dict = {}
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019 - one judge per worker, a few languages
-    def _side(self, side: str, lang: str) -> tuple[str, KnownScripts | None, frozenset | None]:
-        """A side's key, its language's known scripts and the detector's (None: every script)."""
+    def _side(self, side: str, lang: str) -> _Side:
+        """A side's key, its language's known scripts and the detector's, its figures' names."""
         known = known_scripts(lang)
         scripts = None
         if self.detector is not None and known is not None:
             trained = self.detector.scripts(lang)
             if trained is not None:
                 scripts = _expanded(trained, known.primary)
-        return side_key(side, lang), known, scripts
+        key = side_key(side, lang)
+        return _Side(
+            key,
+            known,
+            scripts,
+            None if known is None else known.all,
+            known.primary - scripts if known is not None and scripts is not None else frozenset(),
+            self.declared.get(lang),
+            self.options.limits.min_script_share,
+            figure(key, LINES),
+            figure(key, SCRIPTED),
+            figure(key, JUDGED),
+        )
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019
     def _language_notes(self, lang: str) -> tuple[str, ...]:
@@ -176,8 +239,13 @@ class PairJudge:
         for step in steps:
             if not step.reason:
                 pivot_lang, lang = step.langs
-                step.notes[:0] = [*self._language_notes(pivot_lang), *self._language_notes(lang)]
-        return [step.verdict() for step in steps]
+                first = self._language_notes(pivot_lang) + self._language_notes(lang)
+                if first:
+                    step.notes[:0] = first
+        shared = self._shared
+        if len(shared) > SHARED_SIZE:
+            shared.clear()
+        return [step.verdict(shared) for step in steps]
 
     def _rules(self, pivot: str, candidate: str, pivot_lang: str, lang: str) -> _Step:
         pivot, candidate = normalize(pivot), normalize(candidate)
@@ -189,7 +257,7 @@ class PairJudge:
             self._side("pivot", pivot_lang),
             self._side("candidate", lang),
         )
-        step.figures += [figure(step.pivot_side[0], LINES), figure(step.candidate_side[0], LINES)]
+        step.figures += [step.pivot_side.lines, step.candidate_side.lines]
         reason = _pair_reason(step, self.options)
         if reason:
             step.drop(reason, (True, True))
@@ -201,7 +269,7 @@ class PairJudge:
             step.settle("sentence_count_mismatch", (True, True), after_scripts=False)
             return step
         for reason, sides in failures(
-            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule(self)
+            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule
         ):
             if reason != SCRIPT_REASON:
                 step.settle(reason, sides, after_scripts=True)
@@ -216,19 +284,44 @@ class PairJudge:
         detector = self.detector
         assert detector is not None
         for which in (1, 0):
-            todo = [s for s in steps if s.open() and (which == 1 or not s.strong_candidate)]
-            lines = []
-            for step in todo:
+            judged, lines = [], []
+            for step in steps:
+                if step.reason or step.after or (which == 0 and step.strong_candidate):
+                    continue  # settled, or its candidate dropped whatever the pivot is
                 line = step.line_to_judge(which)
                 if line is not None:
-                    lines.append((step, line))
-            found = detector.judge_many([line for _, line in lines])
-            for (step, _), evidence in zip(lines, found, strict=True):
-                step.judged(which, evidence)
+                    judged.append(step)
+                    lines.append(line)
+            for step, evidence in zip(judged, detector.judge_many(lines), strict=True):
+                step.judged(which, evidence, self._shared)
+
+
+#: A line's main script not yet found (``_Step.main_script``).
+_UNKNOWN = "?"
 
 
 class _Step:
     """One pair on its way through ``PairJudge``."""
+
+    __slots__ = (
+        "_lengths",
+        "_mains",
+        "after",
+        "after_sides",
+        "candidate_side",
+        "figures",
+        "langs",
+        "languages",
+        "length",
+        "notes",
+        "pivot_side",
+        "reason",
+        "script_failed",
+        "script_needs",
+        "sides",
+        "strong_candidate",
+        "texts",
+    )
 
     def __init__(
         self,
@@ -236,8 +329,8 @@ class _Step:
         candidate: str,
         pivot_lang: str,
         lang: str,
-        pivot_side: tuple[str, KnownScripts | None, frozenset | None],
-        candidate_side: tuple[str, KnownScripts | None, frozenset | None],
+        pivot_side: _Side,
+        candidate_side: _Side,
     ) -> None:
         self.texts = (pivot, candidate)
         self.langs = (pivot_lang, lang)
@@ -254,7 +347,7 @@ class _Step:
         self.languages: list[LanguageNeed | None] = [None, None]
         self.strong_candidate = False
         self._lengths: tuple[float, float] | None = None
-        self._mains: dict[int, str | None] = {}
+        self._mains: list[str | None] = [_UNKNOWN, _UNKNOWN]
 
     def lengths(self) -> tuple[float, float]:
         """Both lines' lengths in words (``core.scripts.length``), counted once."""
@@ -264,25 +357,26 @@ class _Step:
 
     def main_script(self, which: int) -> str | None:
         """A line's main script (``core.scripts.dominant_script``), found once."""
-        if which not in self._mains:
-            self._mains[which] = dominant_script(self.texts[which])
-        return self._mains[which]
+        main = self._mains[which]
+        if main is _UNKNOWN:
+            main = self._mains[which] = dominant_script(self.texts[which])
+        return main
 
-    def side(self, which: int) -> tuple[str, KnownScripts | None, frozenset | None]:
+    def side(self, which: int) -> _Side:
         return self.candidate_side if which else self.pivot_side
 
     def drop(self, reason: str, sides: tuple[bool, bool]) -> None:
         self.reason = reason
-        self.sides = tuple(self.side(i)[0] for i in (0, 1) if sides[i])
+        self.sides = tuple(self.side(i).key for i in (0, 1) if sides[i])
 
     def length_rule(self, max_length_ratio: float) -> None:
         """The length-ratio figure of the pair; outside the fixed band, a need for its side's."""
         pivot_words, words = self.lengths()
         ratio = (words + 1) / (pivot_words + 1)
-        pivot_key, key = self.pivot_side[0], self.candidate_side[0]
-        pivot_lang = pivot_key.split(":", 1)[1]
-        self.figures.append(figure(key, RATIO, f"{pivot_lang}/{ratio_bin(ratio)}"))
-        low, high = length_band(1.0, max_length_ratio)
+        pivot_key, key = self.pivot_side.key, self.candidate_side.key
+        pivot_lang = self.langs[0]
+        self.figures.append(_ratio_figure(key, pivot_lang, pivot_words, words))
+        low, high = _fixed_band(max_length_ratio)
         if not low <= ratio <= high:
             self.length = LengthNeed(pivot_key, key, pivot_lang, ratio, max_length_ratio)
 
@@ -294,77 +388,76 @@ class _Step:
         """
         if self.length is not None or (after_scripts and self.script_needs):
             self.after = reason
-            self.after_sides = tuple(self.side(i)[0] for i in (0, 1) if sides[i])
+            self.after_sides = tuple(self.side(i).key for i in (0, 1) if sides[i])
         else:
             self.drop(reason, sides)
 
-    def open(self) -> bool:
-        """Not dropped, and its fate not settled by a rule after the script rule."""
-        return not self.reason and not self.after
+    def script_rule(self) -> tuple[bool, bool]:
+        """The script rule: figures for both lines, needs for those outside the tables.
 
-    def script_rule(self, judge: PairJudge) -> Callable[[], tuple[bool, bool]]:
-        """The script rule: figures for both lines, needs for those outside the tables."""
-
-        def rule() -> tuple[bool, bool]:
-            limit = judge.options.limits.min_script_share
-            failed = [False, False]
-            outside = [False, False]
-            for which in (0, 1):
-                text, lang = self.texts[which], self.langs[which]
-                key, known, _ = self.side(which)
-                main = self.main_script(which)
-                if main is None:  # no letters: nothing to judge
-                    continue
-                self.figures += [figure(key, SCRIPTED), figure(key, SCRIPT, main)]
-                named = judge.declared.get(lang)
-                if named is not None:
-                    failed[which] = script_share(text, named) < limit
-                elif known is None or script_share(text, known.all) < limit:
-                    outside[which] = True
-                    self.script_needs.append((key, which))
-            if failed[0] or failed[1]:
-                self.script_failed = (failed[0], failed[1])
-            return (failed[0] or outside[0], failed[1] or outside[1])
-
-        return rule
+        A line fails in a script its side's user did not name; a line outside
+        the scripts the tables know waits for the side's decided scripts.
+        """
+        failed = [False, False]
+        outside = [False, False]
+        for which, side in ((0, self.pivot_side), (1, self.candidate_side)):
+            main = self.main_script(which)
+            if main is None:  # no letters: nothing to judge
+                continue
+            self.figures += (side.scripted, _figure(side.key, SCRIPT, main))
+            text = self.texts[which]
+            if side.named is not None:
+                failed[which] = script_share(text, side.named) < side.min_script_share
+            elif (
+                side.known_all is None or script_share(text, side.known_all) < side.min_script_share
+            ):
+                outside[which] = True
+                self.script_needs.append((side.key, which))
+        if failed[0] or failed[1]:
+            self.script_failed = (failed[0], failed[1])
+        return (failed[0] or outside[0], failed[1] or outside[1])
 
     def line_to_judge(self, which: int) -> tuple[str, str] | None:
         """The line for the detector, or None where it cannot judge it (noted)."""
         text, lang = self.texts[which], self.langs[which]
-        _, known, trained = self.side(which)
-        main = self.main_script(which)
-        if (
-            trained is not None
-            and known is not None
-            and main in known.primary
-            and main not in trained
-        ):
-            # A script the language is written in that the detector was not
-            # trained on for it (Latin Tatar): not the detector's to judge.
-            self.notes.append(f"language_unchecked.{detector_label(lang)}-{main}")
-            return None
+        untrained = self.side(which).untrained
+        if untrained:
+            main = self.main_script(which)
+            if main in untrained:
+                # A script the language is written in that the detector was not
+                # trained on for it (Latin Tatar): not the detector's to judge.
+                self.notes.append(f"language_unchecked.{detector_label(lang)}-{main}")
+                return None
         return text, lang
 
-    def judged(self, which: int, evidence: Evidence | None) -> None:
+    def judged(self, which: int, evidence: Evidence | None, shared: dict) -> None:
         if evidence is None:
             return  # a language the detector does not know: noted per language
-        key = self.side(which)[0]
-        self.figures.append(figure(key, JUDGED))
-        self.figures += [figure(key, STRONG, label) for label in evidence.strong]
+        side = self.side(which)
+        key = side.key
+        self.figures.append(side.judged)
+        self.figures += [_figure(key, STRONG, label) for label in evidence.strong]
         if evidence.strong or evidence.weak:
             reason = "wrong_language_candidate" if which else "wrong_language_pivot"
-            self.languages[which] = LanguageNeed(key, reason, evidence.strong, evidence.weak)
+            need = LanguageNeed(key, reason, evidence.strong, evidence.weak)
+            self.languages[which] = shared.setdefault(need, need)
             self.strong_candidate = which == 1 and bool(evidence.strong)
 
-    def verdict(self) -> Verdict:
+    def verdict(self, shared: dict) -> Verdict:
+        """The pair's verdict; its parts that many pairs share are ``shared``'s objects."""
         figures = tuple(self.figures)
+        figures = shared.setdefault(figures, figures)
         if self.reason:
-            return Verdict(self.reason, self.sides, figures=figures)
+            return _dropped(self.reason, self.sides, figures, shared)
         needs = tuple(need for need in (self.languages[1], self.languages[0]) if need is not None)
-        notes = tuple(dict.fromkeys(self.notes))
+        notes = tuple(dict.fromkeys(self.notes)) if self.notes else ()
         pivot, candidate = self.texts
         kept = (pivot, candidate, pivot_language(self.langs[0]))
-        if self.length or self.script_needs or self.after or any(need.weak for need in needs):
+        waits = bool(self.length or self.script_needs or self.after)
+        if not waits and needs and needs[0].strong:
+            # The first line's strong evidence decides whatever the run holds.
+            return _dropped(needs[0].reason, (needs[0].side,), figures, shared)
+        if waits or any(need.weak for need in needs):
             pending = Pending(
                 self.texts,
                 tuple(self.script_needs),
@@ -375,10 +468,15 @@ class _Step:
                 self.after_sides,
             )
             return Verdict(kept=kept, pending=pending, figures=figures)
-        if needs:  # strong evidence only: settled now
-            first = needs[0]
-            return Verdict(first.reason, (first.side,), figures=figures)
         return Verdict(kept=kept, notes=notes, figures=figures)
+
+
+def _dropped(
+    reason: str, sides: tuple[str, ...], figures: tuple[str, ...], shared: dict
+) -> Verdict:
+    """A drop's verdict: its figures with the lines it drops, per side."""
+    figures += tuple(_figure(s, DROP, reason) for s in sides)
+    return Verdict(reason, sides, figures=shared.setdefault(figures, figures))
 
 
 def _pair_reason(step: _Step, options: PrefilterOptions) -> str:
@@ -412,7 +510,7 @@ def unchecked_keys(
     """
     judge = PairJudge(options, languages)
     keys = list(judge._language_notes(lang))
-    _, known, trained = judge._side("candidate", lang)
+    _, known, trained, *_ = judge._side("candidate", lang)
     if languages is not None and languages.supported(lang) and trained is not None and known:
         label = detector_label(lang)
         keys += [f"language_unchecked.{label}-{s}" for s in sorted(known.primary - trained)]

@@ -456,6 +456,8 @@ def line_scripts(text: str) -> dict[str, float]:
 
 def dominant_script(text: str) -> str | None:
     """The script holding most of a line's weighted letters; None for a line without letters."""
+    if text.isascii():  # ASCII letters are Latin
+        return "Latn" if any(map(str.isalpha, text)) else None
     weights = line_scripts(text)
     if not weights:
         return None

@@ -62,6 +62,7 @@ from paramine.pipelines.core.junk import REASONS
 from paramine.pipelines.core.line_checks import (
     DROP,
     SAMPLES,
+    Pending,
     decide,
     figure,
     resolve,
@@ -116,19 +117,16 @@ class _Samples:
     def __init__(self) -> None:
         self._heaps: dict[str, list] = {}
 
-    def add(self, sides: Sequence[str], reason: str, pair: AlignedPair) -> None:
+    def add(
+        self, sides: Sequence[str], reason: str, shard: str, line: int, pivot: str, candidate: str
+    ) -> None:
+        """A dropped pair's lines, as read, on the sides it drops."""
         sample = None
         for side in sides:
             heap = self._heaps.setdefault(f"{side}|{reason}", [])
             if sample is None:
-                text = f"{pair.pivot}\t{pair.candidate}"
-                sample = (
-                    zlib.crc32(text.encode("utf-8")),
-                    pair.line,
-                    pair.shard,
-                    pair.pivot,
-                    pair.candidate,
-                )
+                text = f"{pivot}\t{candidate}"
+                sample = (zlib.crc32(text.encode("utf-8")), line, shard, pivot, candidate)
             if len(heap) < SAMPLES:
                 heapq.heappush(heap, _Reversed(sample))
             elif sample < heap[0].value:
@@ -173,6 +171,8 @@ class _FilterFn(beam.DoFn):
         self.figures = NoteTally(LINE_CHECKS)
         self.samples = _Samples()
         self.judge: PairJudge | None = None
+        #: The bundle's figures, as each verdict's tuple of them and its count.
+        self._figure_sets: dict[tuple[str, ...], int] = {}
         self._memo: dict[tuple[str, str, str, str], Verdict] = {}
 
     def setup(self) -> None:
@@ -185,25 +185,28 @@ class _FilterFn(beam.DoFn):
 
     def start_bundle(self) -> None:
         self.samples = _Samples()
+        self._figure_sets = {}
 
     def process(self, batch: list[AlignedPair]) -> Iterator:
         drops: dict[str, int] = {}
         value = self.origins.value
-        figures = self.figures
+        # Counted as the verdicts' tuples, summed by name at the bundle's end:
+        # most pairs leave one of a few tuples.
+        figures = self._figure_sets
         for pair, verdict in zip(batch, self._verdicts(batch), strict=True):
-            for name in verdict.figures:
-                figures.add(name)
+            figures[verdict.figures] = figures.get(verdict.figures, 0) + 1
             if verdict.reason:
                 drops[verdict.reason] = drops.get(verdict.reason, 0) + 1
-                for side in verdict.sides:
-                    figures.add(figure(side, DROP, verdict.reason))
-                self.samples.add(verdict.sides, verdict.reason, pair)
+                self.samples.add(
+                    verdict.sides, verdict.reason, pair.shard, pair.line, pair.pivot, pair.candidate
+                )
                 continue
             pivot, candidate, pivot_lang = verdict.kept  # type: ignore[misc]
             key: DedupKey = (pivot, candidate, pair.lang, pivot_lang)
             origin = value(pair.shard, pair.line, pair.pivot_lang, pair.corpus)
             if verdict.pending is not None:
-                yield pvalue.TaggedOutput(PENDING, (key, origin, pair, verdict.pending))
+                row = (key, origin, pair.pivot, pair.candidate, verdict.pending.row())
+                yield pvalue.TaggedOutput(PENDING, row)
                 continue
             for note in verdict.notes:
                 self.unchecked.add(note)
@@ -212,6 +215,10 @@ class _FilterFn(beam.DoFn):
             yield self.drop(reason, n)
 
     def finish_bundle(self) -> Iterator:
+        for names, n in self._figure_sets.items():
+            for name in names:
+                self.figures.add(name, n)
+        self._figure_sets.clear()
         yield from self.unchecked.flush(UNCHECKED)
         yield from self.figures.flush(LINE_CHECKS)
         yield from self.samples.flush()
@@ -235,8 +242,9 @@ class _FilterFn(beam.DoFn):
 class _ResolveFn(beam.DoFn):
     """The pending pairs settled with the run's side decisions; kept ones out as entries."""
 
-    def __init__(self, options: PrefilterOptions) -> None:
+    def __init__(self, options: PrefilterOptions, origins: Origins) -> None:
         self.options = options
+        self.origins = origins
         self.declared = dict(options.declared_scripts)
         self.drop = Dropper(PREFILTER)
         self.unchecked = NoteTally(UNCHECKED)
@@ -248,14 +256,18 @@ class _ResolveFn(beam.DoFn):
         self.samples = _Samples()
 
     def process(self, element: tuple, profile: dict[str, int]) -> Iterator:
-        key, origin, pair, pending = element
+        key, origin, pivot, candidate, row = element
         if self._decisions is None or self._decisions[0] != id(profile):
             self._decisions = (id(profile), decide(profile, self.declared))
+        pending = Pending.from_row(key[:2], row)
         resolved = resolve(pending, self._decisions[1], self.options.limits.min_script_share)
         if resolved.reason:
             for side in resolved.sides:
                 self.figures.add(figure(side, DROP, resolved.reason))
-            self.samples.add(resolved.sides, resolved.reason, pair)
+            where = self.origins.pair(key, origin)
+            self.samples.add(
+                resolved.sides, resolved.reason, where.shard, where.line, pivot, candidate
+            )
             yield self.drop(resolved.reason)
             return
         for note in resolved.notes:
@@ -329,7 +341,7 @@ class Prefilter(beam.PTransform):
         # pairs are settled by (a side input: complete before any is settled).
         profile = filtered[LINE_CHECKS] | "SideProfiles" >> _SumFigures()
         resolved = filtered[PENDING] | "ResolvePending" >> beam.ParDo(
-            _ResolveFn(self.options), beam.pvalue.AsDict(profile)
+            _ResolveFn(self.options, self.origins), beam.pvalue.AsDict(profile)
         ).with_outputs(DROPPED, UNCHECKED, LINE_CHECKS, SAMPLED, main="kept")
         kept = (filtered["kept"], resolved["kept"]) | "AllKept" >> beam.Flatten()
         # The first occurrence in the input (shard, line) stands for all.

@@ -164,3 +164,27 @@ def test_the_record_says_which_scripts_and_where_from(lang: str) -> None:
     assert scripts["shares"] == {"Latn": 1.0}
     expected = {"pl": "tables", "lad": "tables+run", "tlh": "run"}[lang]
     assert scripts["source"] == expected
+
+
+def test_a_held_back_pair_travels_as_plain_tuples() -> None:
+    need = LanguageNeed("candidate:pl", "wrong_language_candidate", ("cs",), ("sk",))
+    length = LengthNeed("pivot:en", "candidate:pl", "en", 3.5, 2.5)
+    held = Pending(
+        ("Hi.", "Cześć, jak się masz dzisiaj?"),
+        scripts=(("candidate:pl", 1),),
+        after="numbers_differ",
+        languages=(need,),
+        notes=("sentence_count_unchecked.pl",),
+        length=length,
+        after_sides=("pivot:en", "candidate:pl"),
+    )
+    row = held.row()
+
+    def plain(value: object) -> bool:
+        if isinstance(value, tuple):
+            return type(value) is tuple and all(plain(item) for item in value)
+        return value is None or type(value) in (str, int, float)
+
+    assert plain(row)
+    assert Pending.from_row(held.texts, row) == held
+    assert Pending.from_row(("a", "b"), pending().row()) == Pending(("a", "b"))

@@ -345,6 +345,26 @@ def test_close_languages_are_told_apart_by_the_evidence_of_the_run() -> None:
     assert "sk" in present  # and Czech: Slovak lines are Czech rather than Slovenian too
 
 
+def test_a_line_strong_evidence_drops_is_settled_without_waiting_for_the_run() -> None:
+    from paramine.pipelines.core.detectors import language_detector
+    from paramine.pipelines.core.pair_judge import PairJudge
+    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
+
+    options = prefilter_options(MiningSettings(src_lang="en", tgt_lang="sl"))
+    judge = PairJudge(options, language_detector("py3langid"))
+    slovak = lines(CORPORA / "laser_tatoeba_v1" / "tatoeba.slk-eng.slk", 200)[:10]
+    verdicts = judge.judge([("Hello there, my friend.", line, "en", "sl") for line in slovak])
+    # Whatever else the run holds, a line Slovak by strong evidence is
+    # dropped: it does not wait. Only weak evidence waits for the run.
+    settled = [v for v in verdicts if v.pending is None]
+    assert len(settled) == 9
+    for v in settled:
+        assert v.reason == "wrong_language_candidate"
+        assert "candidate:sl:drop:wrong_language_candidate" in v.figures
+    waiting = [v.pending for v in verdicts if v.pending is not None]
+    assert [need.strong for p in waiting for need in p.languages] == [()]
+
+
 def test_a_language_that_takes_more_words_keeps_its_long_renderings() -> None:
     """A side whose pairs run to 2.8 times the pivot's words learns that band.
 
