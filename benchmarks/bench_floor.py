@@ -88,7 +88,7 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
     kept ones join the entries.
     """
     from apache_beam.pvalue import TaggedOutput
-    from paramine.pipelines.core.line_checks import decide, resolve
+    from paramine.pipelines.core.line_checks import Pending, decide, resolve
 
     fn = _FilterFn(options, origins)
     fn.setup()
@@ -107,8 +107,8 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
             pending.append(item.value)
     decisions = decide(profile, dict(options.declared_scripts))
     share = options.limits.min_script_share
-    for key, origin, _, held in pending:
-        if not resolve(held, decisions, share).reason:
+    for key, origin, _, _, row in pending:
+        if not resolve(Pending.from_row(key[:2], row), decisions, share).reason:
             out.append((key, origin))
     return out
 

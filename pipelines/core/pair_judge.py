@@ -5,6 +5,12 @@ a batch; a benchmark that replays a run's drops line by line runs it too,
 and settles the pairs it holds back with ``core.line_checks.resolve`` and the
 run's decisions, so that the two cannot disagree. ``PrefilterOptions`` are
 the stage's settings, the one place their defaults and checks are stated.
+
+Why it is longer than 500 lines: every input pair of a run passes here, so
+its steps are written for their cost (a side's figure names made once,
+slotted steps, shared tuples; docs/results.md measures each), and splitting
+one pair's sequence of rules across modules would scatter what must be read
+in order.
 """
 
 from __future__ import annotations
