@@ -263,7 +263,8 @@ class MiningSettings:
     )
     max_length_ratio: float = option(
         2.5,
-        "largest (longer+1)/(shorter+1) word ratio (default: %(default)s)",
+        "largest (longer+1)/(shorter+1) word ratio around 1, and around a side's own "
+        "typical ratio where the run learns one from 50 pairs or more (default: %(default)s)",
         group=FILTERS,
         parse=float,
     )
