@@ -191,9 +191,9 @@ class PairJudge:
         self.detector = detector
         self.declared = dict(options.declared_scripts)
         #: One object for each of the equal parts many verdicts hold (their
-        #: figures, the detector's evidence): a worker's memo of verdicts
-        #: holds a few thousand objects rather than a million, and Python's
-        #: collector walks them all on each full collection.
+        #: figures, the language needs): a worker's memo of verdicts holds
+        #: one per distinct part rather than one per pair, and Python's
+        #: collector walks every object it holds on each full collection.
         self._shared: dict = {}
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019 - one judge per worker, a few languages
