@@ -255,10 +255,10 @@ class Pending(NamedTuple):
     def row(self) -> tuple:
         """The pair's needs as plain tuples, its texts left out (the prefilter's key holds them).
 
-        What the prefilter sends to the stage that settles it: a runner
-        encodes plain tuples of strings and numbers in compiled code, where
-        named tuples are pickled with their class paths (412 bytes against
-        about 110, and five times the time).
+        What the prefilter sends to the stage that settles it: pickled, plain
+        tuples carry no class paths. A held-back element of bench_scale's
+        input measured 193 bytes and 2.2 + 2.5 us to encode and decode this
+        way, against 412 bytes and 8.3 + 7.5 us with the named tuples.
         """
         length = None if self.length is None else tuple(self.length)
         languages = tuple(tuple(need) for need in self.languages)

@@ -516,7 +516,8 @@ def unchecked_keys(
     """
     judge = PairJudge(options, languages)
     keys = list(judge._language_notes(lang))
-    _, known, trained, *_ = judge._side("candidate", lang)
+    side = judge._side("candidate", lang)
+    known, trained = side.known, side.trained
     if languages is not None and languages.supported(lang) and trained is not None and known:
         label = detector_label(lang)
         keys += [f"language_unchecked.{label}-{s}" for s in sorted(known.primary - trained)]
