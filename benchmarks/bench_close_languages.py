@@ -13,7 +13,7 @@ LASER sets (a file's language), deduplicated per language; and prints:
    detector's true confusions.
 2. **The check on true lines**: each language's lines as one side of a run,
    judged as paramine judges them (``LanguageCheck.judge_many``, the side's
-   figures, ``core.line_checks.decide``): the share dropped. Beside it the
+   figures, ``checks.line_checks.decide``): the share dropped. Beside it the
    rule before issue 52 (every label of the hand-kept close list competing
    at the ratio, fold sums), on the same lines.
 3. **Close-language lines planted**: a tenth of a side replaced by lines of
@@ -22,7 +22,7 @@ LASER sets (a file's language), deduplicated per language; and prints:
    of planted lines caught and of true lines lost, now and before.
 
 A line is a language's by its label or file; nothing here is tuned to these
-sets (the rule's constants come from ``core/language_id.py``).
+sets (the rule's constants come from ``checks/language_id.py``).
 
     python benchmarks/bench_close_languages.py [--per-lang 3000] [--json FILE]
 """
@@ -69,7 +69,7 @@ PLANTED_SHARE = 0.1
 
 def labelled_lines(per_lang: int, seed: int) -> dict[str, list[str]]:
     """Distinct lines per language: by label where a ``.labels`` file gives one, else by file."""
-    from paramine.pipelines.core.language_id import detector_label
+    from paramine.pipelines.checks.language_id import detector_label
     from paramine.pipelines.core.text import canonical_lang, normalize
 
     found: dict[str, list[str]] = {}
@@ -104,7 +104,7 @@ def labelled_lines(per_lang: int, seed: int) -> dict[str, list[str]]:
 
 def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str, Any]]:
     """Per language, py3langid's (and heliport's) top label over all its labels."""
-    from paramine.pipelines.core.language_id import detector_label
+    from paramine.pipelines.checks.language_id import detector_label
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -112,7 +112,7 @@ def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str,
     knows = {"py3langid": {detector_label(c) for c in identifier.nb_classes}}
     try:
         import heliport
-        from paramine.pipelines.core.heliport_id import heliport_code
+        from paramine.pipelines.checks.heliport_id import heliport_code
 
         back = {heliport_code(code): code for code in identifier.nb_classes}
         helper = heliport.Identifier()
@@ -141,7 +141,7 @@ def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str,
 
 def judge_side(check: Any, texts: list[str], lang: str) -> list[bool]:
     """Which lines of a side declared ``lang`` the check drops, as a run decides."""
-    from paramine.pipelines.core.line_checks import JUDGED, STRONG, decide, figure, side_key
+    from paramine.pipelines.checks.line_checks import JUDGED, STRONG, decide, figure, side_key
 
     evidence = check.judge_many([(text, lang) for text in texts])
     key = side_key("candidate", lang)
@@ -159,7 +159,7 @@ def judge_side(check: Any, texts: list[str], lang: str) -> list[bool]:
 
 def judge_before(texts: list[str], lang: str, ratio: float = 0.3) -> list[bool]:
     """The rule before issue 52: the hand-kept list's labels all competing at the ratio."""
-    from paramine.pipelines.core.language_id import FOLDS, WIDESPREAD, detector_label
+    from paramine.pipelines.checks.language_id import FOLDS, WIDESPREAD, detector_label
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -178,7 +178,7 @@ def judge_before(texts: list[str], lang: str, ratio: float = 0.3) -> list[bool]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the three tables."""
-    from paramine.pipelines.core.language_id import LanguageCheck
+    from paramine.pipelines.checks.language_id import LanguageCheck
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-lang", type=int, default=3000, help="lines per language (3000)")

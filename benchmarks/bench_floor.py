@@ -47,17 +47,17 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scale import label, parse_size
+from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.core.origins import Origins
-from paramine.pipelines.core.pair_judge import PrefilterOptions
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.group_by_pivot import (
+from paramine.pipelines.stages.filter.prefilter import BATCH_SIZE, PENDING, _FilterFn
+from paramine.pipelines.stages.group.group_by_pivot import (
     LowestRanksFn,
     _pivot_and_rank,
 )
-from paramine.pipelines.stages.prefilter import BATCH_SIZE, PENDING, _FilterFn
 from paramine.schemas.records import AlignedPair
 from synthetic import write_tsv
 
@@ -88,7 +88,7 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
     kept ones join the entries.
     """
     from apache_beam.pvalue import TaggedOutput
-    from paramine.pipelines.core.line_checks import Pending, decide, resolve
+    from paramine.pipelines.checks.line_checks import Pending, decide, resolve
 
     fn = _FilterFn(options, origins)
     fn.setup()

@@ -100,8 +100,8 @@ from line_scores import (
     run_prefilter,
 )
 from noisy_corpus import Corpus, Key, corrupted_pair
+from paramine.pipelines.checks.language_id import PASSES, LanguageCheck, detector_label
 from paramine.pipelines.core.groups import pivot_language
-from paramine.pipelines.core.language_id import PASSES, LanguageCheck, detector_label
 from paramine.pipelines.core.text import trivial_reason
 from pivot_sets import (
     corrupted_sets,

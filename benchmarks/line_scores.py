@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from noisy_corpus import Corpus
-from paramine.pipelines.core.cuts import sample_rank
-from paramine.pipelines.core.detectors import LanguageDetector, language_detector
+from paramine.pipelines.checks.detectors import LanguageDetector, language_detector
+from paramine.pipelines.checks.line_checks import decide, resolve
+from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.groups import pivot_key, pivot_language
-from paramine.pipelines.core.line_checks import decide, resolve
-from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.thresholds.cuts import sample_rank
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -95,7 +95,7 @@ class RunPrefilter:
 
     The settings come from the manifest's options (``prefilter_options`` of
     them, as the run built its own), the decisions from its ``line_checks``
-    figures (``core.line_checks.decide``): the pending pairs are settled as
+    figures (``checks.line_checks.decide``): the pending pairs are settled as
     the run settled them, so the drops recomputed here are the pipeline's.
 
     Args:
@@ -153,7 +153,7 @@ def line_margin_scores(
     the run's prefilter (``run_prefilter``); by default ``PrefilterOptions()``.
     """
     import numpy as np
-    from paramine.pipelines.core.margin import build_background, margin_scores
+    from paramine.pipelines.thresholds.margin import build_background, margin_scores
 
     judged = prefilter or RunPrefilter()
     lines = [

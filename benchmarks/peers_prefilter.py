@@ -19,7 +19,7 @@ docs/filters.md), in three steps:
 
    - empty, too_short, too_long (1-80 words): ``LengthFilter`` 1-80, unit
      word. OpusFilter counts every whitespace token; paramine
-     (``core.scripts.length``) the tokens that hold a letter or digit, and
+     (``checks.scripts.length``) the tokens that hold a letter or digit, and
      in scripts written without spaces (Han, kana, Thai...) a weight a
      character. The figures of benchmarks/results/peers.md were measured
      before that rule (issue 44), when paramine counted NLTK Treebank tokens.
@@ -80,8 +80,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from paramine.pipelines.core.junk import _URL
-from paramine.pipelines.core.scripts import known_scripts
+from paramine.pipelines.checks.junk import _URL
+from paramine.pipelines.checks.scripts import known_scripts
 from paramine.pipelines.core.text import normalize
 from peers_env import PeersEnv
 from peers_measure import run_measured
@@ -143,7 +143,7 @@ def sample_moses(source: Path, suffixes: tuple[str, str], dest: Path, lines: int
 
 def detector_labels(langs: tuple[str, str]) -> list[str]:
     """The labels paramine's language check restricts py3langid to for these languages."""
-    from paramine.pipelines.core.language_id import LanguageCheck
+    from paramine.pipelines.checks.language_id import LanguageCheck
 
     check = LanguageCheck(langs)
     check._load()  # the labels are known once the detector is restricted
@@ -310,7 +310,7 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options, reader_options
     from paramine.pipelines.run.collector import bulk_run
     from paramine.pipelines.settings.mining import MiningSettings
-    from paramine.pipelines.stages.prefilter import Prefilter
+    from paramine.pipelines.stages.filter.prefilter import Prefilter
     from paramine.pipelines.stages.read_bitext import ReadBitext
 
     out = Path(args["out"])

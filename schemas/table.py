@@ -33,9 +33,9 @@ from typing import Any
 
 import pyarrow as pa
 from paramine.schemas.dataset import PAIRS_SCHEMA, PAIRS_SCHEMA_VERSION
-from paramine.schemas.digest import stable_hash
 from paramine.schemas.errors import DatasetError
 from paramine.schemas.manifest import Manifest
+from paramine.schemas.text_keys import stable_hash
 
 STATE_DIR = "_paramine/state"
 REJECTS_DIR = "_paramine/rejects"

@@ -314,7 +314,7 @@ def held_out_bitexts(paths: Sequence[str], eval_share: float) -> list[Bitext]:
     not used again: retrieval needs every text once.
     """
     from paramine.encoders.evaluation.holdout import split_key
-    from paramine.schemas.digest import hash_fraction
+    from paramine.schemas.text_keys import hash_fraction
 
     bitext = read_bitext(paths)
     groups: dict[str, list[str]] = {}

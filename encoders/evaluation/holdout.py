@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from paramine.schemas.digest import hash_fraction
 from paramine.schemas.errors import DatasetError, ParamineError, UsageError
-from paramine.schemas.text_keys import comparison_key
+from paramine.schemas.text_keys import comparison_key, hash_fraction
 
 if TYPE_CHECKING:
     from paramine.schemas.manifest import Manifest

@@ -33,8 +33,8 @@ from typing import Any
 
 from paramine.encoders.models.cache import EXPORTS_DIR
 from paramine.encoders.models.resolve import atomic_build, cache_root, folder_fingerprint
-from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import ModelError, UsageError
+from paramine.schemas.text_keys import text_digest
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from paramine.encoders.models.cache import COMPLETE_MARKER
-from paramine.schemas.digest import sha256_hex
+from paramine.schemas.text_keys import sha256_hex
 
 # Files up to this size are hashed whole into a fingerprint (configs,
 # vocabularies); larger ones (weights) by size plus their first and last MiB,

@@ -26,8 +26,8 @@ from paramine.encoders.models.cache import atomic_build, cache_root
 from paramine.encoders.models.fingerprint import folder_fingerprint, local_fingerprint
 from paramine.encoders.models.hub import resolve_hub
 from paramine.encoders.models.registry import REGISTRY, ResolvedModel, detect_prefix
-from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import ModelError
+from paramine.schemas.text_keys import text_digest
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -1,1 +1,1 @@
-"""What the stages share: accounting, text keys and counts, vectors, the cuts' maths."""
+"""What several rooms share: books, rejects, taps, text keys, groups, coders, vectors."""

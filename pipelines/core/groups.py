@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ScoredPair
+from paramine.schemas.text_keys import stable_hash
 
 #: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
 PAIR_MODES = ("cover", "all")

@@ -15,7 +15,7 @@ is checked, exactly, against the bucket's pairs kept so far: a pair as
 similar as ``similarity`` to one of them is a near-duplicate of it. The
 pair with the smallest id of a set of near-duplicates is never one, so at
 least one of them stays. The mining pipeline buckets in a shuffle
-(stages/post_filter.py); the report buckets in memory (report/stats.py);
+(stages/filter/post_filter.py); the report buckets in memory (report/stats.py);
 both decide with ``bucket_duplicates``.
 """
 

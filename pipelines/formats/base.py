@@ -7,8 +7,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from paramine.pipelines.formats.lines import Line, decoded_lines
-from paramine.pipelines.formats.opening import CorruptInputError, open_input
+from paramine.pipelines.files.lines import Line, decoded_lines
+from paramine.pipelines.files.opening import CorruptInputError, open_input
 from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.records import AlignedPair, Rejected

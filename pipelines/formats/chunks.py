@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import fsspec
+from paramine.pipelines.files.opening import HEAD_BYTES, sniff_compression, sniff_terminator
 from paramine.pipelines.formats.base import FORMATS, ReaderOptions, Shard, Span, naming_shard
 from paramine.pipelines.formats.moses import misaligned
-from paramine.pipelines.formats.opening import HEAD_BYTES, sniff_compression, sniff_terminator
 
 BLOCK_BYTES = 1 << 20
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import zip_longest
 
+from paramine.pipelines.files.lines import STREAM_DAMAGE, Line
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -15,7 +16,6 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from paramine.pipelines.formats.lines import STREAM_DAMAGE, Line
 from paramine.schemas.errors import InputError
 from paramine.schemas.records import Rejected
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import fsspec
 from paramine.pipelines.core.text import lang_aliases
+from paramine.pipelines.files.opening import basename
 from paramine.pipelines.formats.base import Shard
-from paramine.pipelines.formats.opening import basename
 from paramine.pipelines.formats.pivot_languages import allows, describe, pivot_languages
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.languages import canonical_language, registered

@@ -11,17 +11,8 @@ from collections.abc import Iterator
 from xml.etree.ElementTree import Element
 
 from paramine.pipelines.core.text import canonical_lang
-from paramine.pipelines.formats.base import (
-    ReaderOptions,
-    ReadResult,
-    Shard,
-    aligned,
-    register_format,
-    reject,
-)
-from paramine.pipelines.formats.opening import open_input
-from paramine.pipelines.formats.scores import MISSING_SCORE, score_reason
-from paramine.pipelines.formats.xml_safety import (
+from paramine.pipelines.files.opening import open_input
+from paramine.pipelines.files.xml_safety import (
     XML_NS,
     XML_READ_ERRORS,
     TruncatedXmlError,
@@ -30,6 +21,15 @@ from paramine.pipelines.formats.xml_safety import (
     local_name,
     reject_reason,
 )
+from paramine.pipelines.formats.base import (
+    ReaderOptions,
+    ReadResult,
+    Shard,
+    aligned,
+    register_format,
+    reject,
+)
+from paramine.pipelines.formats.scores import MISSING_SCORE, score_reason
 
 #: Inline elements that hold native codes (formatting of the source
 #: application), not text: their content is dropped, their tail kept.

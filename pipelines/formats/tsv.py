@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from paramine.pipelines.core.text import canonical_lang
+from paramine.pipelines.files.lines import Line
 from paramine.pipelines.formats.base import (
     ReaderOptions,
     ReadResult,
@@ -16,7 +17,6 @@ from paramine.pipelines.formats.base import (
     reject,
     shard_lines,
 )
-from paramine.pipelines.formats.lines import Line
 from paramine.pipelines.formats.pivot_languages import pivot_languages, several
 from paramine.pipelines.formats.scores import score_reason
 

@@ -25,22 +25,13 @@ from xml.etree.ElementTree import Element
 
 import fsspec
 from paramine.pipelines.core.text import canonical_lang
-from paramine.pipelines.formats.base import (
-    ReaderOptions,
-    ReadResult,
-    Shard,
-    aligned,
-    register_format,
-    reject,
-)
-from paramine.pipelines.formats.opening import (
+from paramine.pipelines.files.opening import (
     basename,
     open_input,
     safe_members,
     zip_member_url,
 )
-from paramine.pipelines.formats.tmx import primary_lang
-from paramine.pipelines.formats.xml_safety import (
+from paramine.pipelines.files.xml_safety import (
     XML_READ_ERRORS,
     MalformedXmlError,
     TruncatedXmlError,
@@ -50,6 +41,15 @@ from paramine.pipelines.formats.xml_safety import (
     reject_reason,
     squeeze,
 )
+from paramine.pipelines.formats.base import (
+    ReaderOptions,
+    ReadResult,
+    Shard,
+    aligned,
+    register_format,
+    reject,
+)
+from paramine.pipelines.formats.tmx import primary_lang
 from paramine.schemas.errors import InputError
 
 log = logging.getLogger(__name__)

@@ -18,34 +18,34 @@ from typing import NamedTuple
 import apache_beam as beam
 from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
-from paramine.pipelines.core.cuts import coherence_cut, support_floor
 from paramine.pipelines.core.groups import group_weight
-from paramine.pipelines.core.margin import MarginScoring
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.vectors import known_or_encode, pair_texts
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.calibrate_threshold import (
+from paramine.pipelines.stages.cut.calibrate_threshold import (
     CalibrateThreshold,
     CalibrationSample,
     EmbedSample,
     sample_texts,
 )
-from paramine.pipelines.stages.coherence_filter import (
+from paramine.pipelines.stages.cut.margin_score import MarginScore
+from paramine.pipelines.stages.cut.threshold_filter import THRESHOLD_FILTER, ThresholdFilter
+from paramine.pipelines.stages.filter.coherence_filter import (
     COHERENCE_FILTER,
     CoherenceFilter,
     HardNegativeCut,
 )
-from paramine.pipelines.stages.contest_candidates import (
+from paramine.pipelines.stages.group.contest_candidates import (
     CONTEST_CANDIDATES,
     ContestCandidates,
     RivalPairs,
 )
-from paramine.pipelines.stages.encode_texts import EncodeTexts
-from paramine.pipelines.stages.group_by_pivot import GROUP_BY_PIVOT, GroupByPivot
-from paramine.pipelines.stages.margin_score import MarginScore
-from paramine.pipelines.stages.regroup_by_pivot import REGROUP_BY_PIVOT, RegroupByPivot
-from paramine.pipelines.stages.score_pairs import SCORE_PAIRS, ScorePairs
-from paramine.pipelines.stages.threshold_filter import THRESHOLD_FILTER, ThresholdFilter
+from paramine.pipelines.stages.group.group_by_pivot import GROUP_BY_PIVOT, GroupByPivot
+from paramine.pipelines.stages.group.regroup_by_pivot import REGROUP_BY_PIVOT, RegroupByPivot
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.score_pairs import SCORE_PAIRS, ScorePairs
+from paramine.pipelines.thresholds.cuts import coherence_cut, support_floor
+from paramine.pipelines.thresholds.margin import MarginScoring
 from paramine.schemas.stages import Stage
 
 

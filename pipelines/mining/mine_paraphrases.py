@@ -32,8 +32,8 @@ from paramine.pipelines.mining.pair_groups import PairGroups
 from paramine.pipelines.mining.read_and_prefilter import ReadAndPrefilter
 from paramine.pipelines.mining.threshold_record import ThresholdRecord
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.margin_score import MarginScore
-from paramine.pipelines.stages.score_pairs import ScorePairs
+from paramine.pipelines.stages.cut.margin_score import MarginScore
+from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.stages import Stage
 
 #: The stages of a mining run, in order: the manifest records this list and
@@ -59,7 +59,7 @@ class MinedParaphrases(NamedTuple):
         scored: With ``write_scored``: every prefiltered pair as
             ``(ScoredPair, passed)``; otherwise None.
         sides: One dict: what the prefilter decided about each side's lines,
-            and what each per-line check dropped (``core.line_checks.run_record``).
+            and what each per-line check dropped (``checks.line_checks.run_record``).
     """
 
     pairs: beam.PCollection

@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import apache_beam as beam
+from paramine.pipelines.checks.junk import Limits
+from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.accounting import CountStage, StageResult
-from paramine.pipelines.core.junk import Limits
 from paramine.pipelines.core.origins import Origins
-from paramine.pipelines.core.pair_judge import PrefilterOptions
 from paramine.pipelines.formats import ReaderOptions, Shard
 from paramine.pipelines.formats.base import DEFAULT_SPLIT_BYTES
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.prefilter import PREFILTER, Prefilter, Prefiltered
+from paramine.pipelines.stages.filter.prefilter import PREFILTER, Prefilter, Prefiltered
 from paramine.pipelines.stages.read_bitext import READ_BITEXT, ReadBitext, ReadOutput
 from paramine.schemas.stages import Stage
 

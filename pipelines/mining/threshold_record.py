@@ -6,7 +6,7 @@ from typing import Any
 
 import apache_beam as beam
 from paramine.pipelines.mining.mine_groups import MinedGroups
-from paramine.pipelines.stages.calibrate_threshold import SummarizeScores
+from paramine.pipelines.stages.cut.calibrate_threshold import SummarizeScores
 
 
 def _threshold_record(

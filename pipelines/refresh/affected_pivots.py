@@ -54,7 +54,7 @@ class _AffectedKeys(beam.PTransform):
     A pivot is affected when it has a new or retracted row (its group
     changed), or when one of its candidates is also the candidate of such a
     pivot's row (a rival pivot that joined, left, or became a group: the
-    contest of ``pipelines/stages/contest_candidates.py`` may now decide otherwise).
+    contest of ``pipelines/stages/group/contest_candidates.py`` may now decide otherwise).
 
     Args:
         current: Every aligned pair after the change (state kept + new).

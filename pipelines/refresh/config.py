@@ -19,9 +19,9 @@ from typing import Any
 from paramine.pipelines.settings.job import setting_kind
 from paramine.pipelines.settings.mining import DEFAULT_MODEL, MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
-from paramine.schemas.digest import text_digest
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import OptionError, field_of
+from paramine.schemas.text_keys import text_digest
 from paramine.schemas.yaml_files import YamlDocument, read_yaml, setting_value
 
 CONFIG_KEYS = (

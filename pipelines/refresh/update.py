@@ -61,7 +61,7 @@ from paramine.pipelines.run import deploy, mine
 from paramine.pipelines.run.collector import bulk_run
 from paramine.pipelines.run.encoder import encoder_for
 from paramine.pipelines.run.preflight import check_inputs, check_model
-from paramine.pipelines.stages.prefilter import PREFILTER
+from paramine.pipelines.stages.filter.prefilter import PREFILTER
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError
 from paramine.schemas.manifest import Manifest

@@ -26,10 +26,9 @@ from paramine.pipelines.core.near_duplicates import (
     near_duplicates,
     pair_shingles,
 )
-from paramine.schemas.digest import stable_hash
 from paramine.schemas.manifest import LEGACY_STAGES, Manifest, read_manifest
 from paramine.schemas.reader import read_pairs
-from paramine.schemas.text_keys import inflection_variants
+from paramine.schemas.text_keys import inflection_variants, stable_hash
 
 STATS_VERSION = "paramine.stats/1"
 STATS_NAME = "stats.json"

@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
-from paramine.pipelines.core.detectors import DEFAULT_DETECTOR, DETECTORS
+from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, DETECTORS
+from paramine.pipelines.checks.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
 from paramine.pipelines.core.groups import PAIR_MODES
-from paramine.pipelines.core.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
-from paramine.pipelines.core.margin import DEFAULT_MARGIN_K
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
     INVALID_UTF8_POLICIES,
@@ -56,6 +55,7 @@ from paramine.pipelines.settings.values import (
     parse_tsv_columns,
     parse_unit_interval,
 )
+from paramine.pipelines.thresholds.margin import DEFAULT_MARGIN_K
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     from_mapping,
@@ -526,9 +526,9 @@ class MiningSettings:
 
         A script subtag typed in ``--tgt-lang`` or ``--src-lang`` says which
         script that side is in: its lines are judged against it alone
-        (``core.scripts.declared_scripts``).
+        (``checks.scripts.declared_scripts``).
         """
-        from paramine.pipelines.core.scripts import declared_scripts
+        from paramine.pipelines.checks.scripts import declared_scripts
         from paramine.schemas.languages import canonical_language
 
         typed = [self.tgt_lang, *(part for part in self.src_lang.split(",") if part != "auto")]

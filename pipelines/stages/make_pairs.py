@@ -21,9 +21,9 @@ import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
 from paramine.pipelines.core.groups import PAIR_MODES, Group, GroupKey, group_key
 from paramine.pipelines.core.text import trivial_reason
-from paramine.schemas.digest import stable_hash
 from paramine.schemas.records import ParaphrasePair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
+from paramine.schemas.text_keys import stable_hash
 
 MAKE_PAIRS = Stage(
     "MakePairs",

@@ -19,8 +19,8 @@ from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import resolve_inputs
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.group_by_pivot import GroupByPivot
-from paramine.pipelines.stages.prefilter import Prefilter
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.group.group_by_pivot import GroupByPivot
 
 from tests.benchmarks.harness import SCALE_PAIRS
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import bench_length
 import numpy as np
 import pytest
-from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
-from paramine.pipelines.core.scripts import length
+from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
+from paramine.pipelines.checks.scripts import length
 
 from tests.benchmarks.harness import markdown_rows, run_script
 from tests.paths import TATOEBA

@@ -23,7 +23,7 @@ from paramine.encoders.inference.handler import EncoderHandler, estimated_tokens
 from paramine.pipelines.run.encoder import encoder_for
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import RunSettings
-from paramine.pipelines.stages.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.schemas.errors import UsageError
 
 TEXTS = [

@@ -12,7 +12,7 @@ from paramine.encoders.evaluation.holdout import eval_mask, split_key
 from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.hard_negatives import training_rows
 from paramine.pipelines.cli import main as cli_main
-from paramine.schemas.digest import hash_fraction
+from paramine.schemas.text_keys import hash_fraction
 
 from tests.encoders.datasets import make_rows, write_dataset
 

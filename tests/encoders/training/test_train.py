@@ -11,7 +11,7 @@ import pytest
 from paramine.encoders.evaluation.holdout import eval_mask, load_split, split_key
 from paramine.encoders.training.data import filter_pairs
 from paramine.pipelines.cli import main as cli_main
-from paramine.schemas.digest import hash_fraction
+from paramine.schemas.text_keys import hash_fraction
 
 from tests.encoders.datasets import make_rows, write_dataset
 from tests.paths import DATA

@@ -17,7 +17,7 @@ from paramine.pipelines.core.near_duplicates import (
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.post_filter import PostFilter
+from paramine.pipelines.stages.filter.post_filter import PostFilter
 from paramine.schemas.errors import UsageError
 
 from tests.pipelines.formats.helpers import write_tsv

@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.files.lines import raw_lines
+from paramine.pipelines.files.opening import CorruptInputError
+from paramine.pipelines.files.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
-from paramine.pipelines.formats.lines import raw_lines
 from paramine.pipelines.formats.moses import MisalignedShardError
-from paramine.pipelines.formats.opening import CorruptInputError
-from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.read_bitext import ReadBitext
 

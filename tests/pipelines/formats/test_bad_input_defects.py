@@ -21,17 +21,17 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.files.opening import CorruptInputError
+from paramine.pipelines.files.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
-from paramine.pipelines.formats.opening import CorruptInputError
 from paramine.pipelines.formats.xces import MissingDocumentError
-from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.read_bitext import ReadBitext
 from paramine.pipelines.stages.write_dataset import finish_manifest
-from paramine.schemas.digest import sha256_hex
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.manifest import LEGACY_STAGES, AccountingError, read_manifest
+from paramine.schemas.text_keys import sha256_hex
 
 from tests.paths import CORPORA
 from tests.pipelines.formats.helpers import read_all, read_inputs, reasons

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from paramine.pipelines.files.opening import sniff_compression
 from paramine.pipelines.formats import (
     ReaderOptions,
     Shard,
@@ -17,7 +18,6 @@ from paramine.pipelines.formats import (
     resolve_inputs,
     split_shard,
 )
-from paramine.pipelines.formats.opening import sniff_compression
 
 from tests.pipelines.formats.helpers import read_all, read_inputs, reasons, write_zip
 
@@ -307,7 +307,7 @@ class TestSplitting:
 
 
 def test_stream_reading_is_independent_of_io_class() -> None:
-    from paramine.pipelines.formats.lines import decoded_lines
+    from paramine.pipelines.files.lines import decoded_lines
 
     lines = list(decoded_lines(io.BytesIO(b"a\r\nb\n"), b"\n", "replace", 20_000))
     assert [(line.number, line.text) for line in lines] == [(1, "a"), (2, "b")]

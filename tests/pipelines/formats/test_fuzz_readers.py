@@ -9,9 +9,9 @@ from xml.sax.saxutils import escape
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from paramine.pipelines.files.opening import MAGIC, CorruptInputError, sniff_terminator
+from paramine.pipelines.files.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.formats import ReaderOptions, Shard
-from paramine.pipelines.formats.opening import MAGIC, CorruptInputError, sniff_terminator
-from paramine.pipelines.formats.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.run.mine import run
 
 from tests.pipelines.formats.helpers import read_all

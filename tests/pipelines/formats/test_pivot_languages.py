@@ -24,7 +24,7 @@ from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.group_by_pivot import GroupByPivot
+from paramine.pipelines.stages.group.group_by_pivot import GroupByPivot
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.records import AlignedPair
 

@@ -19,14 +19,14 @@ from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.encode_texts import EncodeTexts
-from paramine.pipelines.stages.group_by_pivot import LowestRanksFn
+from paramine.pipelines.stages.cut.threshold_filter import ThresholdFilter
+from paramine.pipelines.stages.filter.post_filter import PostFilter
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn
+from paramine.pipelines.stages.group.regroup_by_pivot import RegroupByPivot
 from paramine.pipelines.stages.make_pairs import MakePairs
-from paramine.pipelines.stages.post_filter import PostFilter
-from paramine.pipelines.stages.prefilter import Prefilter
-from paramine.pipelines.stages.regroup_by_pivot import RegroupByPivot
-from paramine.pipelines.stages.score_pairs import ScorePairs
-from paramine.pipelines.stages.threshold_filter import ThresholdFilter
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.dataset import SCORED_SCHEMA, schema_version
 from paramine.schemas.records import AlignedPair
 

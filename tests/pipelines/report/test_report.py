@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from paramine.pipelines.cli import main as cli_main
 from paramine.pipelines.core.accounting import NOTES
-from paramine.pipelines.core.calibration_report import borderline, score_histograms
 from paramine.pipelines.core.tap import PROGRESS_ENV, count_reads, worker_tap
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.run.progress import RunProgress, silence_third_party
+from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
 from paramine.schemas.dataset import PAIRS_SCHEMA
 from paramine.schemas.manifest import Manifest, read_manifest, write_manifest
 from paramine.schemas.reader import read_pairs

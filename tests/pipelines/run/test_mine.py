@@ -19,9 +19,9 @@ from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
 from paramine.pipelines.run.mine import demo_input, job_from_command_line, run
-from paramine.pipelines.stages.encode_texts import EncodeTexts
 from paramine.pipelines.stages.read_bitext import ReadBitext
-from paramine.pipelines.stages.score_pairs import ScorePairs
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.dataset import (
     PAIRS_SCHEMA,
     PAIRS_SCHEMA_VERSION,

@@ -10,6 +10,8 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from paramine.pipelines.checks.line_checks import decide, resolve
+from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.accounting import (
     KEPT,
     CountStage,
@@ -20,16 +22,14 @@ from paramine.pipelines.core.accounting import (
     counts_from_rows,
 )
 from paramine.pipelines.core.groups import Group, group_weight
-from paramine.pipelines.core.line_checks import decide, resolve
 from paramine.pipelines.core.origins import Origins
-from paramine.pipelines.core.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.formats import Shard
-from paramine.pipelines.stages.group_by_pivot import GROUP_BY_PIVOT
+from paramine.pipelines.stages.cut.threshold_filter import ThresholdFilter
+from paramine.pipelines.stages.filter.post_filter import PostFilter, postfilter_reason
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.group.group_by_pivot import GROUP_BY_PIVOT
+from paramine.pipelines.stages.group.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
 from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MakePairs, make_pairs, pair_id
-from paramine.pipelines.stages.post_filter import PostFilter, postfilter_reason
-from paramine.pipelines.stages.prefilter import Prefilter
-from paramine.pipelines.stages.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
-from paramine.pipelines.stages.threshold_filter import ThresholdFilter
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

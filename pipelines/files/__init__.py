@@ -1,0 +1,1 @@
+"""Bytes to lines for every reader: opening local, cloud and compressed files; safe XML."""

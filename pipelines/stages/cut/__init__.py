@@ -1,0 +1,1 @@
+"""Stages that cut on scores: CalibrateThreshold, MarginScore, ThresholdFilter."""

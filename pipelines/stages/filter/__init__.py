@@ -1,0 +1,1 @@
+"""Stages that drop lines or pairs: Prefilter, CoherenceFilter, PostFilter."""

@@ -1,0 +1,1 @@
+"""Stages that group candidates by pivot: GroupByPivot, ContestCandidates, RegroupByPivot."""

@@ -1,0 +1,1 @@
+"""Stages that encode texts and score pairs: EncodeTexts, ScorePairs."""

@@ -1,0 +1,400 @@
+"""The maths of the cuts, shared by the stages that apply them.
+
+- Calibration (``CalibrateThreshold``, ``ThresholdFilter``): score the
+  calibration sample's true alignment against shifted alignments (a null
+  from the run's own data) and choose the cut that lets ``max_false_accept``
+  of the mismatched pairs through; group support's floor.
+- Group coherence (``CoherenceFilter``, ``HardNegativeCut``): the cosine
+  between candidates of one group that unrelated candidates rarely reach,
+  and the same cut calibrated on look-alike candidates of other pivots.
+
+The margin's maths is in ``margin.py`` beside this module. Nothing here
+builds a pipeline: plain functions over vectors and pairs, tested as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from paramine.encoders.neighbours import nearest
+from paramine.pipelines.core.groups import pivot_key
+from paramine.pipelines.core.text import comparison_key
+from paramine.schemas.records import AlignedPair, ScoredPair
+from paramine.schemas.text_keys import stable_hash
+
+#: Below this many mismatched pairs a quantile at 2% means nothing.
+MIN_MISMATCHED = 50
+#: The cut used when a run has too little data to calibrate.
+FALLBACK_THRESHOLD = 0.8
+#: Shifts scored per calibration: enough mismatched scores for a stable tail
+#: (sample 1000 x 100 shifts = 100,000), few enough to stay in memory.
+MAX_SHIFTS = 100
+#: Group support's cosine cut lets through this share of --max-false-accept
+#: of unrelated candidate pairs: a pair below the cut needs both a score
+#: above the floor and a group-mate this close.
+SUPPORT_SHARE = 0.1
+#: The default calibration sample, in pairs.
+DEFAULT_SAMPLE = 1000
+#: Below this many sampled pairs the cut is still chosen, but the run warns:
+#: the null's tail then rests on the pivots of a handful of sentences (a
+#: 9-pair input put the cut where it dropped 6 of its 9 good pairs).
+MIN_TRUSTED_SAMPLE = 200
+
+
+def small_sample_warning(n: int) -> str | None:
+    """The warning for a calibration sample of ``n`` pairs, or None when it is large enough."""
+    if n >= MIN_TRUSTED_SAMPLE:
+        return None
+    return (
+        f"--threshold auto calibrated on only {n} pairs (fewer than {MIN_TRUSTED_SAMPLE}), so "
+        "the cut is unreliable and may drop many good pairs: mine more data at once, or give "
+        "a fixed cut, e.g. --threshold 0.85 for e5-small (docs/thresholds.md lists cuts per model)"
+    )
+
+
+def cosine_scores(
+    pivots: np.ndarray, candidates: np.ndarray, keys: Sequence[tuple[str, str]]
+) -> np.ndarray:
+    """The cosine of each pair of unit vectors, ``(n,)``; the keys are not needed."""
+    return (pivots * candidates).sum(axis=1)  # (n,)
+
+
+class Scoring:
+    """The score a run cuts on: the cosine here; ``margin.MarginScoring`` too.
+
+    CalibrateThreshold scores its sample's aligned and shifted pairs with
+    ``scorer(sample)``, so the null distribution is on the same scale as the
+    scores the cut is applied to.
+    """
+
+    name = "cosine"
+    #: The cut when a run has too little data to calibrate.
+    fallback = FALLBACK_THRESHOLD
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest's ``threshold`` records about the score."""
+        return {"score": self.name}
+
+    def scorer(self, sample: Sequence[ScoredPair]) -> PairScorer:
+        """The pair scorer for a calibration sample (the cosine needs none of it)."""
+        return cosine_scores
+
+
+def sample_rank(pair: AlignedPair) -> int:
+    """The stable hash that orders pairs for the calibration sample."""
+    return text_sample_rank(pair.pivot, pair.candidate)
+
+
+def text_sample_rank(pivot: str, candidate: str) -> int:
+    """``sample_rank`` of a pair given by its texts."""
+    return stable_hash("calibrate", pivot, candidate)
+
+
+def _aligned_keys(sample: Sequence[AlignedPair]) -> set[tuple[str, str]]:
+    return {(pivot_key(p.pivot), comparison_key(p.candidate)) for p in sample}
+
+
+def mismatched(sample: Sequence[AlignedPair], shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate i against pivot i + shift, skipping pairs that may truly match.
+
+    The sample is in hash order, so neighbours are unrelated sentences. A
+    shifted pair is skipped when the sample aligns its candidate (by
+    comparison key) with its pivot (by pivot key) anywhere: that covers a
+    neighbour with the same pivot (another translation of it) and one with
+    the same candidate (a translation of two pivots), which would be true
+    pairs and push the cut up.
+
+    Returns:
+        ``(rows, partners)``: the candidates' rows and their pivots' rows.
+    """
+    n = len(sample)
+    if n < 2 or shift % n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pkeys = [pivot_key(p.pivot) for p in sample]
+    ckeys = [comparison_key(p.candidate) for p in sample]
+    known = _aligned_keys(sample)
+    other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
+    keep = np.array([(pkeys[j], ckeys[i]) not in known for i, j in enumerate(other)])
+    return np.arange(n)[keep], other[keep]
+
+
+def shift_count(n: int, max_shifts: int = MAX_SHIFTS) -> int:
+    """How many shifts (1, 2, ...) a sample of ``n`` pairs is scored against."""
+    return max(0, min(n - 1, max_shifts))
+
+
+def score_sample(
+    sample: Sequence[AlignedPair],
+    embed: Embed,
+    max_shifts: int = MAX_SHIFTS,
+    scorer: PairScorer = cosine_scores,
+) -> dict[str, list[float]]:
+    """Score a sample's true alignment and its shifted alignments.
+
+    Each distinct text is embedded once; shift ``s`` scores exactly the pairs
+    ``mismatched(sample, s)`` gives, for ``s`` in 1..``shift_count(n)``.
+
+    Args:
+        sample: Pairs in hash order.
+        embed: Maps texts to unit vectors, ``(texts, dim)``.
+        max_shifts: Most shifts scored.
+        scorer: The score; the cosine by default.
+
+    Returns:
+        ``aligned``: the cosine of every sampled pair; ``mismatched``: the
+        cosines of the shifted pairs, shift by shift.
+    """
+    n = len(sample)
+    if n == 0:
+        return {"aligned": [], "mismatched": []}
+    index: dict[str, int] = {}
+    for pair in sample:
+        index.setdefault(pair.pivot, len(index))
+        index.setdefault(pair.candidate, len(index))
+    vectors = np.asarray(embed(list(index)), dtype="float32")  # (texts, dim)
+    pivots = vectors[[index[p.pivot] for p in sample]]  # (n, dim)
+    candidates = vectors[[index[p.candidate] for p in sample]]  # (n, dim)
+    pkeys = [pivot_key(p.pivot) for p in sample]
+    ckeys = [comparison_key(p.candidate) for p in sample]
+    aligned = scorer(pivots, candidates, list(zip(pkeys, ckeys, strict=True)))  # (n,)
+
+    shifted: list[np.ndarray] = []
+    for shift in range(1, shift_count(n, max_shifts) + 1):
+        rows, partners = mismatched(sample, shift)  # (kept,)
+        keys = [(pkeys[j], ckeys[i]) for i, j in zip(rows, partners, strict=True)]
+        shifted.append(scorer(pivots[partners], candidates[rows], keys))  # (kept,)
+    flat = np.concatenate(shifted) if shifted else np.zeros(0)
+    return {
+        "aligned": [float(s) for s in aligned],
+        "mismatched": [float(s) for s in flat],
+    }
+
+
+def summarize(scores: Sequence[float]) -> dict[str, Any]:
+    """Count, mean and quantiles of a score distribution, for the manifest."""
+    if len(scores) == 0:
+        return {"n": 0}
+    values = np.asarray(scores, dtype="float64")
+    quantiles = np.quantile(values, [0.02, 0.05, 0.25, 0.5, 0.75, 0.95, 0.98])
+    names = ("q02", "q05", "q25", "q50", "q75", "q95", "q98")
+    return {
+        "n": int(values.size),
+        "mean": round(float(values.mean()), 4),
+        "std": round(float(values.std()), 4),
+        **{name: round(float(q), 4) for name, q in zip(names, quantiles, strict=False)},
+    }
+
+
+def choose_cut(
+    mismatched: Sequence[float],
+    max_false_accept: float,
+    aligned: Sequence[float] | None = None,
+    fallback: float = FALLBACK_THRESHOLD,
+) -> dict[str, Any]:
+    """Return the calibrated cut and how it was chosen.
+
+    The cut is the (1 - ``max_false_accept``) quantile of the mismatched
+    scores. With the sample's aligned scores, it also records the share of
+    them that the cut keeps (an estimate of the run's recall before grouping).
+
+    Args:
+        mismatched: Scores of the shifted (mismatched) pairs.
+        max_false_accept: Share of mismatched pairs allowed through.
+        aligned: Scores of the sampled pairs as aligned, for the record.
+        fallback: The cut when there are too few mismatched scores (on the
+            score's own scale).
+
+    Returns:
+        ``value`` (the cut), ``mode``, ``max_false_accept``, the summaries
+        ``mismatched`` and ``aligned_sample``, and ``fallback`` (why) when
+        the sample was too small to calibrate.
+    """
+    info: dict[str, Any] = {
+        "mode": "auto",
+        "max_false_accept": max_false_accept,
+        "mismatched": summarize(mismatched),
+    }
+    if aligned is not None:
+        info["aligned_sample"] = summarize(aligned)
+    if len(mismatched) < MIN_MISMATCHED:
+        info["value"] = fallback
+        info["fallback"] = (
+            f"only {len(mismatched)} mismatched pairs (< {MIN_MISMATCHED}) to calibrate on; "
+            f"used {fallback}"
+        )
+        return info
+    # "higher": the cut is an observed score, so at most the allowed share passes.
+    cut = float(np.quantile(np.asarray(mismatched), 1.0 - max_false_accept, method="higher"))
+    info["value"] = round(cut, 6)
+    if aligned:
+        info["aligned_sample_kept"] = round(float(np.mean(np.asarray(aligned) >= cut)), 4)
+    # The false-accept share the cut gives on the null itself (the target is
+    # max_false_accept; ties at the cut can make it a little different).
+    info["mismatched_kept"] = round(float(np.mean(np.asarray(mismatched) >= cut)), 4)
+    return info
+
+
+def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:
+    """An ``Embed`` that looks texts up in the vectors the sample was scored with."""
+    vectors: dict[str, np.ndarray] = {}
+    for scored in sample:
+        if scored.pivot_vector is None or scored.candidate_vector is None:
+            raise ValueError(
+                "the calibration sample carries no embeddings: score the pairs with "
+                "ScorePairs(vectors, keep_vectors=True)"
+            )
+        vectors.setdefault(scored.pair.pivot, scored.pivot_vector)
+        vectors.setdefault(scored.pair.candidate, scored.candidate_vector)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.stack([vectors[t] for t in texts]).astype("float32")  # (texts, dim)
+
+    return embed
+
+
+def support_record(
+    mismatched: Sequence[float],
+    sample: Sequence[ScoredPair],
+    floor_false_accept: float,
+    max_false_accept: float,
+) -> dict[str, Any]:
+    """The cuts of group support: the score floor and the group-mate cosine.
+
+    A pair that scores between ``floor`` and the cut stays when its candidate
+    is at least ``value`` in cosine to a candidate of its group that passed
+    the cut (``CoherenceFilter``). ``floor`` lets ``floor_false_accept`` of
+    the mismatched pairs through; ``value`` is the cosine that only
+    ``SUPPORT_SHARE * max_false_accept`` of unrelated candidates reach (the
+    shifted candidates of the sample, as for the coherence cut). Both come
+    from the run's own null, so they mean the same for every model.
+
+    Returns:
+        ``floor``, ``floor_false_accept``, ``value`` (``None`` when the sample
+        has too few candidates: no pair below the cut then stays),
+        ``false_accept`` and ``null_pairs``.
+    """
+    floor = float(np.quantile(np.asarray(mismatched), 1.0 - floor_false_accept, method="higher"))
+    share = SUPPORT_SHARE * max_false_accept
+    cosine = coherence_cut(sample, share)
+    return {
+        "floor": round(floor, 6),
+        "floor_false_accept": floor_false_accept,
+        "value": cosine["value"],
+        "false_accept": share,
+        "null_pairs": cosine["null_pairs"],
+    }
+
+
+def support_floor(info: dict[str, Any]) -> float:
+    """The score a pair needs to go on after the threshold: the floor, or else the cut."""
+    support = info.get("support")
+    if support and support.get("value") is not None:
+        return float(support["floor"])
+    return float(info["value"])
+
+
+#: A function that embeds texts as unit vectors, (texts, dim).
+Embed = Callable[[list[str]], np.ndarray]
+
+
+#: A function that scores pairs from their unit vectors and their
+#: (pivot key, candidate comparison key): (pivots (n, dim), candidates
+#: (n, dim), keys) -> (n,).
+PairScorer = Callable[[np.ndarray, np.ndarray, Sequence[tuple[str, str]]], np.ndarray]
+
+
+#: Shifted alignments of the sample's candidates that make the null.
+SHIFTS = 100
+#: Candidates (the lowest hashes of their comparison keys) that calibrate the
+#: hard-negative cut: the search is over them, on one worker.
+HARD_NEGATIVE_SAMPLE = 20_000
+#: Neighbours fetched per candidate to find its nearest one of another pivot.
+HARD_NEGATIVE_K = 16
+#: Fewer hard negatives than this: no cut, the check is skipped (and recorded so).
+MIN_HARD_NEGATIVES = 50
+
+
+def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:
+    """The cosine that only ``max_false_accept`` of unrelated candidate pairs reach.
+
+    Args:
+        sample: The calibration sample with its vectors (``EmbedSample``).
+        max_false_accept: Share of unrelated pairs allowed at or above the cut.
+
+    Returns:
+        ``{"value": cut or None, "null_pairs": n}``; ``None`` when the sample
+        has fewer than two distinct candidates (the check is then skipped).
+    """
+    vectors: dict[str, np.ndarray] = {}
+    for scored in sample:
+        key = comparison_key(scored.pair.candidate)
+        if scored.candidate_vector is not None and key not in vectors:
+            vectors[key] = np.asarray(scored.candidate_vector, dtype="float32")
+    if len(vectors) < 2:
+        return {"value": None, "null_pairs": 0}
+    matrix = np.stack(list(vectors.values()))  # (candidates, dim)
+    n = len(matrix)
+    null = np.concatenate(
+        [
+            np.einsum("ij,ij->i", matrix, np.roll(matrix, shift, axis=0))
+            for shift in range(1, min(SHIFTS, n - 1) + 1)
+        ]
+    )  # (candidates * shifts,)
+    return {
+        "value": round(float(np.quantile(null, 1.0 - max_false_accept)), 6),
+        "null_pairs": len(null),
+    }
+
+
+def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float) -> dict[str, Any]:
+    """The cosine that only ``max_accept`` of the run's hard negatives reach.
+
+    Args:
+        members: ``(candidate key, group key, vector)`` of kept candidates; a
+            candidate of several pivots comes once per pivot.
+        max_accept: Share of hard negatives allowed at or above the cut.
+
+    Returns:
+        ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
+        ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
+    """
+    pivots: dict[str, set[Any]] = {}
+    vectors: dict[str, Any] = {}
+    for candidate, pivot, vector in members:
+        pivots.setdefault(candidate, set()).add(pivot)
+        vectors.setdefault(candidate, vector)
+    keys = sorted(vectors)  # the same pool, in the same order, on any runner
+    record: dict[str, Any] = {"value": None, "hard_negatives": 0, "accept": max_accept}
+    if len(keys) < 2:
+        return record
+    pool = np.stack([np.asarray(vectors[k], dtype="float32") for k in keys])  # (n, dim)
+    scores, ids = nearest(pool, pool, min(HARD_NEGATIVE_K, len(keys)))
+    negatives = []
+    for row, key in enumerate(keys):
+        for score, other in zip(scores[row], ids[row], strict=True):
+            # The nearest candidate that shares no pivot with this one.
+            if other >= 0 and other != row and not pivots[keys[other]] & pivots[key]:
+                negatives.append(float(score))
+                break
+    record["hard_negatives"] = len(negatives)
+    if len(negatives) >= MIN_HARD_NEGATIVES:
+        cut = np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")
+        record["value"] = round(float(cut), 6)
+    return record
+
+
+def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:
+    """Whether a candidate below the cut has a mate at least ``support`` close."""
+    if support is None or not mates:
+        return False
+    return bool(max(float(np.dot(vector, mate)) for mate in mates) >= support)
+
+
+def closest_other(vectors: np.ndarray) -> np.ndarray:
+    """Each row's largest cosine to another row (``-inf`` for a lone row)."""
+    similarities = vectors @ vectors.T  # (candidates, candidates)
+    np.fill_diagonal(similarities, -np.inf)
+    result: np.ndarray = similarities.max(axis=1)
+    return result

@@ -1,0 +1,271 @@
+"""Tests of the calibrated threshold: the sample, the null, the cut."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from paramine.encoders.inference.handler import EncoderHandler
+from paramine.pipelines.formats import Shard
+from paramine.pipelines.stages.cut.calibrate_threshold import (
+    CalibrateThreshold,
+    CalibrationSample,
+    EmbedSample,
+    SummarizeScores,
+    sample_texts,
+)
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.score_pairs import ScorePairs
+from paramine.pipelines.thresholds.cuts import (
+    FALLBACK_THRESHOLD,
+    MIN_MISMATCHED,
+    choose_cut,
+    mismatched,
+    sample_embedder,
+    sample_rank,
+    score_sample,
+    shift_count,
+)
+from paramine.schemas.records import AlignedPair, ScoredPair
+
+
+def pair(pivot: str, candidate: str, line: int = 1) -> AlignedPair:
+    return AlignedPair(pivot, candidate, "en", "pl", "test", "mem://shard", line)
+
+
+# --- mismatched ---------------------------------------------------------------
+
+
+def mismatched_pairs(sample: list[AlignedPair], shift: int) -> list[AlignedPair]:
+    """The shifted pairs ``score_sample`` scores, as (pivot, candidate) records."""
+    rows, partners = mismatched(sample, shift)
+    return [
+        AlignedPair(sample[j].pivot, sample[i].candidate, "en", "pl", "calibration", "s", 0)
+        for i, j in zip(rows.tolist(), partners.tolist(), strict=True)
+    ]
+
+
+def test_mismatched_pairs_shift_candidates_onto_other_pivots() -> None:
+    sample = [pair("A.", "a"), pair("B.", "b"), pair("C.", "c")]
+    out = mismatched_pairs(sample, shift=1)
+    assert [(p.pivot, p.candidate) for p in out] == [("B.", "a"), ("C.", "b"), ("A.", "c")]
+    assert {p.corpus for p in out} == {"calibration"}
+
+
+def test_mismatched_pairs_skip_another_translation_of_the_same_pivot() -> None:
+    # "Thank you." and "thank you." share a pivot key: "dzięki" truly translates it.
+    sample = [pair("Thank you.", "dziękuję"), pair("thank you.", "dzięki"), pair("Go.", "idź")]
+    out = mismatched_pairs(sample, shift=1)
+    assert ("thank you.", "dziękuję") not in [(p.pivot, p.candidate) for p in out]
+    assert [(p.pivot, p.candidate) for p in out] == [("Go.", "dzięki"), ("Thank you.", "idź")]
+
+
+def test_mismatched_pairs_skip_a_candidate_aligned_with_that_pivot() -> None:
+    # "Tak." translates both "Yes." and "Yeah."; "Tak!" has the same comparison key.
+    sample = [pair("Yes.", "Tak!"), pair("Yeah.", "Tak."), pair("No.", "Nie.")]
+    out = [(p.pivot, p.candidate) for p in mismatched_pairs(sample, shift=1)]
+    assert ("Yeah.", "Tak!") not in out
+    assert out == [("No.", "Tak."), ("Yes.", "Nie.")]
+
+
+def test_mismatched_pairs_of_tiny_samples() -> None:
+    assert mismatched_pairs([], shift=1) == []
+    assert mismatched_pairs([pair("A.", "a")], shift=1) == []
+    assert mismatched_pairs([pair("A.", "a"), pair("B.", "b")], shift=2) == []
+
+
+# --- choose_cut ---------------------------------------------------------------
+
+
+def test_choose_cut_is_the_quantile_of_mismatched_scores() -> None:
+    mismatched = [i / 100 for i in range(100)]  # 0.00 .. 0.99
+    info = choose_cut(mismatched, max_false_accept=0.05, aligned=[0.99, 0.97, 0.5])
+    # "higher": an observed score, so at most 5 of the 100 reach the cut.
+    assert info["value"] == pytest.approx(0.95)
+    assert sum(s >= info["value"] for s in mismatched) == 5
+    assert info["mode"] == "auto"
+    assert "fallback" not in info
+    assert info["mismatched"]["n"] == 100
+    assert info["aligned_sample"]["n"] == 3
+    assert info["aligned_sample_kept"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_choose_cut_falls_back_on_too_few_mismatched_pairs() -> None:
+    info = choose_cut([0.5] * (MIN_MISMATCHED - 1), max_false_accept=0.02)
+    assert info["value"] == FALLBACK_THRESHOLD
+    assert str(MIN_MISMATCHED - 1) in info["fallback"]
+
+
+# --- score_sample ----------------------------------------------------------------
+
+
+def test_score_sample_scores_exactly_the_shifted_pairs() -> None:
+    rng = np.random.default_rng(0)
+    sample = [pair(f"P{i}.", f"c{i}") for i in range(6)] + [pair("p0.", "d0")]
+    texts = sorted({p.pivot for p in sample} | {p.candidate for p in sample})
+    table = {
+        t: v / np.linalg.norm(v)
+        for t, v in zip(texts, rng.normal(size=(len(texts), 4)), strict=True)
+    }
+
+    def embed(batch: list[str]) -> np.ndarray:
+        return np.stack([table[t] for t in batch])
+
+    scores = score_sample(sample, embed, max_shifts=3)
+    assert scores["aligned"] == pytest.approx(
+        [float(table[p.pivot] @ table[p.candidate]) for p in sample], abs=1e-6
+    )
+    expected = [
+        float(table[m.pivot] @ table[m.candidate])
+        for shift in range(1, shift_count(len(sample), 3) + 1)
+        for m in mismatched_pairs(sample, shift)
+    ]
+    assert scores["mismatched"] == pytest.approx(expected, abs=1e-6)
+
+
+# --- the transforms, with the tiny model --------------------------------------
+
+
+def corpus_pairs(n: int) -> list[AlignedPair]:
+    words = ["kot", "pies", "dom", "las", "rzeka", "miasto", "okno", "drzwi", "stół", "ptak"]
+    return [
+        # 12 pivots with 3-4 translations each: some shifts hit true matches.
+        pair(f"the dog number {i % 12}.", f"zdanie {words[i % 10]} {i}", i + 1)
+        for i in range(n)
+    ]
+
+
+class EmbeddedSample(beam.PTransform):
+    """The calibration sample as the mine pipeline makes it: sampled, encoded, joined back."""
+
+    def __init__(self, handler: EncoderHandler, sample_size: int) -> None:
+        super().__init__()
+        self.handler = handler
+        self.sample_size = sample_size
+
+    def expand(self, pairs: beam.PCollection) -> beam.PCollection:
+        sample = pairs | "Sample" >> CalibrationSample(self.sample_size)
+        vectors = (
+            sample | "Texts" >> beam.FlatMap(sample_texts) | "Encode" >> EncodeTexts(self.handler)
+        )
+        return (
+            sample
+            | "Pairs" >> beam.FlatMap(lambda pairs: pairs)
+            | "Score" >> ScorePairs(vectors, keep_vectors=True)
+            | "Embed" >> EmbedSample()
+        )
+
+
+def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
+    pairs = corpus_pairs(40)
+    handler = EncoderHandler(str(tiny_model_dir))
+
+    # Directly: the 30 smallest hashes in hash order, every shift, the tiny model.
+    from sentence_transformers import SentenceTransformer
+
+    sample = sorted(pairs, key=sample_rank)[:30]
+    model = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    shifted = [m for s in range(1, shift_count(30, 5) + 1) for m in mismatched_pairs(sample, s)]
+    texts = sorted({t for m in shifted for t in (m.pivot, m.candidate)})
+    vectors = dict(zip(texts, model.encode(texts, normalize_embeddings=True), strict=True))
+    direct = [float(vectors[m.pivot] @ vectors[m.candidate]) for m in shifted]
+    expected = float(np.quantile(direct, 1 - 0.05, method="higher"))
+
+    # Twice, in opposite input orders: the sample and the cut must not change.
+    for order in (pairs, pairs[::-1]):
+        with TestPipeline(runner="FnApiRunner") as p:
+            out = (
+                p
+                | beam.Create(order)
+                | EmbeddedSample(handler, sample_size=30)
+                | CalibrateThreshold(max_false_accept=0.05, max_shifts=5)
+            )
+            got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
+            assert_that(got, lambda got, e=expected: _check_cut(got, e))
+    # Some shifted pairs were true matches (same pivot key) and were skipped.
+    assert MIN_MISMATCHED <= len(direct) < 30 * 5
+
+
+def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
+    assert len(got) == 1
+    value, sample, shifts = got[0]
+    assert value == pytest.approx(expected, abs=1e-5)
+    assert (sample, shifts) == (30, 5)
+
+
+def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
+    pairs = [*corpus_pairs(60), pair("Yes.", "Tak.", 61), pair("Yes.", "Tak.", 62)]
+    expected = sorted(set(pairs), key=sample_rank)
+    with TestPipeline(runner="FnApiRunner") as p:
+        prefilter = Prefilter(shards=[Shard("tsv", "mem://shard", "test", "en", "pl")])
+        prefiltered = p | beam.Create(pairs) | prefilter
+        from_records = prefiltered.kept | "FromRecords" >> CalibrationSample(20)
+        from_entries = prefiltered.entries | "FromEntries" >> CalibrationSample(
+            20, prefilter.origins
+        )
+        # The duplicate "Yes." / "Tak." is the first one, line 61, either way.
+        first = [kept for kept in expected if kept.line != 62][:20]
+        assert_that(from_records, equal_to([first]), label="Records")
+        assert_that(from_entries, equal_to([first]), label="Entries")
+
+
+def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
+    handler = EncoderHandler(str(tiny_model_dir))
+    with TestPipeline(runner="FnApiRunner") as p:
+        sample = p | beam.Create(corpus_pairs(5)) | EmbeddedSample(handler, sample_size=100)
+        out = sample | CalibrateThreshold()
+        assert_that(
+            out | beam.Map(lambda info: (info["value"], "fallback" in info, info["sample"])),
+            equal_to([(FALLBACK_THRESHOLD, True, 5)]),
+        )
+
+
+def test_calibrate_threshold_rejects_bad_settings() -> None:
+    with pytest.raises(ValueError, match="max_false_accept"):
+        CalibrateThreshold(max_false_accept=1.0)
+    with pytest.raises(ValueError, match="sample"):
+        CalibrationSample(sample_size=0)
+
+
+def test_the_sample_must_carry_its_embeddings() -> None:
+    vector = np.ones(4, dtype="float32") / 2
+    with_vectors = ScoredPair(pair("A.", "a"), 1.0, vector, vector)
+    assert sample_embedder([with_vectors])(["A.", "a"]).shape == (2, 4)
+    with pytest.raises(ValueError, match="keep_vectors=True"):  # the message names the fix
+        sample_embedder([ScoredPair(pair("A.", "a"), 1.0)])
+
+
+def test_summarize_scores() -> None:
+    scored = [ScoredPair(pair("A.", "a"), i / 100) for i in range(101)]
+    with TestPipeline(runner="FnApiRunner") as p:
+        out = p | beam.Create(scored) | SummarizeScores()
+        assert_that(
+            out | beam.Map(lambda s: (s["n"], s["mean"], s["q50"], s["q98"])),
+            equal_to([(101, 0.5, 0.5, 0.98)]),
+        )
+
+
+def test_a_tiny_input_warns_that_its_cut_is_unreliable(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Defect 12: on 9 good pairs the auto cut silently dropped 6 of them.
+    from paramine.pipelines.run.mine import run
+    from paramine.pipelines.thresholds.cuts import MIN_TRUSTED_SAMPLE, small_sample_warning
+
+    assert small_sample_warning(MIN_TRUSTED_SAMPLE) is None
+    assert "--threshold 0.85" in (small_sample_warning(9) or "")
+    tsv = tmp_path / "tiny.tsv"
+    tsv.write_text(
+        "".join(f"Sentence {i} is here.\tZdanie {i} jest tu.\n" for i in range(9)),
+        encoding="utf-8",
+    )
+    manifest = run([str(tsv), "--output", str(tmp_path / "o"), "--model", str(tiny_model_dir)])
+    assert "only 9 pairs" in manifest.threshold["warning"]
+    assert (
+        "paramine: warning: --threshold auto calibrated on only 9 pairs" in capsys.readouterr().err
+    )
