@@ -242,7 +242,9 @@ def test_pipeline_floors_import_only_downwards() -> None:
 #: Code outside benchmarks/ (scripts of their own) and outside the tests.
 CODE = (*LAYERS, "deploy")
 LONGEST_MODULE = 500
-LONGEST_FUNCTION = 120
+#: In the package; a test's function may run to 120 lines (a scenario told in order).
+LONGEST_FUNCTION = 80
+LONGEST_TEST_FUNCTION = 120
 
 
 def test_no_long_module_without_a_reason_at_its_top() -> None:
@@ -256,14 +258,15 @@ def test_no_long_module_without_a_reason_at_its_top() -> None:
     assert long == []
 
 
-def test_no_function_over_120_lines_outside_benchmarks() -> None:
+def test_no_long_function_outside_benchmarks() -> None:
     long = []
     for folder in (*CODE, "tests"):
+        longest = LONGEST_TEST_FUNCTION if folder == "tests" else LONGEST_FUNCTION
         for path in (ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                    if lines > LONGEST_FUNCTION:
+                    if lines > longest:
                         long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} {lines}")
     assert long == []
 

@@ -113,12 +113,43 @@ def mine_hard_negatives(
     # Enough neighbours for the group's own sentences to be skipped, then more
     # for the rows that still lack some.
     largest = max(len(k) for k in group_keys.values()) if group_keys else 0
-    want = min(len(texts), count + largest + 2)
-    negatives: list[list[str]] = [[] for _ in anchors]
-    cosines: list[list[float]] = [[] for _ in anchors]
-    pending = list(range(len(anchors)))
+    queries = vectors[anchor_rows]
+    negatives, cosines = _nearest_allowed(
+        index, queries, texts, count, min(len(texts), count + largest + 2), allowed
+    )
+    kept = [i for i in range(len(anchors)) if negatives[i]]
+    return MinedNegatives(
+        negatives,
+        {
+            "per_row": count,
+            "margin": margin,
+            "rows": len(anchors),
+            "rows_with_negatives": len(kept),
+            "texts_searched": len(texts),
+            "mean_cos_negative": _mean([c for i in kept for c in cosines[i]]),
+            "mean_cos_positive": _mean([float(positive_cos[i]) for i in kept]),
+        },
+    )
+
+
+def _nearest_allowed(
+    index: Any,
+    queries: np.ndarray,
+    texts: list[str],
+    count: int,
+    want: int,
+    allowed: Callable[[int, int, float], bool],
+) -> tuple[list[list[str]], list[list[float]]]:
+    """Each query's ``count`` nearest allowed texts and their cosines; none for a row short of them.
+
+    Searches ``want`` neighbours first, then four times as many for the rows
+    still short, up to ``MAX_SEARCH``.
+    """
+    negatives: list[list[str]] = [[] for _ in range(len(queries))]
+    cosines: list[list[float]] = [[] for _ in range(len(queries))]
+    pending = list(range(len(queries)))
     while pending:
-        scores, neighbours = index.search(vectors[anchor_rows[pending]], want)
+        scores, neighbours = index.search(queries[pending], want)
         for i, row_scores, row_neighbours in zip(pending, scores, neighbours, strict=True):
             taken: list[str] = []
             taken_cos: list[float] = []
@@ -135,19 +166,7 @@ def mine_hard_negatives(
                 negatives[i], cosines[i] = [], []
             break
         pending, want = short, min(len(texts), MAX_SEARCH, want * 4)
-    kept = [i for i in range(len(anchors)) if negatives[i]]
-    return MinedNegatives(
-        negatives,
-        {
-            "per_row": count,
-            "margin": margin,
-            "rows": len(anchors),
-            "rows_with_negatives": len(kept),
-            "texts_searched": len(texts),
-            "mean_cos_negative": _mean([c for i in kept for c in cosines[i]]),
-            "mean_cos_positive": _mean([float(positive_cos[i]) for i in kept]),
-        },
-    )
+    return negatives, cosines
 
 
 def _mean(values: list[float]) -> float | None:

@@ -28,7 +28,6 @@ folder holds the model only; checkpoints live in their own folder.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
 import sys
@@ -49,6 +48,7 @@ from paramine.encoders.training.data import (
     read_evaluation,
 )
 from paramine.encoders.training.model_card import SUMMARY_FILE, save_model, training_summary
+from paramine.encoders.training.seed_training import train_seed
 from paramine.encoders.training.seeds import SeedPlace, seed_places
 from paramine.schemas.errors import OutputError, UsageError
 
@@ -136,22 +136,10 @@ def _train(
     """Score the base, train each seed, score the base's suite, write and print the tables."""
     from paramine.encoders.evaluation.suite_eval import model_encoder
     from paramine.encoders.lstm_pooling import load_encoder
-    from paramine.encoders.models.folder_check import check_local_folder
-    from paramine.encoders.models.resolve import resolve_model
     from paramine.encoders.training.hard_negatives import training_columns
-    from paramine.encoders.training.modeling import default_prefix
 
-    resolved = resolve_model(config.base, flag="--base")
-    check_local_folder(resolved, config.base, "--base")
-    base = load_encoder(resolved.path, device=config.device)
-    prefix = default_prefix(base, resolved.prefix)
-    base_facts = {
-        "spec": config.base,
-        "path": resolved.path,
-        "model_id": resolved.model_id,
-        "revision": resolved.revision,
-        "prefix": prefix,
-    }
+    base, base_facts = _load_base(config)
+    resolved_path, prefix = base_facts["path"], base_facts["prefix"]
     batch = config.eval_batch_size
     tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, batch)
     base_results: dict[str, float] = {}
@@ -166,22 +154,15 @@ def _train(
     base_dev: dict[int, dict[str, Any]] = {}  # step 0's dev figures, when step 0 is the base
     for i, (place, checkpoint) in enumerate(zip(places, starts, strict=True)):
         if i:  # training changed the base's Transformer in place: a fresh one per seed
-            base = load_encoder(resolved.path, device=config.device)
-        model, run = _train_seed(
+            base = load_encoder(resolved_path, device=config.device)
+        model, run = train_seed(
             config, precision, base, prefix, columns, place, checkpoint, base_dev
         )
         del base
         base_dev = base_dev or _base_dev_scores(config, run)
         if mined is not None:
             run["hard_negatives"] = mined
-        run["results"] = {"base": base_results} if tasks else {}
-        if tasks:
-            log.info("scoring the trained model (seed %d)", place.seed)
-            state = run["training"]
-            # The evaluators also record their scores in the model card's data.
-            run["results"]["trained"] = evaluate_model(
-                model, tasks, prefix, state["epoch"] or 0.0, state["global_step"]
-            )
+        run["results"] = _results(model, run, tasks, prefix, base_results, place.seed)
         runs[place.seed] = run
         if evaluation.suite is not None and _kept_the_base(config, run):
             log.info(
@@ -202,11 +183,7 @@ def _train(
 
     base_suite = None
     if evaluation.suite is not None:
-        # After training, so the test table is computed once for each model, at the end.
-        log.info("scoring the base model on the suite %s", evaluation.suite.name)
-        fresh = load_encoder(resolved.path, device=config.device)
-        base_suite = _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
-        del fresh
+        base_suite = _base_on_suite(config, resolved_path, evaluation, prefix)
         for seed, (place, model) in as_base.items():
             runs[seed]["suite"] = {"trained": {**base_suite, "same_as_base": True}}
             if len(places) > 1:
@@ -250,154 +227,54 @@ def _base_dev_scores(config: TrainConfig, run: dict[str, Any]) -> dict[int, dict
     return {}
 
 
-def _train_seed(
-    config: TrainConfig,
-    precision: str,
-    base: SentenceTransformer,
+def _results(
+    model: SentenceTransformer,
+    run: dict[str, Any],
+    tasks: list[Any],
     prefix: str,
-    columns: dict[str, list[str]],
-    place: SeedPlace,
-    checkpoint: str | None,
-    base_dev: dict[int, dict[str, Any]],
-) -> tuple[SentenceTransformer, dict[str, Any]]:
-    """Build the model from ``base`` and train it with ``place.seed``; return it and its facts.
+    base_results: dict[str, float],
+    seed: int,
+) -> dict[str, Any]:
+    """The base's and the trained model's figures on the held-out tasks; {} with no tasks."""
+    if not tasks:
+        return {}
+    log.info("scoring the trained model (seed %d)", seed)
+    state = run["training"]
+    # The evaluators also record their scores in the model card's data.
+    trained = evaluate_model(model, tasks, prefix, state["epoch"] or 0.0, state["global_step"])
+    return {"base": base_results, "trained": trained}
 
-    ``base_dev``: step 0's dev figures from an earlier seed, when step 0 is the base.
-    """
-    import torch
-    from datasets import Dataset
-    from paramine.encoders.training.checkpoints import MarkComplete, checkpoint_step
-    from paramine.encoders.training.modeling import build_model, learning_rate_mapping, make_loss
-    from paramine.encoders.training.selection import dev_selection
-    from sentence_transformers import SentenceTransformerTrainer
 
-    torch.manual_seed(place.seed)  # the head's initial weights
-    model = build_model(
-        base,
-        config.pooling,
-        config.lstm_hidden,
-        config.bidirectional,
-        config.normalize,
-        config.max_seq_length,
-        config.device,
-    )
-    if prefix:
-        # Stored as the default prompt, so model.encode(texts) adds it for users.
-        model.prompts = {"query": prefix}
-        model.default_prompt_name = "query"
-    card = model.model_card_data
-    card.local_files_only = True  # the card must not reach the hub for dataset facts
-    card.model_name = f"{config.base} with {config.pooling} pooling, trained by paramine"
-    card.train_datasets = [{"name": f"paramine pairs: {config.dataset}"}]
-    card.tags = [*card.tags, "paramine", "paraphrase"]
+def _load_base(config: TrainConfig) -> tuple[SentenceTransformer, dict[str, Any]]:
+    """The base model, loaded, and where it was found (folder, hub id, revision, prefix)."""
+    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.models.folder_check import check_local_folder
+    from paramine.encoders.models.resolve import resolve_model
+    from paramine.encoders.training.modeling import default_prefix
 
-    dataset = Dataset.from_dict(columns)
-    mapping = learning_rate_mapping(model, config.lr, config.head_lr)
-    args = _training_arguments(config, precision, prefix, len(dataset), place, mapping)
-    callbacks: list[Any] = [MarkComplete(config.save_total_limit)]
-    selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
-    if selection is not None:
-        callbacks.append(selection)
-    trainer = SentenceTransformerTrainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        loss=make_loss(model, config.loss, config.mini_batch_size),
-        callbacks=callbacks,
-    )
-    started, cpu_started = time.perf_counter(), time.process_time()
-    output = trainer.train(resume_from_checkpoint=checkpoint)
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    state = trainer.state
-    steps_run = state.global_step - (checkpoint_step(checkpoint) if checkpoint else 0)
-    # Selection scores inside trainer.train: its time is reported apart from the steps'.
-    selection_cpu = selection.cpu_s if selection is not None else 0.0
-    losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
-    log.info(
-        "trained seed %d to step %d (epoch %.2f); checkpoints in %s",
-        place.seed,
-        state.global_step,
-        state.epoch or 0.0,
-        place.checkpoints,
-    )
-    run: dict[str, Any] = {
-        "settings": {
-            "precision": precision,
-            "seed": place.seed,
-            "resumed_from": checkpoint,
-            "checkpoint_dir": place.checkpoints,
-        },
-        "training": {
-            "global_step": state.global_step,
-            "epoch": state.epoch,
-            "train_pairs": len(dataset),
-            "first_logged_loss": losses[0] if losses else None,
-            "last_logged_loss": losses[-1] if losses else None,
-            "train_runtime_s": output.metrics.get("train_runtime"),
-            "samples_per_second": output.metrics.get("train_samples_per_second"),
-            "steps_per_second": output.metrics.get("train_steps_per_second"),
-            "mean_loss": output.metrics.get("train_loss"),
-            "wall_s": wall,
-            "cpu_s": cpu,
-            "selection_cpu_s": selection_cpu,
-            "cpu_s_per_step": (cpu - selection_cpu) / steps_run if steps_run else None,
-            "device": str(trainer.model.device),
-            "peak_gpu_memory_mib": (
-                round(torch.cuda.max_memory_allocated() / 2**20, 1)
-                if torch.cuda.is_available()
-                else None
-            ),
-        },
+    resolved = resolve_model(config.base, flag="--base")
+    check_local_folder(resolved, config.base, "--base")
+    base = load_encoder(resolved.path, device=config.device)
+    facts = {
+        "spec": config.base,
+        "path": resolved.path,
+        "model_id": resolved.model_id,
+        "revision": resolved.revision,
+        "prefix": default_prefix(base, resolved.prefix),
     }
-    if selection is not None:
-        run["selection"] = selection.summary()
-    return model, run
+    return base, facts
 
 
-def _training_arguments(
-    config: TrainConfig,
-    precision: str,
-    prefix: str,
-    train_pairs: int,
-    place: SeedPlace,
-    learning_rate_mapping: dict[str, float],
-) -> Any:
-    """The trainer's arguments: the recipe, the checkpoints, the logging."""
-    import torch
-    from sentence_transformers import SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers
+def _base_on_suite(
+    config: TrainConfig, path: str, evaluation: EvalData, prefix: str
+) -> dict[str, Any]:
+    """The base's suite figures: after training, so the test table is computed once per model."""
+    from paramine.encoders.lstm_pooling import load_encoder
 
-    steps_per_epoch = math.ceil(train_pairs / config.batch_size)
-    # With --max-steps the trainer ignores num_train_epochs, but the model card
-    # lists it: give it the epochs those steps really make.
-    epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
-    return SentenceTransformerTrainingArguments(
-        output_dir=place.checkpoints,
-        num_train_epochs=epochs,
-        max_steps=config.max_steps,
-        per_device_train_batch_size=config.batch_size,
-        learning_rate=config.lr,
-        learning_rate_mapping=learning_rate_mapping,
-        lr_scheduler_type="linear",
-        warmup_steps=config.warmup,  # a float below 1 is a share of the steps
-        optim="adamw_torch",
-        batch_sampler=BatchSamplers.NO_DUPLICATES,
-        bf16=precision == "bf16",
-        fp16=precision == "fp16",
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        # Pruned by MarkComplete after each checkpoint is marked complete:
-        # the trainer's own pruning runs before, and could leave none complete.
-        save_total_limit=None,
-        logging_steps=config.logging_steps,
-        seed=place.seed,
-        data_seed=place.seed,
-        prompts=prefix or None,
-        report_to="none",
-        dataloader_pin_memory=torch.cuda.is_available(),
-        disable_tqdm=False,
-        use_cpu=config.device == "cpu",
-    )
+    assert evaluation.suite is not None
+    log.info("scoring the base model on the suite %s", evaluation.suite.name)
+    fresh = load_encoder(path, device=config.device)
+    return _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
 
 
 def _save_seed(

@@ -14,6 +14,14 @@ import posixpath
 import zipfile
 
 import fsspec
+from paramine.pipelines.files.opening import (
+    DECOMPRESSION_ERRORS,
+    basename,
+    is_safe_member,
+    open_input,
+    safe_members,
+    zip_member_url,
+)
 from paramine.pipelines.formats.base import Shard, selectable_formats
 from paramine.pipelines.formats.moses_pairs import (
     NoTarget,
@@ -25,14 +33,6 @@ from paramine.pipelines.formats.moses_pairs import (
     side_of,
     strip_compression,
     suffix_language,
-)
-from paramine.pipelines.formats.opening import (
-    DECOMPRESSION_ERRORS,
-    basename,
-    is_safe_member,
-    open_input,
-    safe_members,
-    zip_member_url,
 )
 from paramine.pipelines.formats.pivot_languages import SELF_DESCRIBING, pivot_languages
 from paramine.pipelines.formats.unpaired import UNPAIRED
@@ -232,14 +232,8 @@ def resolve_inputs(
         raise UsageError(
             f"--format {fmt!r} is unknown; allowed: auto, {', '.join(selectable_formats())}"
         )
-    languages = pivot_languages(pivot_lang)
     lang = canonical_language(lang)
-    if languages is not None and len(languages) == 1:
-        (only,) = languages
-        sides = Sides(only, lang)
-    else:
-        spec = "auto" if languages is None else ",".join(sorted(languages))
-        sides = Sides(spec, lang, several=True)
+    sides = _run_sides(pivot_lang, lang)
     shards: dict[tuple[str, ...], Shard] = {}
     # Moses files of other languages skipped in a directory: named if nothing is left.
     skipped: list[str] = []
@@ -253,48 +247,82 @@ def resolve_inputs(
                 f"input {url!r} matches no file (nor a Moses prefix {url}.<lang>)"
             )
         for file in files:
-            try:
-                found = _classify(file, sides, fmt, corpus)
-            except Unpaired as stray:
-                if not many:
-                    raise
-                log.warning("skipping %s; it is counted as rejected (unpaired_file)", stray)
-                if stray.hint:
-                    hints.append(stray.hint)
-                found = [_unpaired_shard(file, str(stray), sides, corpus)]
-            except NoTarget as other:
-                if not many:
-                    raise
-                log.warning("skipping %s", other)
-                skipped.append(str(other))
-                continue
-            if found is None:
-                if many:
-                    log.warning("skipping %s: not a bitext format paramine recognizes", file)
-                    continue
-                raise InputError(
-                    f"cannot tell the format of {file}; name it with --format "
-                    f"({', '.join(selectable_formats())}), or for a Moses pair give files ending "
-                    f"in .{sides.shown()} and .{lang} (or an OPUS moses .zip holding them)"
-                )
-            for shard in found:
+            for shard in _file_shards(file, many, sides, fmt, corpus, skipped, hints):
                 shards.setdefault(shard.files, shard)
     resolved = list(shards.values())
     if inputs and not any(s.format != UNPAIRED for s in resolved):
-        strays = [s.url for s in resolved]
-        others = ""
-        if skipped:
-            others = f" ({skipped[0]}" + (f"; and {len(skipped) - 1} more)" if skipped[1:] else ")")
-        if hints:  # the first stray's siblings name another pivot language
-            others += f" ({hints[0]})"
-        raise InputError(
-            f"no bitext to read in {', '.join(inputs)}"
-            + (f": only Moses files without a partner ({', '.join(strays)})" if strays else "")
-            + others
-            + f"; give Moses pairs ending in .{sides.shown()} and .{lang}, or TSV, TMX or XCES "
-            "files"
-        )
+        raise _no_bitext(inputs, [s.url for s in resolved], skipped, hints, sides)
     return resolved
+
+
+def _file_shards(
+    file: str,
+    many: bool,
+    sides: Sides,
+    fmt: str,
+    corpus: str | None,
+    skipped: list[str],
+    hints: list[str],
+) -> list[Shard]:
+    """The shards of one file; a file found by a glob or folder (``many``) may be skipped.
+
+    A skipped file is named in ``skipped`` (another language pair) or kept as an
+    ``unpaired`` shard (a Moses side without its partner; what its siblings
+    suggest goes to ``hints``); a file named on its own raises instead.
+    """
+    try:
+        found = _classify(file, sides, fmt, corpus)
+    except Unpaired as stray:
+        if not many:
+            raise
+        log.warning("skipping %s; it is counted as rejected (unpaired_file)", stray)
+        if stray.hint:
+            hints.append(stray.hint)
+        return [_unpaired_shard(file, str(stray), sides, corpus)]
+    except NoTarget as other:
+        if not many:
+            raise
+        log.warning("skipping %s", other)
+        skipped.append(str(other))
+        return []
+    if found is not None:
+        return list(found)
+    if many:
+        log.warning("skipping %s: not a bitext format paramine recognizes", file)
+        return []
+    raise InputError(
+        f"cannot tell the format of {file}; name it with --format "
+        f"({', '.join(selectable_formats())}), or for a Moses pair give files ending "
+        f"in .{sides.shown()} and .{sides.lang} (or an OPUS moses .zip holding them)"
+    )
+
+
+def _run_sides(pivot_lang: str, lang: str) -> Sides:
+    """The run's two sides: one pivot language, or several (a list, or ``auto``)."""
+    languages = pivot_languages(pivot_lang)
+    if languages is not None and len(languages) == 1:
+        (only,) = languages
+        return Sides(only, lang)
+    spec = "auto" if languages is None else ",".join(sorted(languages))
+    return Sides(spec, lang, several=True)
+
+
+def _no_bitext(
+    inputs: list[str], strays: list[str], skipped: list[str], hints: list[str], sides: Sides
+) -> InputError:
+    """The error for inputs that hold no bitext: what was found instead, and what to give."""
+    others = ""
+    if skipped:
+        others = f" ({skipped[0]}" + (f"; and {len(skipped) - 1} more)" if skipped[1:] else ")")
+    if hints:  # the first stray's siblings name another pivot language
+        others += f" ({hints[0]})"
+    return InputError(
+        f"no bitext to read in {', '.join(inputs)}"
+        + (f": only Moses files without a partner ({', '.join(strays)})" if strays else "")
+        + others
+        + f"; give Moses pairs ending in .{sides.shown()} and .{sides.lang}, or TSV, TMX or XCES "
+        "files"
+    )
 
 
 def _unpaired_shard(url: str, why: str, sides: Sides, corpus: str | None) -> Shard:

@@ -122,43 +122,43 @@ def card_metadata(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) 
     }
 
 
-def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) -> str:
-    """The whole ``README.md``: YAML front matter, then what the data is and how to read it."""
-    meta = card_metadata(stats, files)
-    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
-    funnel = stats["funnel"]
-    cut = stats["cuts"][0] if stats.get("cuts") else {}
+def _source(stats: Mapping[str, Any]) -> tuple[str, str]:
+    """What the pairs were mined from, in words, and the table of pivot languages (or "")."""
     lang = stats["languages"].get("candidate")
-    pivot_lang = stats["languages"].get("pivot")
-    if _several_pivots(stats):
-        by_language = stats["languages"].get("pivots") or {}
-        listed = ", ".join(f"`{p}`" for p in pivot_languages(stats)) or "none"
-        source = (
-            f"bitext with pivots in {len(by_language)} languages ({listed}): two `{lang}` "
-            "sentences are a pair when they translate the same pivot sentence, in the same "
-            "language (pivots in different languages never share a group),"
-        )
-        pivot_rows = "\n".join(
-            f"| `{p}` | {n['pairs']:,} | {n['groups']:,} |" for p, n in by_language.items()
-        )
-        pivot_table = "\n| pivot language | pairs | groups |\n|---|---:|---:|\n" + pivot_rows + "\n"
-    else:
+    if not _several_pivots(stats):
+        pivot_lang = stats["languages"].get("pivot")
         source = (
             f"`{pivot_lang}`-`{lang}`\nbitext: two `{lang}` sentences are a pair when they "
             f"translate the same `{pivot_lang}` pivot\nsentence"
         )
-        pivot_table = ""
-    model = stats.get("model", {})
-    corpora = sorted({str(s.get("corpus")) for s in stats.get("inputs", [])})
-    licence = meta["license"]
-    licence_line = (
-        f"The inputs' licence is `{licence}`; the pairs are derived from them and carry it."
-        if licence != "unknown"
-        else "The inputs' licence is not known to paramine: check the licence of "
+        return source, ""
+    by_language = stats["languages"].get("pivots") or {}
+    listed = ", ".join(f"`{p}`" for p in pivot_languages(stats)) or "none"
+    source = (
+        f"bitext with pivots in {len(by_language)} languages ({listed}): two `{lang}` "
+        "sentences are a pair when they translate the same pivot sentence, in the same "
+        "language (pivots in different languages never share a group),"
+    )
+    pivot_rows = "\n".join(
+        f"| `{p}` | {n['pairs']:,} | {n['groups']:,} |" for p, n in by_language.items()
+    )
+    return source, "\n| pivot language | pairs | groups |\n|---|---:|---:|\n" + pivot_rows + "\n"
+
+
+def _licence_line(licence: str, corpora: list[str]) -> str:
+    if licence != "unknown":
+        return f"The inputs' licence is `{licence}`; the pairs are derived from them and carry it."
+    return (
+        "The inputs' licence is not known to paramine: check the licence of "
         f"{', '.join(corpora) or 'the input corpora'} before sharing this dataset."
     )
-    not_judged = funnel.get("unchecked") or {}
-    unchecked_line = (
+
+
+def _unchecked_line(not_judged: Mapping[str, Mapping[str, int]]) -> str:
+    """The lines kept without a judgment, per check and language; "" when there are none."""
+    if not not_judged:
+        return ""
+    return (
         "- Kept without a judgment (a check that cannot judge the language): "
         + "; ".join(
             f"{check.replace('_', ' ')} check: "
@@ -166,9 +166,21 @@ def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) ->
             for check, langs in not_judged.items()
         )
         + ".\n"
-        if not_judged
-        else ""
     )
+
+
+def render_card(stats: Mapping[str, Any], files: Mapping[str, Sequence[str]]) -> str:
+    """The whole ``README.md``: YAML front matter, then what the data is and how to read it."""
+    meta = card_metadata(stats, files)
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    funnel = stats["funnel"]
+    cut = stats["cuts"][0] if stats.get("cuts") else {}
+    lang = stats["languages"].get("candidate")
+    source, pivot_table = _source(stats)
+    model = stats.get("model", {})
+    corpora = sorted({str(s.get("corpus")) for s in stats.get("inputs", [])})
+    licence_line = _licence_line(meta["license"], corpora)
+    unchecked_line = _unchecked_line(funnel.get("unchecked") or {})
     stage_lines = "\n".join(
         f"| {s['stage']} | {s['in']:,} | {s['kept']:,} | "
         + (", ".join(f"{k} {v:,}" for k, v in s["dropped"].items() if v) or "-")

@@ -132,10 +132,10 @@ def dataflow_args(job: RunSettings, beam: argparse.Namespace, inputs: Sequence[s
     Raises:
         DeploymentError: Naming every problem found, not only the first.
     """
-    problems: list[str] = []
-    added: list[str] = []
     if job.gpu_type is not None and job.gpu_type not in GPU_TYPES:
         raise DeploymentError(f"--gpu-type {job.gpu_type}; allowed: {', '.join(sorted(GPU_TYPES))}")
+    problems: list[str] = []
+    added: list[str] = []
     for name in ("project", "region", "temp_location"):
         if not getattr(beam, name, None):
             problems.append(f"Dataflow needs --{name}")
@@ -148,8 +148,6 @@ def dataflow_args(job: RunSettings, beam: argparse.Namespace, inputs: Sequence[s
     if job.output and not _is_remote(job.output):
         problems.append(f"--output {job.output} is local; Dataflow workers write to a bucket")
 
-    services = _service_options(beam.dataflow_service_options)
-    experiments = list(beam.experiments or [])
     image = job.worker_image or beam.sdk_container_image
     if job.worker_image and beam.sdk_container_image:
         problems.append("give --worker-image or --sdk_container_image, not both")
@@ -166,69 +164,7 @@ def dataflow_args(job: RunSettings, beam: argparse.Namespace, inputs: Sequence[s
         if job.disk_size_gb is not None:
             added.append(f"--disk_size_gb={job.disk_size_gb}")
     else:
-        counts, family = GPU_TYPES[job.gpu_type]
-        if job.gpu_count not in counts:
-            problems.append(
-                f"--gpu-count {job.gpu_count}: {job.gpu_type} comes in counts "
-                f"{', '.join(map(str, counts))} per worker"
-            )
-        if any(s.startswith(ACCELERATOR) for s in services):
-            problems.append(
-                f"--dataflow_service_options already has {ACCELERATOR}; set the GPU with "
-                "--gpu-type/--gpu-count, or by hand, not both"
-            )
-        if not image:
-            problems.append(
-                "GPU workers need a container with CUDA torch: build deploy/dataflow/Dockerfile "
-                "and pass --worker-image"
-            )
-        machine = beam.machine_type or DEFAULT_MACHINE_TYPES.get((job.gpu_type, job.gpu_count))
-        if machine is None:
-            problems.append(
-                f"name a {family}- machine type that has {job.gpu_count} {job.gpu_type} with "
-                "--machine_type"
-            )
-        elif not machine.startswith(family + "-"):
-            problems.append(
-                f"--machine_type {machine}: {job.gpu_type} attaches to {family}- machine types only"
-            )
-        elif not beam.machine_type:
-            added.append(f"--machine_type={machine}")
-
-        mps = job.gpu_mode == "mps"
-        if job.gpu_mode == "one_sdk_process":
-            if any(MPS in s for s in services):
-                problems.append(f"{MPS} is for many SDK processes; --gpu-mode one_sdk_process")
-            if job.share_model_across_processes:
-                problems.append(
-                    "--share-model-across-processes with one SDK process shares nothing: "
-                    "use --gpu-mode shared_model instead"
-                )
-            if ONE_SDK_PROCESS not in experiments:
-                added.append(f"--experiments={ONE_SDK_PROCESS}")
-        else:
-            if ONE_SDK_PROCESS in experiments:
-                problems.append(
-                    f"--experiments={ONE_SDK_PROCESS} leaves one SDK process: it contradicts "
-                    f"--gpu-mode {job.gpu_mode}"
-                )
-            if mps and job.share_model_across_processes:
-                problems.append(
-                    "MPS lets each SDK process keep its own model on the GPU; "
-                    "--share-model-across-processes would leave one copy for all"
-                )
-        added.append(
-            f"--dataflow_service_options={accelerator_option(job.gpu_type, job.gpu_count, mps)}"
-        )
-        disk = job.disk_size_gb if job.disk_size_gb is not None else GPU_DISK_GB
-        if disk < MIN_GPU_DISK_GB:
-            problems.append(
-                f"--disk-size-gb {disk}: a CUDA worker image needs at least {MIN_GPU_DISK_GB} GB"
-            )
-        if beam.disk_size_gb is None:
-            added.append(f"--disk_size_gb={disk}")
-        if job.device == "cpu":
-            problems.append("--device cpu on a GPU worker leaves the GPU idle; use auto or cuda")
+        _gpu_worker_args(job, beam, image, problems, added)
     if job.worker_image:
         added.append(f"--sdk_container_image={job.worker_image}")
     if beam.disk_size_gb is not None and job.disk_size_gb is not None:
@@ -238,6 +174,91 @@ def dataflow_args(job: RunSettings, beam: argparse.Namespace, inputs: Sequence[s
             "the Dataflow options do not hold together:\n  " + "\n  ".join(problems)
         )
     return added
+
+
+def _gpu_worker_args(
+    job: RunSettings,
+    beam: argparse.Namespace,
+    image: str | None,
+    problems: list[str],
+    added: list[str],
+) -> None:
+    """Check a GPU worker's options; append its problems and the flags paramine adds."""
+    assert job.gpu_type is not None
+    services = _service_options(beam.dataflow_service_options)
+    counts, family = GPU_TYPES[job.gpu_type]
+    if job.gpu_count not in counts:
+        problems.append(
+            f"--gpu-count {job.gpu_count}: {job.gpu_type} comes in counts "
+            f"{', '.join(map(str, counts))} per worker"
+        )
+    if any(s.startswith(ACCELERATOR) for s in services):
+        problems.append(
+            f"--dataflow_service_options already has {ACCELERATOR}; set the GPU with "
+            "--gpu-type/--gpu-count, or by hand, not both"
+        )
+    if not image:
+        problems.append(
+            "GPU workers need a container with CUDA torch: build deploy/dataflow/Dockerfile "
+            "and pass --worker-image"
+        )
+    machine = beam.machine_type or DEFAULT_MACHINE_TYPES.get((job.gpu_type, job.gpu_count))
+    if machine is None:
+        problems.append(
+            f"name a {family}- machine type that has {job.gpu_count} {job.gpu_type} with "
+            "--machine_type"
+        )
+    elif not machine.startswith(family + "-"):
+        problems.append(
+            f"--machine_type {machine}: {job.gpu_type} attaches to {family}- machine types only"
+        )
+    elif not beam.machine_type:
+        added.append(f"--machine_type={machine}")
+    _gpu_mode_args(job, services, list(beam.experiments or []), problems, added)
+    mps = job.gpu_mode == "mps"
+    added.append(
+        f"--dataflow_service_options={accelerator_option(job.gpu_type, job.gpu_count, mps)}"
+    )
+    disk = job.disk_size_gb if job.disk_size_gb is not None else GPU_DISK_GB
+    if disk < MIN_GPU_DISK_GB:
+        problems.append(
+            f"--disk-size-gb {disk}: a CUDA worker image needs at least {MIN_GPU_DISK_GB} GB"
+        )
+    if beam.disk_size_gb is None:
+        added.append(f"--disk_size_gb={disk}")
+    if job.device == "cpu":
+        problems.append("--device cpu on a GPU worker leaves the GPU idle; use auto or cuda")
+
+
+def _gpu_mode_args(
+    job: RunSettings,
+    services: list[str],
+    experiments: list[str],
+    problems: list[str],
+    added: list[str],
+) -> None:
+    """Check ``--gpu-mode`` against the user's own service options and experiments."""
+    if job.gpu_mode == "one_sdk_process":
+        if any(MPS in s for s in services):
+            problems.append(f"{MPS} is for many SDK processes; --gpu-mode one_sdk_process")
+        if job.share_model_across_processes:
+            problems.append(
+                "--share-model-across-processes with one SDK process shares nothing: "
+                "use --gpu-mode shared_model instead"
+            )
+        if ONE_SDK_PROCESS not in experiments:
+            added.append(f"--experiments={ONE_SDK_PROCESS}")
+        return
+    if ONE_SDK_PROCESS in experiments:
+        problems.append(
+            f"--experiments={ONE_SDK_PROCESS} leaves one SDK process: it contradicts "
+            f"--gpu-mode {job.gpu_mode}"
+        )
+    if job.gpu_mode == "mps" and job.share_model_across_processes:
+        problems.append(
+            "MPS lets each SDK process keep its own model on the GPU; "
+            "--share-model-across-processes would leave one copy for all"
+        )
 
 
 def portable_args(job: RunSettings, beam: argparse.Namespace) -> list[str]:

@@ -40,6 +40,7 @@ from paramine.schemas.errors import InputError, RunInterrupted, UsageError
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
     from paramine.pipelines.run.deploy import Deployment
+    from paramine.pipelines.run.output import DatasetOutput
     from paramine.pipelines.run.preflight import CheckedRun
     from paramine.schemas.manifest import Manifest
 
@@ -319,16 +320,7 @@ def _launch(
                 pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
             _build(pipeline, settings, running, checked, base)
             if _beam_dry_run(deployment.beam_args):
-                # Beam's --dry_run: the runner translates the job and submits
-                # nothing, so no dataset will come to wait for.
-                pipeline.run()
-                staging.abandon()
-                plan = (
-                    f"paramine: Beam's --dry_run: the job was translated for {deployment.runner} "
-                    f"and not submitted; nothing was written to {staging.target}"
-                )
-                print(plan, file=sys.stderr)
-                return MineRun(None, {}, plan)
+                return _translate_only(pipeline, staging, deployment.runner)
             with staging.writing():
                 with (
                     RunProgress(input_bytes(checked.input_records), quiet=running.quiet),
@@ -368,15 +360,35 @@ def _launch(
             if test_pipeline is None and pipeline is not None:
                 shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     manifest = read_manifest(staging.target)
+    _print_summary(manifest, staging.target, seconds)
+    return MineRun(manifest, _counters(result))
+
+
+def _translate_only(pipeline: Any, staging: DatasetOutput, runner: str) -> MineRun:
+    """Beam's --dry_run: the runner translates the job and submits nothing.
+
+    No dataset will come to wait for, so the staging folder goes at once.
+    """
+    pipeline.run()
+    staging.abandon()
+    plan = (
+        f"paramine: Beam's --dry_run: the job was translated for {runner} "
+        f"and not submitted; nothing was written to {staging.target}"
+    )
+    print(plan, file=sys.stderr)
+    return MineRun(None, {}, plan)
+
+
+def _print_summary(manifest: Manifest, target: str, seconds: float) -> None:
+    """The run's summary on stderr: counts, the second pass's line, the cut's warning."""
     from paramine.pipelines.run.summary import run_summary, second_pass_line
 
-    print(run_summary(manifest, staging.target, seconds), file=sys.stderr)
-    second = second_pass_line(staging.target)
+    print(run_summary(manifest, target, seconds), file=sys.stderr)
+    second = second_pass_line(target)
     if second:
         print(second, file=sys.stderr)
     if manifest.threshold.get("warning"):
         print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
-    return MineRun(manifest, _counters(result))
 
 
 def _beam_dry_run(beam_args: list[str]) -> bool:

@@ -63,24 +63,10 @@ def finish_manifest(
         tables["scored"] = scored_files
     rows = {name: sum(_num_rows(f) for f in files) for name, files in tables.items()}
     stages = [stage["name"] for stage in base.get("stages", [])]
-    errors = accounting_errors(counts, base.get("stages"))
-    reader, last = (stages[0], stages[-1]) if stages else ("", "")
-    written = counts.get(last, {}).get("kept")
-    if written is not None and rows["pairs"] != written:
-        errors.append(f"{last} kept {written} pairs but the Parquet files hold {rows['pairs']}")
-    counted = dict(counts.get(reader, {}).get("dropped", {}))
+    counted = dict(counts.get(stages[0], {}).get("dropped", {})) if stages else {}
     written = dict(sorted((written_rejects if written_rejects is not None else counted).items()))
-    if rows["rejects"] != sum(written.values()):
-        errors.append(
-            f"{sum(written.values())} reject rows were written but rejects/ holds {rows['rejects']}"
-        )
-    for reason, n in written.items():
-        if n > counted.get(reason, 0):
-            errors.append(f"{n} {reason} rejects written but read counted {counted.get(reason, 0)}")
-    if "scored" in rows and rows["scored"] != scored_handed:
-        errors.append(
-            f"{scored_handed} scored rows were written but scored/ holds {rows['scored']}"
-        )
+    errors = accounting_errors(counts, base.get("stages"))
+    errors += _file_errors(counts, stages, rows, counted, written, scored_handed)
     if errors:
         raise AccountingError(
             f"the counts of the run writing {output} do not add up; no manifest was written:\n  "
@@ -110,6 +96,34 @@ def finish_manifest(
     )
     write_manifest(output, manifest)
     return manifest
+
+
+def _file_errors(
+    counts: dict[str, Any],
+    stages: list[str],
+    rows: dict[str, int],
+    counted: dict[str, int],
+    written: dict[str, int],
+    scored_handed: int | None,
+) -> list[str]:
+    """Where the rows in the written files disagree with the stages' counts."""
+    errors = []
+    last = stages[-1] if stages else ""
+    kept = counts.get(last, {}).get("kept")
+    if kept is not None and rows["pairs"] != kept:
+        errors.append(f"{last} kept {kept} pairs but the Parquet files hold {rows['pairs']}")
+    if rows["rejects"] != sum(written.values()):
+        errors.append(
+            f"{sum(written.values())} reject rows were written but rejects/ holds {rows['rejects']}"
+        )
+    for reason, n in written.items():
+        if n > counted.get(reason, 0):
+            errors.append(f"{n} {reason} rejects written but read counted {counted.get(reason, 0)}")
+    if "scored" in rows and rows["scored"] != scored_handed:
+        errors.append(
+            f"{scored_handed} scored rows were written but scored/ holds {rows['scored']}"
+        )
+    return errors
 
 
 class WriteDataset(beam.PTransform):
