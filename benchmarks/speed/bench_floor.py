@@ -3,8 +3,9 @@
 Issue 30 asks for 60 CPU-us per input pair at 1M synthetic subtitle pairs
 (bench_scale, tiny model, in-process runner). This benchmark measures what
 is left when Beam is taken away: the same code paramine runs on every input
-pair, called in a plain loop in one process, on bench_scale's input (the
-same generator, size and seed, reused from ``--workdir`` when it is there):
+pair, called in a plain loop in one process (``lib/pair_loop.py``), on
+bench_scale's input (the same generator, size and seed, reused from
+``--workdir`` when it is there):
 
 - **read**: the real reader (``read_shard``) over the TSV, into records;
 - **prefilter**: the prefilter's DoFn (``_FilterFn``: normalize, the rules,
@@ -31,111 +32,30 @@ runner can bring a run below it.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.core.origins import Origins
-from paramine.pipelines.core.pair_judge import PrefilterOptions
-from paramine.pipelines.formats import ReaderOptions, read_shard, resolve_inputs
+from paramine.pipelines.formats import resolve_inputs
 from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.group_by_pivot import (
-    LowestRanksFn,
-    _pivot_and_rank,
+
+from benchmarks.lib.pair_loop import (
+    entries_of,
+    first_of_duplicates,
+    group_decision,
+    prefilter,
+    read_pairs,
+    timed,
 )
-from paramine.pipelines.stages.prefilter import BATCH_SIZE, PENDING, _FilterFn
-from paramine.schemas.records import AlignedPair
-
+from benchmarks.lib.sizes import label, parse_size
 from benchmarks.lib.synthetic import write_tsv
-from benchmarks.speed.bench_scale import label, parse_size
-
-
-def timed(step: Callable[[], Any]) -> tuple[Any, float]:
-    """``step()``'s result and its CPU seconds, with the collector run before and kept off."""
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.process_time()
-        result = step()
-        return result, time.process_time() - start
-    finally:
-        gc.enable()
-
-
-def read_pairs(shards: list) -> list[AlignedPair]:
-    """Every pair the reader makes of ``shards`` (bench_scale's input has no bad line)."""
-    options = ReaderOptions()
-    return [r for shard in shards for r in read_shard(shard, options) if isinstance(r, AlignedPair)]
-
-
-def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any) -> list:
-    """The prefilter DoFn's outputs for ``pairs`` in the pipeline's batches, a fresh worker.
-
-    The pairs it holds back for the sides' decisions are settled at the end
-    from the figures it counted, as ``ResolvePending`` settles them: the
-    kept ones join the entries.
-    """
-    from apache_beam.pvalue import TaggedOutput
-    from paramine.pipelines.core.line_checks import Pending, decide, resolve
-
-    fn = _FilterFn(options, origins)
-    fn.setup()
-    fn.start_bundle()
-    out: list = []
-    for start in range(0, len(pairs), BATCH_SIZE):
-        out.extend(fn.process(pairs[start : start + BATCH_SIZE]))
-    out.extend(fn.finish_bundle())
-    profile: dict[str, int] = {}
-    pending = []
-    for item in out:
-        if isinstance(item, TaggedOutput) and item.tag == LINE_CHECKS:
-            _, key, n = item.value.value
-            profile[key] = profile.get(key, 0) + n
-        elif isinstance(item, TaggedOutput) and item.tag == PENDING:
-            pending.append(item.value)
-    decisions = decide(profile, dict(options.declared_scripts))
-    share = options.limits.min_script_share
-    for key, origin, _, _, row in pending:
-        if not resolve(Pending.from_row(key[:2], row), decisions, share).reason:
-            out.append((key, origin))
-    return out
-
-
-def first_of_duplicates(entries: list) -> dict:
-    """The smallest origin of each key: what the duplicate search keeps."""
-    first: dict = {}
-    for key, origin in entries:
-        held = first.get(key)
-        if held is None or origin < held:
-            first[key] = origin
-    return first
-
-
-def group_decision(kept: dict, cap: int) -> set:
-    """``GroupByPivot``'s decision over the kept pairs: the group keys of the pivots that go on."""
-    combine = LowestRanksFn(cap)
-    ranks: dict = {}
-    for key in kept:
-        pivot, candidate, _, pivot_lang = key
-        group, rank = _pivot_and_rank((pivot, candidate, pivot_lang))
-        ranks[group] = combine.add_input(ranks.get(group, combine.create_accumulator()), rank)
-    return {group for group, acc in ranks.items() if len(combine.extract_output(acc)[1]) >= 2}
-
-
-def entries_of(outputs: list) -> list:
-    """The kept pairs' entries among the prefilter DoFn's outputs (the rest are drop rows)."""
-    return [o for o in outputs if isinstance(o, tuple) and isinstance(o[0], tuple)]
 
 
 def main(argv: list[str] | None = None) -> int:

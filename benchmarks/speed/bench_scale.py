@@ -11,11 +11,11 @@ Beam flags after ``--`` pass through, e.g.
 Per size it prints: the job's wall time, the peak resident memory of the
 mining process (``/usr/bin/time -v``'s maximum RSS, or ``getrusage`` where
 GNU time is missing) and of its whole process tree (sampled from ``/proc``
-every half second: the sum of PSS, which counts pages shared between worker
-processes once), texts encoded per input pair, pairs written, and the
-slowest steps from the run's ``stats.json``. Then the ratios of wall time
-100k/10k and 1M/100k. Targets (issue 12): 1M pairs in under 20 minutes on
-the 2-core machine, within 4 GB peak RSS, 1M/100k <= 12x.
+every half second by ``lib/process_tree.py``: the sum of PSS, which counts
+pages shared between worker processes once), texts encoded per input pair,
+pairs written, and the slowest steps from the run's ``stats.json``. Then the
+ratios of wall time 100k/10k and 1M/100k. Targets (issue 12): 1M pairs in
+under 20 minutes on the 2-core machine, within 4 GB peak RSS, 1M/100k <= 12x.
 
 The threshold is ``auto`` by default, as a user runs it: the cut is
 calibrated (margin score) on a 1,000-pair sample, which adds the sample's
@@ -41,40 +41,22 @@ import re
 import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+
+from benchmarks.lib.process_tree import GNU_TIME, gnu_time_peak_kib, run_sampled
+from benchmarks.lib.sizes import label, parse_size
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-GNU_TIME = Path("/usr/bin/time")
 TARGET_RATIO = 12.0
 #: Per size: (minutes, GiB of peak RSS, CPU-us per input pair or None). 1M:
 #: issue 12's 20 min and 4 GB, issue 30's 60 CPU-us; 10M: issue 30's.
 TARGETS = {1_000_000: (20.0, 4.0, 60.0), 10_000_000: (20.0, 4.0, None)}
-
-
-def parse_size(text: str) -> int:
-    """``10k`` -> 10000, ``1M`` -> 1000000, ``2500`` -> 2500."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number of pairs such as 10k or 1M")
-    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2).lower()]
-    return int(float(match.group(1)) * scale)
-
-
-def label(n: int) -> str:
-    """10000 -> 10k, 1000000 -> 1M."""
-    if n % 1_000_000 == 0:
-        return f"{n // 1_000_000}M"
-    if n % 1_000 == 0:
-        return f"{n // 1_000}k"
-    return str(n)
 
 
 # ------------------------------------------------------------- the mining child
@@ -144,95 +126,7 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
     return 0
 
 
-# ------------------------------------------------------- process-tree sampling
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _tree(pid: int) -> list[int]:
-    pids, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        pids.append(current)
-        todo += _children(current)
-    return pids
-
-
-def _memory_kib(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process in KiB; (0, 0) once it is gone."""
-    rss = pss = 0
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Rss:"):
-                rss = int(line.split()[1])
-            elif line.startswith("Pss:"):
-                pss = int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return rss, pss
-
-
-class TreeSampler(threading.Thread):
-    """Samples the summed RSS and PSS of a process and all its descendants until stopped."""
-
-    def __init__(self, pid: int, interval: float = 0.5) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.interval = pid, interval
-        self.peak_rss_kib = self.peak_pss_kib = self.peak_processes = 0
-        self.timeline: list[tuple[float, int]] = []  # (unix time, summed PSS in KiB)
-        self._done = threading.Event()
-
-    def run(self) -> None:
-        while not self._done.is_set():
-            pids = _tree(self.pid)
-            sizes = [_memory_kib(p) for p in pids]
-            self.peak_rss_kib = max(self.peak_rss_kib, sum(s[0] for s in sizes))
-            self.peak_pss_kib = max(self.peak_pss_kib, sum(s[1] for s in sizes))
-            self.peak_processes = max(self.peak_processes, len(pids))
-            self.timeline.append((time.time(), sum(s[1] for s in sizes)))
-            self._done.wait(self.interval)
-
-    def stop(self) -> None:
-        self._done.set()
-        self.join()
-
-
 # ------------------------------------------------------------------ one size
-
-
-def run_sampled(
-    command: list[str],
-    log_path: Path,
-    timeout: float | None,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-) -> tuple[int, float, TreeSampler]:
-    """Run ``command``, its output in ``log_path`` and its process tree sampled.
-
-    Past ``timeout`` seconds it is killed. Returns its exit status, its wall
-    seconds and the sampler that holds the tree's peaks and timeline.
-    """
-    start = time.perf_counter()
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
-        sampler = TreeSampler(process.pid)
-        sampler.start()
-        try:
-            returncode = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            returncode = process.wait()
-        finally:
-            sampler.stop()
-    return returncode, time.perf_counter() - start, sampler
 
 
 def short_stage(fused: str) -> str:
@@ -263,12 +157,6 @@ def memory_by_stage(stage_log: Path, timeline: list[tuple[float, int]]) -> list[
             }
         )
     return rows
-
-
-def gnu_time_peak_kib(text: str) -> int | None:
-    """``Maximum resident set size (kbytes)`` from ``/usr/bin/time -v``'s report."""
-    match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
-    return int(match.group(1)) if match else None
 
 
 def measure(

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lib.paths import CORPORA
+from benchmarks.lib.sizes import label, parse_size
 from benchmarks.quality.peers.env import PeersEnv, PeersEnvError, default_root, ensure_peers_env
-from benchmarks.speed.bench_scale import label, parse_size
 
 # Before torch is imported (children inherit them): spinning OpenMP threads
 # made encoding 5x slower on 2-core machines (shared/DESIGN.md).

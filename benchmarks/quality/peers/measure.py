@@ -9,7 +9,7 @@ output. The figures:
   (GNU time's report; ``getrusage`` of children where GNU time is missing);
 - peak RSS: GNU time's maximum resident set size of the process;
 - the process tree's peak (summed RSS, summed PSS, number of processes),
-  sampled from ``/proc`` every half second (bench_scale's ``TreeSampler``),
+  sampled from ``/proc`` every half second (``process_tree.TreeSampler``),
   which says whether a tool used more than one process;
 - CPU / wall: the share of one core it used. On this 2-core machine, shared
   with other jobs, a single-process tool shows at most about 1.0.
@@ -22,7 +22,7 @@ import resource
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.speed.bench_scale import GNU_TIME, gnu_time_peak_kib, run_sampled
+from benchmarks.lib.process_tree import GNU_TIME, gnu_time_peak_kib, run_sampled
 
 
 @dataclass

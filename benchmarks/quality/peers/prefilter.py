@@ -64,9 +64,10 @@ docs/filters.md), in three steps:
   search), its kept pairs written as text, on the in-process FnApiRunner
   (``paramine mine``'s default runner) with ``paramine mine``'s collector
   settings: the whole job, as OpusFilter's run is one;
-- *loop*: bench_floor's plain loop of the same code with no runner (the TSV
-  reader, the prefilter's DoFn in its batches, the duplicate search in a
-  dict): the floor under the job, no output written.
+- *loop*: bench_floor's plain loop of the same code with no runner
+  (``lib/pair_loop.py``: the TSV reader, the prefilter's DoFn in its
+  batches, the duplicate search in a dict): the floor under the job, no
+  output written.
 
 A whole ``paramine mine`` also groups, encodes and pairs, which OpusFilter
 does not; docs/results.md has its figures (bench_scale).
@@ -99,8 +100,8 @@ def write_synthetic_moses(workdir: Path, n: int, seed: int) -> tuple[Path, dict]
     The same generator, size and seed as bench_scale's TSV, so the same pairs
     in the same order; written once per size and seed.
     """
+    from benchmarks.lib.sizes import label
     from benchmarks.lib.synthetic import write_tsv
-    from benchmarks.speed.bench_scale import label
 
     prefix = workdir / f"subtitles-{label(n)}-seed{seed}"
     shape_path = prefix.with_suffix(".shape.json")
@@ -352,7 +353,7 @@ def paramine_loop_child(args: dict[str, Any]) -> int:
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.settings.mining import MiningSettings
 
-    from benchmarks.speed.bench_floor import (
+    from benchmarks.lib.pair_loop import (
         entries_of,
         first_of_duplicates,
         prefilter,
