@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.quality.noisy_corpus import lexical_donors, words_of
 from benchmarks.quality.pivot_sets import corrupted_sets, find_sets, write_sets
 
 STEM = "tatoeba-test-v2021-08-07"
@@ -66,14 +65,6 @@ def test_gold_groups_are_keyed_as_paramine_groups_pivots(x_pol: Path, tmp_path: 
         f"{STEM}.jpn_Hira",
         f"{STEM}.pol",
     ]
-
-
-def test_lexical_noise_finds_similar_lines_in_scripts_without_spaces():
-    # One WORD each: without character pairs no line would share a word with another.
-    assert words_of("今日は日曜日だ。") == {"今日", "日は", "は日", "日曜", "曜日", "日だ"}
-    assert words_of("Today is Sunday.") == {"today", "is", "sunday"}
-    pivots = ["今日は日曜日だ。", "猫が好きです。", "今日は月曜日。", "犬が好きです。"]
-    assert lexical_donors(pivots, [0, 1]) == {0: 2, 1: 3}
 
 
 @pytest.mark.parametrize("noise", ["random", "lexical"])

@@ -1,9 +1,10 @@
-"""benchmarks/quality/peers/bench_peers.py end to end on a tiny sample, and its gold groups.
+"""benchmarks/quality/peers/bench_peers.py end to end on a tiny sample.
 
 The end-to-end run is small (300 synthetic pairs, 30 lines of each Tatoeba
 file of the several-pivot set, the tiny offline model): the figures it
 prints mean nothing, but the books must balance and the tables must print
-the figures of its --json.
+the figures of its --json. The gold groups and OpusFilter's configuration
+on hand-made data: test_mining.py and test_prefilter.py beside this file.
 
 OpusFilter runs where its environment (``peers.env``) was made before, by
 ``bench_peers`` or by this test with ``PARAMINE_PEERS_INSTALL=1``;
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.quality.peers import mining, prefilter
 from tests.benchmarks.harness import markdown_rows, run_script
 
 pytestmark = pytest.mark.slow
@@ -159,66 +159,3 @@ def test_the_quality_table_prints_each_methods_figures(peers_run):
         assert row[5] == f"{m['pairs']:,}"
         precision = m["precision"]
         assert row[6] == ("-" if precision is None else f"{precision:.3f}")
-
-
-# ----------------------------------------------------------- no mining below
-
-
-def test_a_pair_is_right_when_both_translate_one_pivot_in_any_language():
-    gold = mining.Gold()
-    gold.add("eng", "I'm tired.", "Jestem zmęczony.")
-    gold.add("eng", "I'm tired.", "Jestem zmęczona.")
-    gold.add("deu", "Ich bin müde.", "Jestem zmęczona.")
-    gold.add("deu", "Ich bin müde.", "Zmęczyłam się.")
-    gold.add("jpn_Hani", "私は疲れた。", "Padam z nóg.")
-    gold.add("jpn", "私は疲れた。", "Jestem wykończony.")
-    assert gold.right("Jestem zmęczony.", "Jestem zmęczona.")  # the English pivot
-    assert gold.right("Jestem zmęczona.", "Zmęczyłam się.")  # the German pivot
-    # Only through a shared sentence: not a pair of one pivot.
-    assert not gold.right("Jestem zmęczony.", "Zmęczyłam się.")
-    # jpn and jpn_Hani hold the same Japanese sentences: one pivot.
-    assert gold.right("Padam z nóg.", "Jestem wykończony.")
-    component = gold.components()
-    assert component["Jestem zmęczony."] == component["Zmęczyłam się."]
-    assert component["Jestem zmęczony."] != component["Padam z nóg."]
-
-    pairs = [("Jestem zmęczony.", "Jestem zmęczona."), ("Jestem zmęczony.", "Zmęczyłam się.")]
-    rows = [("en", "I'm tired."), ("en", "I'm tired.")]
-    figures = mining.evaluate(gold, pairs, rows)
-    assert figures["precision"] == 0.5
-    assert figures["right_by_components"] == 2
-    # Six gold candidates in groups of two: two of them found under their own row.
-    assert figures["eligible"] == 6
-    # Under its row's pivot: the two English ones ("Zmęczyłam się." is under the wrong row).
-    assert figures["recall"] == pytest.approx(2 / 6)
-    assert figures["precision_row_pivot"] == 0.5
-    knn = mining.evaluate(gold, pairs)
-    assert knn["recall"] is None
-    assert knn["recall_any_row"] == pytest.approx(2 / 6)
-
-
-def test_the_lexical_set_leaves_replaced_lines_out_of_the_gold(shared_corpora, tmp_path):
-    qset = mining.build_set("eng-pol-lexical", shared_corpora, tmp_path, sample=200)
-    pivots = Path(qset.inputs[0] + ".en").read_text(encoding="utf-8").splitlines()
-    assert len(pivots) == qset.lines == 200
-    replaced = int(qset.note.split(" of ")[0].replace(",", ""))
-    assert 0 < replaced <= 40
-    gold_lines = sum(len(g) for g in qset.gold.groups.values())
-    assert gold_lines <= 200 - replaced
-
-
-def test_opusfilter_config_follows_paramine_defaults(tmp_path):
-    config = prefilter.opusfilter_config(tmp_path / "c", ("en", "pl"), ("en", "pl"), tmp_path)
-    steps = [s["type"] for s in config["steps"]]
-    assert steps == ["preprocess", "remove_duplicates", "filter"]
-    specs = config["steps"][2]["parameters"]["filters"]
-    filters = {next(iter(f)): next(iter(f.values())) for f in specs}
-    assert list(filters) == [
-        "LengthFilter", "LengthRatioFilter", "SimilarityFilter", "RegExpFilter", "HtmlTagFilter",
-        "AlphabetRatioFilter", "CharacterScoreFilter", "LangidFilter",
-    ]  # fmt: skip
-    assert (filters["LengthFilter"]["min_length"], filters["LengthFilter"]["max_length"]) == (1, 80)
-    assert filters["LengthRatioFilter"]["threshold"] == 2.5
-    assert filters["AlphabetRatioFilter"]["threshold"] == 0.5
-    assert filters["CharacterScoreFilter"]["thresholds"] == [0.8, 0.8]
-    assert {"en", "pl", "cs", "sk"} <= set(filters["LangidFilter"]["langid_languages"])
