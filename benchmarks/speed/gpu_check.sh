@@ -9,6 +9,10 @@
 # --dry-run runs every step on the CPU, small, with MODEL (the test's tiny model): the script is
 # tested in CI, so it works when a GPU comes. PYTHON (default .venv/bin/python) runs paramine.
 set -euo pipefail
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+    sed -n '2,10s/^# \{0,1\}//p' "$0"  # the comment above
+    exit 0
+fi
 cd "$(dirname "$0")/../.."
 
 dry=0
