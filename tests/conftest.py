@@ -11,7 +11,7 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import settings
 
-from tests.paths import CORPORA
+from tests.paths import CORPORA, ROOT
 
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
@@ -85,6 +85,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+#: The frozen studies' tests: collected only when named (pyproject.toml, norecursedirs).
+STUDIES = ROOT / "tests" / "benchmarks" / "studies"
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say so where a folder holding the frozen studies' tests was run without them."""
+    here = config.invocation_params.dir
+    named = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    if any(STUDIES.is_relative_to(path) and path != STUDIES for path in named):
+        terminalreporter.write_line(
+            "frozen studies' tests not collected (tests/benchmarks/studies/, figures in docs/): "
+            "run them with `pytest tests/benchmarks/studies`"
+        )
 
 
 # ----------------------------------------------------------- no network

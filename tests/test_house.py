@@ -258,6 +258,30 @@ def test_no_long_module_without_a_reason_at_its_top() -> None:
     assert long == []
 
 
+#: The benchmarks are scripts of their own, held to a looser bound (issue 54).
+LONGEST_BENCHMARK = 600
+
+
+def test_no_benchmark_module_over_600_lines() -> None:
+    long = []
+    for path in (ROOT / "benchmarks").rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").count("\n")
+        if lines > LONGEST_BENCHMARK:
+            long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    assert long == []
+
+
+def test_a_benchmarks_tests_are_found_in_one_guess() -> None:
+    """tests/benchmarks/<folder>/test_<name>.py tests benchmarks/<folder>/<name>.py (or .sh)."""
+    stray = []
+    for path in (ROOT / "tests" / "benchmarks").rglob("test_*.py"):
+        folder = ROOT / "benchmarks" / path.parent.relative_to(ROOT / "tests" / "benchmarks")
+        name = path.stem.removeprefix("test_")
+        if not any((folder / f"{name}{suffix}").is_file() for suffix in (".py", ".sh")):
+            stray.append(str(path.relative_to(ROOT)))
+    assert stray == []
+
+
 def test_no_long_function_outside_benchmarks() -> None:
     long = []
     for folder in (*CODE, "tests"):

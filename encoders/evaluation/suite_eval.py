@@ -64,7 +64,7 @@ def random_encoder(dim: int, seed: int = 0) -> Encode:
     """Random unit vectors, one fixed vector per distinct text: the probes' null model.
 
     Scored on a suite they must give chance: the majority class's accuracy,
-    and Spearman near 0 (``benchmarks/bench_evaluate.py --random``).
+    and Spearman near 0 (``python -m benchmarks.speed.bench_evaluate --random``).
     """
     import numpy as np
 

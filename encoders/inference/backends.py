@@ -50,7 +50,7 @@ QUANTIZATIONS = ("none", "int8")
 EXTRAS = {"onnx": "paramine[onnx]", "openvino": "paramine[openvino]"}
 #: The CPU backend and quantization that ``auto`` (the default) picks on CPU:
 #: the fastest whose vectors do not depend on the batch. OpenVINO fp32: 2.82x
-#: torch fp32 in benchmarks/bench_encode.py on e5-small on an idle machine
+#: torch fp32 in benchmarks/speed/bench_encode.py on e5-small on an idle machine
 #: (1.92-2.10x under load), the same mined pairs, pair cosines within 0.001
 #: (docs/results.md). ONNX int8 is faster (2.7-3.8x) but
 #: its dynamic quantization takes one activation scale per batch, which moved

@@ -4,7 +4,7 @@ heliport (HeLI-OTS 2.0 models, about 220 languages, a compiled package with
 its models in the wheel: nothing is downloaded) knows about a hundred
 languages py3langid does not (Tibetan, Dhivehi, Tigrinya, Cherokee,
 Inuktitut, Sorani, Punjabi in Shahmukhi ...). Measured with
-``benchmarks/bench_langid.py`` on every distinct line of the shared Tatoeba
+``benchmarks/studies/langid/bench_langid.py`` on every distinct line of the shared Tatoeba
 sets (docs/filters.md), it is not the better default: at an equal catch of
 close-language lines (88.1% against 87.6%) it rejects three times as many
 true lines (0.9% against 0.3%; 3.1% against 0.8% of lines of three words or

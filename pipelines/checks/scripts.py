@@ -19,7 +19,7 @@ scripts were known to the script rule. Here every Unicode script counts:
 
 The weights and cuts were chosen by measurement on the Tatoeba and LASER
 sets of ``shared/corpora`` and the Universal Declaration of Human Rights in
-74 more languages (docs/filters.md, "Every script"; ``benchmarks/bench_length.py``).
+74 more languages (docs/filters.md, "Every script"; ``benchmarks/studies/bench_length.py``).
 
 Each character is classified once per process (``str.translate`` tables
 filled as characters are met), so a line costs a few microseconds.

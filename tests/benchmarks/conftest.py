@@ -29,6 +29,12 @@ def scale_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     workdir = tmp_path_factory.mktemp("bench-scale")
     figures = workdir / "scale.json"
     done = run_script(
-        "bench_scale", "--sizes", SCALE_PAIRS, "--workdir", workdir, "--json", figures
+        "benchmarks.speed.bench_scale",
+        "--sizes",
+        SCALE_PAIRS,
+        "--workdir",
+        workdir,
+        "--json",
+        figures,
     )
     return workdir, figures, done.stdout

@@ -1,4 +1,4 @@
-"""Run a script of ``benchmarks/`` as a user does, and write the tiny inputs it reads."""
+"""Run a benchmark as a user does (``python -m benchmarks...``), and write the inputs it reads."""
 
 from __future__ import annotations
 
@@ -16,22 +16,25 @@ TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 SCALE_PAIRS = 2_000
 
 
-def run_script(name: str, *args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``python benchmarks/<name>.py ARGS`` from the repository root; its output.
+def run_script(
+    module: str, *args: object, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` from the repository root; its output.
 
-    A run as a file, in a fresh interpreter: the script finds its helpers
-    beside it on its own, as it must for a user. A non-zero exit fails the
-    test with the end of what the script wrote to stderr.
+    ``MODULE`` is the script's full name (``benchmarks.speed.bench_scale``).
+    A fresh interpreter, as a user runs it: the script finds what it imports
+    from the package on its own. A non-zero exit fails the test with the end
+    of what the script wrote to stderr.
     """
     done = subprocess.run(
-        [sys.executable, f"benchmarks/{name}.py", *map(str, args)],
+        [sys.executable, "-m", module, *map(str, args)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
     )
-    assert done.returncode == 0, f"{name}.py exited {done.returncode}:\n{done.stderr[-6000:]}"
+    assert done.returncode == 0, f"{module} exited {done.returncode}:\n{done.stderr[-6000:]}"
     return done
 
 

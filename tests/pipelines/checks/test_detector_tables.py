@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import detector_tables
 import pytest
 from paramine.pipelines.checks.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
+
+from benchmarks.lib import detector_tables
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,110 @@
+"""A child process measured: its wall time, and its process tree's peak memory, sampled.
+
+The tree's resident memory is read from ``/proc`` every half second: the
+sum of RSS, and of PSS, which counts pages shared between worker processes
+once. ``/usr/bin/time -v`` (GNU time), where present, gives the child's own
+peak RSS and CPU seconds (``gnu_time_peak_kib``). bench_scale measures its
+mining child so, and the peers' comparison each tool.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+#: GNU time, whose ``-v`` report gives a child's peak RSS and CPU seconds.
+GNU_TIME = Path("/usr/bin/time")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        todo += _children(current)
+    return pids
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in KiB; (0, 0) once it is gone."""
+    rss = pss = 0
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return rss, pss
+
+
+class TreeSampler(threading.Thread):
+    """Samples the summed RSS and PSS of a process and all its descendants until stopped."""
+
+    def __init__(self, pid: int, interval: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.interval = pid, interval
+        self.peak_rss_kib = self.peak_pss_kib = self.peak_processes = 0
+        self.timeline: list[tuple[float, int]] = []  # (unix time, summed PSS in KiB)
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            pids = _tree(self.pid)
+            sizes = [_memory_kib(p) for p in pids]
+            self.peak_rss_kib = max(self.peak_rss_kib, sum(s[0] for s in sizes))
+            self.peak_pss_kib = max(self.peak_pss_kib, sum(s[1] for s in sizes))
+            self.peak_processes = max(self.peak_processes, len(pids))
+            self.timeline.append((time.time(), sum(s[1] for s in sizes)))
+            self._done.wait(self.interval)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def run_sampled(
+    command: list[str],
+    log_path: Path,
+    timeout: float | None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[int, float, TreeSampler]:
+    """Run ``command``, its output in ``log_path`` and its process tree sampled.
+
+    Past ``timeout`` seconds it is killed. Returns its exit status, its wall
+    seconds and the sampler that holds the tree's peaks and timeline.
+    """
+    start = time.perf_counter()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        sampler = TreeSampler(process.pid)
+        sampler.start()
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            returncode = process.wait()
+        finally:
+            sampler.stop()
+    return returncode, time.perf_counter() - start, sampler
+
+
+def gnu_time_peak_kib(text: str) -> int | None:
+    """``Maximum resident set size (kbytes)`` from ``/usr/bin/time -v``'s report."""
+    match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    return int(match.group(1)) if match else None

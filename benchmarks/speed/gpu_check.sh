@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The one device check of a session that is lent a GPU, prepared to run at once (under 8 minutes
+# on an H100): encoding throughput of the real default model (the mining handler's torch fp16
+# against plain SentenceTransformer.encode on the same GPU and against OpenVINO on the CPU),
+# training steps/s of each recipe, the GPU's name and the peak GPU memory of each part.
+#
+#   benchmarks/speed/gpu_check.sh [--dry-run] [OUT]  # figures go to OUT (default $OUT, /tmp/gpu-check)
+#
+# --dry-run runs every step on the CPU, small, with MODEL (the test's tiny model): the script is
+# tested in CI, so it works when a GPU comes. PYTHON (default .venv/bin/python) runs paramine.
+set -euo pipefail
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+    sed -n '2,10s/^# \{0,1\}//p' "$0"  # the comment above
+    exit 0
+fi
+cd "$(dirname "$0")/../.."
+
+dry=0
+if [ "${1:-}" = "--dry-run" ]; then
+    dry=1
+    shift
+fi
+out=${1:-${OUT:-/tmp/gpu-check}}
+mkdir -p "$out"
+export OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
+python=${PYTHON:-.venv/bin/python}
+model=${MODEL:-e5-small}
+start=$(date +%s)
+
+if [ "$dry" = 1 ]; then
+    device=cpu sentences=64 steps=2 flags=(--dry-run)
+else
+    device=cuda sentences=4000 steps=30 flags=()
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
+fi
+
+echo "== encoding: texts/s"
+"$python" -m benchmarks.speed.gpu_throughput --model "$model" --sentences "$sentences" \
+    --json "$out/throughput.json" "${flags[@]}"
+
+echo "== a dataset to train on: the built-in demo, mined with $model"
+"$python" -m paramine.pipelines.cli mine --model "$model" --output "$out/demo" --overwrite \
+    --threshold 0.0 --quiet --device "$device"
+
+echo "== training: steps/s of each recipe ($steps steps)"
+for recipe in paper small adapt; do
+    "$python" -m paramine.pipelines.cli train "$out/demo" --base "$model" --recipe "$recipe" \
+        --output "$out/train-$recipe" --max-steps "$steps" --eval-share 0 --device "$device" \
+        --save-steps 1000 > "$out/train-$recipe.log" 2>&1
+    "$python" - "$out/train-$recipe/paramine_training.json" "$recipe" <<'PY'
+import json, sys
+training = json.load(open(sys.argv[1]))["training"]
+peak = training.get("peak_gpu_memory_mib")
+print(
+    f"  {sys.argv[2]:6s} {training['global_step']} steps, "
+    f"{training['steps_per_second'] or 0:.3f} steps/s, {training['cpu_s_per_step'] or 0:.2f} "
+    f"CPU-s/step on {training['device']}" + (f", peak GPU memory {peak} MiB" if peak else "")
+)
+PY
+done
+echo "== done in $(( $(date +%s) - start )) s; figures in $out"

@@ -1,0 +1,1 @@
+"""Language identification for the prefilter: the study behind py3langid and its ratio rule."""

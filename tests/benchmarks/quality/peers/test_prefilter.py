@@ -1,0 +1,22 @@
+"""benchmarks/quality/peers/prefilter.py: OpusFilter's filters, chosen to match paramine's."""
+
+from __future__ import annotations
+
+from benchmarks.quality.peers import prefilter
+
+
+def test_opusfilter_config_follows_paramine_defaults(tmp_path):
+    config = prefilter.opusfilter_config(tmp_path / "c", ("en", "pl"), ("en", "pl"), tmp_path)
+    steps = [s["type"] for s in config["steps"]]
+    assert steps == ["preprocess", "remove_duplicates", "filter"]
+    specs = config["steps"][2]["parameters"]["filters"]
+    filters = {next(iter(f)): next(iter(f.values())) for f in specs}
+    assert list(filters) == [
+        "LengthFilter", "LengthRatioFilter", "SimilarityFilter", "RegExpFilter", "HtmlTagFilter",
+        "AlphabetRatioFilter", "CharacterScoreFilter", "LangidFilter",
+    ]  # fmt: skip
+    assert (filters["LengthFilter"]["min_length"], filters["LengthFilter"]["max_length"]) == (1, 80)
+    assert filters["LengthRatioFilter"]["threshold"] == 2.5
+    assert filters["AlphabetRatioFilter"]["threshold"] == 0.5
+    assert filters["CharacterScoreFilter"]["thresholds"] == [0.8, 0.8]
+    assert {"en", "pl", "cs", "sk"} <= set(filters["LangidFilter"]["langid_languages"])

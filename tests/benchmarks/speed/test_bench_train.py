@@ -1,0 +1,45 @@
+"""benchmarks/speed/bench_train.py with the tiny model: a row per setting, figures that agree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.speed import bench_train
+from tests.benchmarks.harness import markdown_rows, run_script
+
+
+def test_each_loss_with_and_without_a_hard_negative_is_trained_and_timed(
+    tiny_model_dir: Path, shared_corpora: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--base", str(tiny_model_dir), "--loss", "mnrl", "cached", "--batch-size", "8"]
+    argv += ["--hard-negatives", "0", "1", "--mini-batch-size", "4"]
+    assert bench_train.main([*argv, "--steps", "2", "--warmup", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert f"base {tiny_model_dir}, LSTM hidden 1024, cached mini-batch 4" in err
+    rows = {tuple(cells[:4]): [float(c) for c in cells[4:]] for cells in markdown_rows(out, "")[1:]}
+    # The grid, in the order printed: negatives, then batch, then loss.
+    assert list(rows) == [
+        ("lstm", "mnrl", "8", "0"),
+        ("lstm", "cached", "8", "0"),
+        ("lstm", "mnrl", "8", "1"),
+        ("lstm", "cached", "8", "1"),
+    ]
+    for s_per_step, pairs_per_s, cpu_per_step, peak_gb in rows.values():
+        assert s_per_step > 0 and cpu_per_step > 0 and 0 < peak_gb < 24
+        # pairs/s is the batch over the seconds a step took, both rounded as
+        # printed (s/step to 0.01, pairs/s to 0.1): the intervals they allow meet.
+        assert 8 / (pairs_per_s + 0.05) - 0.005 <= s_per_step <= 8 / (pairs_per_s - 0.05) + 0.005
+
+
+@pytest.mark.gpu
+def test_a_training_step_runs_on_the_gpu(tiny_model_dir: Path, shared_corpora: Path) -> None:
+    done = run_script(
+        "benchmarks.speed.bench_train",
+        "--base", tiny_model_dir, "--device", "cuda", "--batch-size", "8",
+        "--loss", "mnrl", "--hard-negatives", "0", "--steps", "2",
+    )  # fmt: skip
+    assert "device cuda" in done.stderr
+    [row] = markdown_rows(done.stdout, "lstm")
+    assert float(row[4]) > 0  # s/step
