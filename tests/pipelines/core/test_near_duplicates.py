@@ -21,7 +21,7 @@ from paramine.pipelines.stages.filter.post_filter import PostFilter
 from paramine.schemas.errors import UsageError
 
 from tests.pipelines.formats.helpers import write_tsv
-from tests.pipelines.stages.test_stages import check_stage, paraphrase
+from tests.pipelines.stages.helpers import check_stage, paraphrase
 
 # Real near-duplicates from the x-pol dataset of docs/training.md, and pairs
 # that share words without repeating each other.

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from apache_beam.testing.util import equal_to
+from paramine.pipelines.checks.line_checks import decide, resolve
 from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
+from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.text import normalize
+from paramine.pipelines.formats import Shard
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.schemas.records import AlignedPair
 
 from tests.paths import CORPORA, TATOEBA
 from tests.pipelines.run.test_mine import write_moses
+from tests.pipelines.stages.helpers import aligned, check_stage
 
 GOOD = [
     ("Where is the station?", "Gdzie jest dworzec?"),
@@ -523,3 +531,94 @@ def test_a_check_that_drops_a_tenth_of_a_side_is_flagged_everywhere(
     )
     page = (output / "report.html").read_text()
     assert "dropped 33.3% of the candidate:pl side" in page and english[0][1] in page
+
+
+def reason_of(pair: AlignedPair, options: PrefilterOptions) -> str:
+    """The prefilter's verdict on one pair, its rules alone (no language check), as a run of it."""
+    [verdict] = PairJudge(options, None).judge(
+        [(pair.pivot, pair.candidate, pair.pivot_lang, pair.lang)]
+    )
+    if verdict.pending is None:
+        return verdict.reason
+    decisions = decide(Counter(verdict.figures))
+    return resolve(verdict.pending, decisions, options.limits.min_script_share).reason
+
+
+class TestPrefilter:
+    def test_reasons(self) -> None:
+        options = PrefilterOptions(min_words=1, max_words=5, max_length_ratio=2.5)
+        cases = {
+            ("", "Cześć."): "empty",
+            ("Hello there.", "Hello there."): "untranslated",
+            ("Hello there.", "hello there"): "untranslated",
+            ("...", "!!!"): "untranslated",
+            ("one two three four five six", "jeden dwa trzy"): "too_long",
+            ("I saw it yesterday evening.", "Tak."): "length_ratio",
+            ("Good morning.", "Dzień dobry."): "",
+        }
+        for (pivot, candidate), reason in cases.items():
+            assert reason_of(aligned(pivot, candidate), options) == reason, (
+                pivot,
+                candidate,
+            )
+
+    def test_sentence_count_filter_is_optional(self) -> None:
+        pair = aligned("Hi. How are you?", "Cześć, jak się masz?")
+        assert reason_of(pair, PrefilterOptions()) == ""
+        on = PrefilterOptions(sentence_count_filter=True)
+        assert reason_of(pair, on) == "sentence_count_mismatch"
+
+    @pytest.mark.parametrize("listed", [False, True], ids=["unlisted", "listed"])
+    def test_normalizes_and_dedups_keeping_the_first(self, listed: bool) -> None:
+        shards = [Shard("tsv", url, "test", "en", "pl") for url in ("t", "s")] if listed else []
+        pairs = [
+            aligned("Yes.", "Tak.", line=3),
+            aligned("Yes. ", "Tak.", line=1),
+            aligned("Yes.", "Tak.", line=2, shard="t"),
+            aligned("No.", "", line=4),
+            aligned("No.", "Nie.", line=5),
+        ]
+        check_stage(
+            Prefilter(shards=shards),
+            pairs,
+            equal_to([aligned("Yes.", "Tak.", 1), aligned("No.", "Nie.", 5)]),
+            {"in": 5, "kept": 2, "dropped": {"duplicate_pair": 2, "empty": 1}},
+        )
+
+    def test_origins_sort_as_the_records_do_and_give_them_back(self) -> None:
+        # URLs that are prefixes of one another, line numbers of 1 to 12
+        # digits, pivot languages with subtags, two corpora on one file.
+        urls = ["s", "s2", "s/a", "gs://b/x.tsv", "gs://b/x.tsv.gz", "zip://m::a.zip"]
+        corpora = ["opus", "ccmatrix", "op"]
+        shards = [Shard("tsv", url, corpus, "en", "pl") for url in urls for corpus in corpora[:2]]
+        shards.append(Shard("tsv", urls[0], corpora[2], "en", "pl"))
+        rng = random.Random(7)
+        records = [
+            (
+                rng.choice(urls),
+                rng.choice([0, 1, 9, 10, 99, 100, 12_345, 99_999_999, 123_456_789_012]),
+                rng.choice(["en", "en-GB", "ja-Hira", "ja"]),
+                rng.choice(corpora),
+            )
+            for _ in range(2_000)
+        ]
+        key = ("Yes.", "Tak.", "pl", "en")
+        listed = Origins([s.url for s in shards], [s.corpus for s in shards])
+        for origins in (listed, Origins()):
+            values = [origins.value(*record) for record in records]
+            assert sorted(records) == [
+                records[i] for i in sorted(range(2_000), key=values.__getitem__)
+            ]
+            for record, value in zip(records, values, strict=True):
+                pair = origins.pair(key, value)
+                assert (pair.shard, pair.line, pair.pivot_lang, pair.corpus) == record
+                assert (pair.pivot, pair.candidate, pair.lang) == key[:3]
+                assert origins.record(origins.entry(pair)) == pair
+        # Named by number: the entry is short whatever the URL's length.
+        long_url = "gs://a-bucket/opus/OpenSubtitles/v2018/moses/en-pl/shard-00042.tsv.gz"
+        one = Origins([long_url], ["OpenSubtitles"])
+        assert len(one.value(long_url, 12_345_678, "en", "OpenSubtitles")) < 20
+
+    def test_invalid_options_are_refused(self) -> None:
+        with pytest.raises(ValueError, match="min_words"):
+            PrefilterOptions(min_words=5, max_words=2)
