@@ -1,0 +1,248 @@
+"""paramine refresh's results: the pairs of one run, new candidates, retraction, settings changes.
+
+Every refresh here is a real one: a Beam pipeline on the DirectRunner with
+the tiny offline model, real Delta commits through ``deltalake``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from paramine.pipelines.refresh.config import RefreshConfig
+from paramine.pipelines.refresh.table import (
+    history,
+)
+from paramine.pipelines.refresh.update import refresh
+from paramine.schemas import read_pairs
+from paramine.schemas.table import (
+    STATE_DIR,
+    open_table,
+)
+
+from tests.pipelines.refresh.helpers import (
+    CES_ENG,
+    FIXED_ALL,
+    PIVOTS,
+    VARIANTS,
+    make_config,
+    mined_ids,
+    names,
+    pair_ids,
+    write_shard,
+)
+
+
+def test_two_refreshes_equal_one_run_on_real_bitext(
+    tmp_path: Path, tiny_model_dir: Path, shared_corpora: Path
+) -> None:
+    """Refresh shard A, then A and B: the pair_ids of one `paramine mine` over A and B."""
+    source = shared_corpora / CES_ENG
+    english = (source.parent / (source.name + ".eng")).read_text(encoding="utf-8").splitlines()
+    czech = (source.parent / (source.name + ".ces")).read_text(encoding="utf-8").splitlines()
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    # Tatoeba is sorted by the Czech sentence: the halves share many pivots.
+    for name, rows in (("a", slice(0, 1500)), ("b", slice(1500, 3000))):
+        (tmp_path / f"{name}.en").write_text("\n".join(english[rows]) + "\n", encoding="utf-8")
+        (tmp_path / f"{name}.cs").write_text("\n".join(czech[rows]) + "\n", encoding="utf-8")
+    root = tmp_path / "table"
+    config = RefreshConfig(
+        output=str(root),
+        inputs=[str(inputs)],
+        src_lang="en",
+        tgt_lang="cs",
+        model=str(tiny_model_dir),
+        options=FIXED_ALL,
+        buckets=8,
+    )
+    for name in ("a", "b"):
+        for lang in ("en", "cs"):
+            os.replace(tmp_path / f"{name}.{lang}", inputs / f"{name}.{lang}")
+        if name == "a":
+            first = refresh(config)
+            assert first.version == 1
+    second = refresh(config)
+    assert second.version == 2
+    expected = mined_ids(tmp_path, tiny_model_dir, [inputs], ("en", "cs"), **FIXED_ALL)
+    assert len(expected) > 100
+    assert pair_ids(root) == expected
+    # The second commit paired new candidates with old ones across the shards.
+    assert second.manifest is not None
+    assert second.manifest.counts["AffectedPivots"]["dropped"]["unchanged"] > 0
+    assert second.manifest.accounting_errors() == []
+    # Nothing new: nothing committed.
+    again = refresh(config)
+    assert again.noop and open_table(str(root)).version() == 2
+
+
+@pytest.mark.parametrize(
+    ("rival_margin", "encoded"),
+    [
+        # The contest's relative rule compares the group's candidates by their
+        # vectors: the changed group is encoded, its pivot and three candidates.
+        (0.02, 4),
+        # Without it, a stored cosine stands: the new candidate and its pivot.
+        ("off", 2),
+    ],
+)
+def test_a_new_candidate_encodes_at_most_its_group(
+    tmp_path: Path, tiny_model_dir: Path, rival_margin: Any, encoded: int
+) -> None:
+    """A new candidate of an old pivot is encoded, never the untouched groups, and paired."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a", range(2))
+    options = {"pair-mode": "all", "rival-margin": rival_margin}
+    config = make_config(tmp_path / "t", tiny_model_dir, [inputs], **options)
+    refresh(config)
+    (inputs / "b.tsv").write_text(f"{PIVOTS[0]}\tzupełnie nowe zdanie\n", encoding="utf-8")
+    result = refresh(config)
+    assert result.manifest is not None
+    assert result.manifest.counts["encoding"]["texts_encoded"] == encoded
+    table, _ = read_pairs(str(tmp_path / "t"))
+    new = [
+        r for r in table.to_pylist() if "zupełnie nowe zdanie" in (r["sentence_a"], r["sentence_b"])
+    ]
+    assert len(new) == 2  # with each old candidate of "Good morning."
+    assert pair_ids(tmp_path / "t") == mined_ids(
+        tmp_path,
+        tiny_model_dir,
+        [inputs],
+        ("en", "pl"),
+        threshold=-1.0,
+        pair_mode="all",
+        rival_margin=rival_margin,
+    )
+
+
+def test_cover_mode_keeps_old_pairs_and_covers_every_candidate(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a", range(3))
+    root = tmp_path / "t"
+    config = make_config(root, tiny_model_dir, [inputs])
+    refresh(config)
+    old = pair_ids(root)
+    (inputs / "b.tsv").write_text(
+        "".join(f"{pivot}\t{VARIANTS[3]} {i} b\n" for i, pivot in enumerate(PIVOTS)),
+        encoding="utf-8",
+    )
+    refresh(config)
+    assert old <= pair_ids(root)  # old pairs stay
+    table, _ = read_pairs(str(root))
+    covered = set(table.column("sentence_a").to_pylist()) | set(
+        table.column("sentence_b").to_pylist()
+    )
+    every = {line.split("\t")[1] for f in inputs.iterdir() for line in f.read_text().splitlines()}
+    assert covered == every
+
+
+def test_changed_and_removed_shards_are_retracted(tmp_path: Path, tiny_model_dir: Path) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    write_shard(inputs / "b.tsv", "b")
+    root = tmp_path / "t"
+    config = make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"})
+    refresh(config)
+    assert any(" a" in s for s in read_pairs(str(root))[0].column("sentence_a").to_pylist())
+
+    write_shard(inputs / "a.tsv", "changed", range(2))
+    changed = refresh(config)
+    assert names(changed.plan.retracted) == names(changed.plan.reasons) == ["a.tsv"]
+    sentences = read_pairs(str(root))[0].column("sentence_a").to_pylist()
+    assert not any(s.endswith(" a") for s in sentences)
+    assert any(s.endswith(" changed") for s in sentences)
+
+    (inputs / "a.tsv").unlink()
+    removed = refresh(config)
+    assert names(removed.plan.removed) == ["a.tsv"] and not removed.plan.to_mine
+    assert pair_ids(root) == mined_ids(
+        tmp_path, tiny_model_dir, [inputs], ("en", "pl"), threshold=-1.0, pair_mode="all"
+    )
+    state = open_table(str(root / STATE_DIR)).to_pyarrow_table()
+    assert set(names(pa.table(state).column("shard").to_pylist())) == {"b.tsv"}
+
+
+def test_retraction_repairs_cover(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A candidate whose partner is retracted gets a new pair (cover mode)."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a", range(1))
+    write_shard(inputs / "b.tsv", "b", range(1, 2))
+    write_shard(inputs / "c.tsv", "c", range(2, 3))
+    root = tmp_path / "t"
+    config = make_config(root, tiny_model_dir, [inputs])
+    refresh(config)
+    (inputs / "b.tsv").unlink()
+    refresh(config)
+    table, _ = read_pairs(str(root))
+    sentences = set(table.column("sentence_a").to_pylist()) | set(
+        table.column("sentence_b").to_pylist()
+    )
+    assert not any(s.endswith(" b") for s in sentences)
+    # Three candidates per pivot before, two left: each of them is in a pair.
+    assert sum(s.endswith(" a") for s in sentences) == len(PIVOTS)
+    assert sum(s.endswith(" c") for s in sentences) == len(PIVOTS)
+
+
+def test_settings_change_mines_everything_again(tmp_path: Path, tiny_model_dir: Path) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    refresh(make_config(root, tiny_model_dir, [inputs]))
+    result = refresh(make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"}))
+    assert set(result.plan.reasons.values()) == {"settings changed"}
+    assert names(result.plan.retracted) == ["a.tsv"]
+    assert pair_ids(root) == mined_ids(
+        tmp_path, tiny_model_dir, [inputs], ("en", "pl"), threshold=-1.0, pair_mode="all"
+    )
+
+
+def test_editing_the_licence_or_corpus_name_mines_nothing_again(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    # license and corpus are where a job's rows come from, not what decides
+    # its pairs: they are RunSettings, outside the settings' fingerprint.
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    first = make_config(root, tiny_model_dir, [inputs], license="cc-by-2.0")
+    refresh(first)
+    edited = make_config(root, tiny_model_dir, [inputs], license="cc-by-4.0", corpus="tatoeba")
+    assert edited.fingerprint() == first.fingerprint()
+    result = refresh(edited)
+    assert result.plan.reasons == {} and names(result.plan.retracted) == []
+    assert (edited.running.license, edited.running.corpus) == ("cc-by-4.0", "tatoeba")
+
+
+def test_auto_threshold_records_the_cut_of_each_commit(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    config = RefreshConfig(
+        output=str(root),
+        inputs=[str(inputs)],
+        src_lang="en",
+        tgt_lang="pl",
+        model=str(tiny_model_dir),
+        options={"calibration-sample": 200},
+        buckets=2,
+    )
+    result = refresh(config)
+    assert result.manifest is not None
+    threshold = result.manifest.threshold
+    assert threshold["mode"] != "fixed" and isinstance(threshold["value"], float)
+    assert read_pairs(str(root))[1].threshold["value"] == threshold["value"]
+    assert f"{round(threshold['value'], 6)}" in history(str(root))[1]
