@@ -118,7 +118,7 @@ GROUPS = [
 def test_mine_train_mine_records_the_first_pass(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.pipelines.run.test_mine import write_moses
+    from tests.pipelines.formats.helpers import write_moses
 
     rows = [(pivot, candidate) for pivot, cands in GROUPS * 6 for candidate in cands]
     # Six copies of each group, each pivot its own (numbered) sentence.

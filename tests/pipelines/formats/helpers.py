@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import gzip
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,3 +64,12 @@ def write_tsv(path: Path, pairs: Iterable[tuple[str, str]]) -> Path:
     """Write (pivot, candidate) pairs as a two-column TSV file; return its path."""
     path.write_text("".join(f"{p}\t{c}\n" for p, c in pairs), encoding="utf-8")
     return path
+
+
+def write_moses(folder: Path, pivots: list[str], candidates: list[str], gz: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang, lines in (("en", pivots), ("pl", candidates)):
+        data = "".join(line + "\n" for line in lines).encode()
+        path = folder / f"corpus.en-pl.{lang}{'.gz' if gz else ''}"
+        path.write_bytes(gzip.compress(data) if gz else data)
+    return folder / "corpus.en-pl"

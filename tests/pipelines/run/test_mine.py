@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
-from apache_beam.testing.util import assert_that, equal_to
-from paramine.encoders.inference.handler import EncoderHandler
-from paramine.pipelines.core.vectors import pair_texts
-from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
-from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
 from paramine.pipelines.run.mine import demo_input, job_from_command_line, run
-from paramine.pipelines.stages.read_bitext import ReadBitext
-from paramine.pipelines.stages.score.encode_texts import EncodeTexts
-from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.dataset import (
     PAIRS_SCHEMA,
     PAIRS_SCHEMA_VERSION,
@@ -34,149 +23,16 @@ from paramine.schemas.manifest import (
     read_manifest,
 )
 from paramine.schemas.reader import read_pairs
-from paramine.schemas.records import AlignedPair
+
+from tests.pipelines.formats.helpers import write_moses
 
 TATOEBA = "tatoeba_test_v2021-08-07/eng-pol"
-
-
-def write_moses(folder: Path, pivots: list[str], candidates: list[str], gz: bool = False) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for lang, lines in (("en", pivots), ("pl", candidates)):
-        data = "".join(line + "\n" for line in lines).encode()
-        path = folder / f"corpus.en-pl.{lang}{'.gz' if gz else ''}"
-        path.write_bytes(gzip.compress(data) if gz else data)
-    return folder / "corpus.en-pl"
 
 
 def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Path, object]:
     output = tmp_path / name
     manifest = run([*args, "--model", str(model), "--output", str(output), "--threshold", "0.0"])
     return output, manifest
-
-
-class TestScorePairs:
-    def test_in_a_pipeline(self, tiny_model_dir: Path) -> None:
-        # A budget of 4 tokens: many small batches.
-        handler = EncoderHandler(str(tiny_model_dir), token_budget=4)
-        pairs = [AlignedPair(f"s{i}", f"s{i}", "en", "pl", "c", "s", i) for i in range(5)]
-        with TestPipeline(runner="FnApiRunner") as p:
-            aligned = p | beam.Create(pairs)
-            vectors = aligned | beam.FlatMap(pair_texts) | EncodeTexts(handler)
-            scores = (
-                aligned | ScorePairs(vectors) | beam.Map(lambda s: (s.pair.line, round(s.score, 4)))
-            )
-            assert_that(scores, equal_to([(i, 1.0) for i in range(5)]))
-
-    def test_named_parts_in_one_pass(self, tiny_model_dir: Path) -> None:
-        # Three parts share texts ("a" is a pivot of two parts); each comes back
-        # under its own name, with the score it gets alone, vectors where asked.
-        handler = EncoderHandler(str(tiny_model_dir))
-        parts = {
-            "grouped": [AlignedPair("a", "b", "en", "pl", "c", "s", 1)],
-            "rival": [AlignedPair("a", "c", "en", "pl", "c", "s", 2)],
-            "sample": [AlignedPair("d", "b", "en", "pl", "c", "s", 3)],
-        }
-        with TestPipeline(runner="FnApiRunner") as p:
-            pcolls = {name: p | f"Create[{name}]" >> beam.Create(ps) for name, ps in parts.items()}
-            everything = list(pcolls.values()) | "Everything" >> beam.Flatten()
-            vectors = everything | beam.FlatMap(pair_texts) | EncodeTexts(handler)
-            alone = everything | "Alone" >> ScorePairs(vectors)
-            together = pcolls | "Together" >> ScorePairs(vectors, keep_vectors={"rival"})
-            by_part = [
-                together[name]
-                | f"Of[{name}]"
-                >> beam.Map(
-                    lambda s, n: (s.pair.line, (n, s.score, s.pivot_vector is not None)), name
-                )
-                for name in parts
-            ]
-            joined = (
-                {
-                    "alone": alone | beam.Map(lambda s: (s.pair.line, s.score)),
-                    "together": by_part | "ByPart" >> beam.Flatten(),
-                }
-                | beam.CoGroupByKey()
-                | beam.MapTuple(
-                    lambda line, sides: (
-                        line,
-                        [
-                            (n, score == sides["alone"][0], kept)
-                            for n, score, kept in sides["together"]
-                        ],
-                    )
-                )
-            )
-            assert_that(
-                joined,
-                equal_to(
-                    [
-                        (1, [("grouped", True, False)]),
-                        (2, [("rival", True, True)]),
-                        (3, [("sample", True, False)]),
-                    ]
-                ),
-            )
-
-
-class TestReadBitext:
-    def test_moses_and_tsv_with_rejects(self, tmp_path: Path) -> None:
-        prefix = write_moses(tmp_path / "m", ["Hello.", "Bye."], ["Cześć.", "Pa."], gz=True)
-        tsv = tmp_path / "t.tsv"
-        tsv.write_text("Yes.\tTak.\nbroken line\neng\tpol\tNo.\tNie.\n", encoding="utf-8")
-        shards = resolve_inputs([str(prefix), str(tsv)], "en", "pl")
-        assert sorted(s.format for s in shards) == ["moses", "tsv"]
-        with TestPipeline(runner="FnApiRunner") as p:
-            read = p | ReadBitext(shards, ReaderOptions())
-            assert_that(
-                read.kept | beam.Map(lambda a: (a.pivot, a.candidate, a.line)),
-                equal_to(
-                    [
-                        ("Hello.", "Cześć.", 1),
-                        ("Bye.", "Pa.", 2),
-                        ("Yes.", "Tak.", 1),
-                        ("No.", "Nie.", 3),
-                    ]
-                ),
-                label="Pairs",
-            )
-            assert_that(
-                read.rejected | beam.Map(lambda r: (r.reason, r.line, r.record)),
-                equal_to([("column_count", 2, "broken line")]),
-                label="Rejected",
-            )
-
-    def test_tatoeba_four_columns_in_either_direction(self, tmp_path: Path) -> None:
-        tsv = tmp_path / "test.txt"
-        tsv.write_text("eng\tpol\tYes.\tTak.\npol\teng\tNie.\tNo.\ndeu\teng\tJa.\tYes.\n")
-        shard = Shard("tsv", str(tsv), "t", "en", "pl")
-        from paramine.pipelines.formats import read_shard
-
-        results = list(read_shard(shard, ReaderOptions()))
-        assert [(r.pivot, r.candidate) for r in results[:2]] == [("Yes.", "Tak."), ("No.", "Nie.")]
-        assert results[2].reason == "language_mismatch"
-
-    def test_misaligned_moses_names_both_files_and_counts(self, tmp_path: Path) -> None:
-        prefix = write_moses(tmp_path, ["a", "b", "c"], ["x"])
-        shard = resolve_inputs([str(prefix)], "en", "pl")[0]
-        from paramine.pipelines.formats import read_shard
-
-        with pytest.raises(MisalignedShardError) as error:
-            list(read_shard(shard, ReaderOptions()))
-        message = str(error.value)
-        assert "corpus.en-pl.en has 3 lines" in message and "corpus.en-pl.pl has 1" in message
-        tail = list(read_shard(shard, ReaderOptions(on_length_mismatch="reject_tail")))
-        assert [getattr(r, "reason", "pair") for r in tail] == [
-            "pair",
-            "unaligned_tail",
-            "unaligned_tail",
-        ]
-
-    def test_unknown_input_is_a_clear_error(self, tmp_path: Path) -> None:
-        with pytest.raises(ValueError, match="matches no file"):
-            resolve_inputs([str(tmp_path / "nothing")], "en", "pl")
-        (tmp_path / "a.en").write_text("x\n")
-        with pytest.raises(ValueError, match=r"no .*a\.pl file is beside it"):
-            resolve_inputs([str(tmp_path / "a.en")], "en", "pl")
 
 
 class TestMineEndToEnd:

@@ -20,7 +20,7 @@ from paramine.pipelines.stages.filter.prefilter import Prefilter
 from paramine.schemas.records import AlignedPair
 
 from tests.paths import CORPORA, TATOEBA
-from tests.pipelines.run.test_mine import write_moses
+from tests.pipelines.formats.helpers import write_moses
 from tests.pipelines.stages.helpers import aligned, check_stage
 
 GOOD = [
