@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from paramine.pipelines.checks.language_id import DEFAULT_RATIO
-from paramine.pipelines.checks.scripts import expected_scripts, letter_share, script_share
+from paramine.pipelines.checks.scripts import letter_share
 
 #: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
 _URL = re.compile(
@@ -145,26 +145,6 @@ def failures(
             sides = script()
         if sides[0] or sides[1]:
             yield rule.reason, sides
-
-
-def first_failure(
-    rules: tuple[str, ...], pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits
-) -> str | None:
-    """The drop reason of the first of ``rules`` the pair fails, scripts as the tables know them.
-
-    A run also learns scripts from its own lines (``checks/line_checks.py``);
-    this is the rule where a line's language's known scripts decide, and a
-    language of no known script is not judged.
-    """
-
-    def script() -> Sides:
-        return tuple(  # type: ignore[return-value]
-            (known := expected_scripts(code)) is not None
-            and script_share(text, known) < limits.min_script_share
-            for text, code in ((pivot, pivot_lang), (candidate, lang))
-        )
-
-    return next((reason for reason, _ in failures(rules, pivot, candidate, limits, script)), None)
 
 
 @dataclass(frozen=True)

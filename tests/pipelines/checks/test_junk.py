@@ -6,11 +6,31 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paramine.pipelines.checks.junk import RULES, Limits, first_failure, numbers
-from paramine.pipelines.checks.scripts import letter_share
+from paramine.pipelines.checks.junk import RULES, Limits, Sides, failures, numbers
+from paramine.pipelines.checks.scripts import expected_scripts, letter_share, script_share
 from paramine.pipelines.core.text import normalize
 
 from tests.paths import TATOEBA
+
+
+def first_failure(
+    rules: tuple[str, ...], pivot: str, candidate: str, pivot_lang: str, lang: str, limits: Limits
+) -> str | None:
+    """The drop reason of the first of ``rules`` the pair fails, through ``failures`` as a run.
+
+    The script rule is given its answer as a run gives it when the tables
+    decide: a side is in the wrong script when its language has known
+    scripts and too few of its letters are in them.
+    """
+
+    def script() -> Sides:
+        return tuple(  # type: ignore[return-value]
+            (known := expected_scripts(code)) is not None
+            and script_share(text, known) < limits.min_script_share
+            for text, code in ((pivot, pivot_lang), (candidate, lang))
+        )
+
+    return next((reason for reason, _ in failures(rules, pivot, candidate, limits, script)), None)
 
 
 @pytest.mark.parametrize(
