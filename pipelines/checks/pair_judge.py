@@ -55,6 +55,7 @@ from paramine.pipelines.core.text import (
     sentence_count,
     sentence_count_supported,
 )
+from paramine.schemas.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,22 @@ class PrefilterOptions:
     declared_scripts: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def __post_init__(self) -> None:
-        if not 0 <= self.min_words <= self.max_words:
-            raise ValueError(
-                f"need 0 <= min_words <= max_words, got {self.min_words} and {self.max_words}"
-            )
-        if self.max_length_ratio < 1:
-            raise ValueError(f"max_length_ratio must be >= 1, got {self.max_length_ratio}")
+        check_lengths(self.min_words, self.max_words, self.max_length_ratio)
+
+
+def check_lengths(min_words: int, max_words: int, max_length_ratio: float) -> None:
+    """The length options' one check, for the settings and for ``PrefilterOptions`` alike.
+
+    Raises:
+        UsageError: Naming the flags (``--min-words``, ``--max-words``,
+            ``--max-length-ratio``) and what they must be.
+    """
+    if min_words < 0:
+        raise UsageError(f"--min-words {min_words} must be 0 or more")
+    if min_words > max_words:
+        raise UsageError(f"--min-words {min_words} is above --max-words {max_words}")
+    if max_length_ratio < 1:
+        raise UsageError(f"--max-length-ratio {max_length_ratio} must be at least 1")
 
 
 class Verdict(NamedTuple):

@@ -31,6 +31,7 @@ from typing import Any
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
 from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.checks.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
+from paramine.pipelines.checks.pair_judge import PrefilterOptions, check_lengths
 from paramine.pipelines.core.groups import PAIR_MODES
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
@@ -250,26 +251,26 @@ class MiningSettings:
         parse=optional(one_of(QUANTIZATIONS)),
     )
     min_words: int = option(
-        1,
+        PrefilterOptions.min_words,
         "fewest words on either side (default: %(default)s)",
         group=FILTERS,
         parse=parse_non_negative,
     )
     max_words: int = option(
-        80,
+        PrefilterOptions.max_words,
         "most words on either side (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
     )
     max_length_ratio: float = option(
-        2.5,
+        PrefilterOptions.max_length_ratio,
         "largest (longer+1)/(shorter+1) word ratio around 1, and around a side's own "
         "typical ratio where the run learns one from 50 pairs or more (default: %(default)s)",
         group=FILTERS,
         parse=float,
     )
     sentence_count_filter: bool = option(
-        False,
+        PrefilterOptions.sentence_count_filter,
         "drop pairs whose sides split into different numbers of sentences (punkt)",
         group=FILTERS,
         switch=True,
@@ -454,10 +455,7 @@ class MiningSettings:
             score_property=self.score_property,
             min_score=self.min_score,
         )
-        if self.min_words > self.max_words:
-            raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
-        if self.max_length_ratio < 1:
-            raise UsageError(f"--max-length-ratio {self.max_length_ratio} must be at least 1")
+        check_lengths(self.min_words, self.max_words, self.max_length_ratio)
         from paramine.encoders.inference.backends import check_backend
 
         check_backend(self.backend, self.quantize)

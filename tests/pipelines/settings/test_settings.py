@@ -29,6 +29,28 @@ def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
     assert RunSettings.from_mapping(line.running) == RunSettings()
 
 
+def test_the_prefilters_length_defaults_and_checks_are_stated_once() -> None:
+    """PrefilterOptions holds the defaults and the check; the flags and their help read them."""
+    from paramine.pipelines.checks.pair_judge import PrefilterOptions
+
+    parser = build_parser()
+    actions = {a.dest: a for a in parser._actions}
+    settings = MiningSettings()
+    for name in ("min_words", "max_words", "max_length_ratio", "sentence_count_filter"):
+        default = getattr(PrefilterOptions(), name)
+        assert getattr(settings, name) == default, name
+        shown = actions[name].help % {"default": default} if actions[name].help else ""
+        if "%(default)s" in (actions[name].help or ""):
+            assert f"(default: {default})" in shown, name
+    # One check, one error type, the same message from either door.
+    for kwargs in ({"min_words": 9, "max_words": 3}, {"max_length_ratio": 0.5}):
+        with pytest.raises(UsageError) as from_settings:
+            MiningSettings(**kwargs)
+        with pytest.raises(UsageError) as from_options:
+            PrefilterOptions(**kwargs)
+        assert str(from_settings.value) == str(from_options.value)
+
+
 def test_no_setting_is_of_both_kinds() -> None:
     mining = {f.name for f in dataclasses.fields(MiningSettings)}
     running = {f.name for f in dataclasses.fields(RunSettings)}

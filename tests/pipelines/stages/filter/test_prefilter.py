@@ -17,6 +17,7 @@ from paramine.pipelines.formats import Shard
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair
 
 from tests.paths import CORPORA, TATOEBA
@@ -620,5 +621,9 @@ class TestPrefilter:
         assert len(one.value(long_url, 12_345_678, "en", "OpenSubtitles")) < 20
 
     def test_invalid_options_are_refused(self) -> None:
-        with pytest.raises(ValueError, match="min_words"):
+        with pytest.raises(UsageError, match="--min-words 5 is above --max-words 2"):
             PrefilterOptions(min_words=5, max_words=2)
+        with pytest.raises(UsageError, match="--min-words -1 must be 0 or more"):
+            PrefilterOptions(min_words=-1)
+        with pytest.raises(UsageError, match=r"--max-length-ratio 0\.9 must be at least 1"):
+            PrefilterOptions(max_length_ratio=0.9)
