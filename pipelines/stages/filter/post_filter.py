@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import apache_beam as beam
-from paramine.pipelines.core.accounting import DROPPED, Dropper, KeepFirst, StageResult
+from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.near_duplicates import (
     Shingled,
     band_keys,

@@ -69,10 +69,10 @@ from paramine.pipelines.core.accounting import (
     LINE_CHECKS,
     UNCHECKED,
     Dropper,
-    KeepFirst,
     NoteTally,
 )
 from paramine.pipelines.core.coders import register_coders
+from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
 from paramine.pipelines.formats import Shard
 from paramine.schemas.records import AlignedPair
