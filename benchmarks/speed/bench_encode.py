@@ -72,8 +72,10 @@ def pair_cosines(vectors: Any, pairs: int) -> Any:
 def run_cpu(args: argparse.Namespace) -> None:
     """Encode with each CPU backend, then mine with each."""
     import numpy as np
-    from paramine.encoders.inference.backends import BackendChoice, export_model, load_for_backend
+    from paramine.encoders.inference.backends import BackendChoice
+    from paramine.encoders.inference.export import export_model
     from paramine.encoders.inference.handler import encode_unpadded
+    from paramine.encoders.inference.loading import load_for_backend
     from paramine.encoders.models.resolve import resolve_model
 
     pivots, candidates = read_pairs(args.sentences // 2, args.corpus)

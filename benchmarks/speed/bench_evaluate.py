@@ -77,7 +77,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         encode, backend = random_encoder(int(args.child.split("-", 1)[1])), "-"
     else:
         import torch
-        from paramine.encoders.inference.backends import choose_backend, load_for_backend
+        from paramine.encoders.inference.backends import choose_backend
+        from paramine.encoders.inference.loading import load_for_backend
         from paramine.encoders.models.resolve import resolve_model
 
         device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -220,7 +220,8 @@ def _default_device() -> str:
 
 def suite_command(config: EvaluateConfig) -> int:
     """``paramine evaluate MODEL... --suite S``: print the suite's table, maybe write JSON."""
-    from paramine.encoders.inference.backends import choose_backend, load_for_backend
+    from paramine.encoders.inference.backends import choose_backend
+    from paramine.encoders.inference.loading import load_for_backend
     from paramine.encoders.models.resolve import resolve_model
 
     if config.suite is None:

@@ -3,7 +3,7 @@
 ``paramine mine``'s text handler (:mod:`paramine.encoders.inference.handler`) calls
 ``encode_bucketed`` on CUDA and ``encode_unpadded`` on CPU; both return unit
 vectors that do not depend on the texts batched together. The model comes
-from :func:`paramine.encoders.inference.backends.load_for_backend`, which loads it on CUDA
+from :func:`paramine.encoders.inference.loading.load_for_backend`, which loads it on CUDA
 in fp16/bf16 with SDPA attention.
 """
 
@@ -81,7 +81,7 @@ def encode_bucketed(
     ``token_budget // length``, so short texts come in large batches and long
     ones in small; the next chunk is tokenized on a thread while the device
     runs the current one, and host tensors are pinned for asynchronous
-    copies. Precision and attention are the model's: ``backends.load_for_backend``
+    copies. Precision and attention are the model's: ``loading.load_for_backend``
     loads it on CUDA in fp16/bf16 with SDPA attention. It runs on CPU too
     (tests).
 

@@ -32,9 +32,9 @@ from paramine.encoders.inference.backends import (
     GPU_DTYPES,
     check_backend,
     choose_backend,
-    load_for_backend,
 )
 from paramine.encoders.inference.bucketed import encode_bucketed
+from paramine.encoders.inference.loading import load_for_backend
 from paramine.encoders.models.resolve import ResolvedModel, resolve_model
 from paramine.schemas.errors import UsageError
 

@@ -1,4 +1,5 @@
-"""The inference backends on the tiny model: export, cache, agreement, int8, the GPU path."""
+"""The inference backends on the tiny model: the choice, export and cache, loading and agreement,
+int8, the GPU path (backends.py, export.py, loading.py, bucketed.py and the handler's encoding)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paramine.encoders.inference import backends, bucketed
-from paramine.encoders.inference.backends import (
-    BackendChoice,
-    choose_backend,
-    export_dir,
-    export_model,
-)
+from paramine.encoders.inference import backends, bucketed, export, loading
+from paramine.encoders.inference.backends import BackendChoice, choose_backend
+from paramine.encoders.inference.export import export_dir, export_model
 from paramine.encoders.inference.handler import EncoderHandler, encode_unpadded, row_batches
 from paramine.schemas.errors import ModelError, UsageError
 
@@ -58,7 +55,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def torch_vectors(tiny_model_dir: Path) -> np.ndarray:
     """The reference: the tiny model's torch fp32 embeddings of TEXTS."""
-    model = backends.load_for_backend(str(tiny_model_dir), BackendChoice("torch", "none", "cpu"))
+    model = loading.load_for_backend(str(tiny_model_dir), BackendChoice("torch", "none", "cpu"))
     return encode_unpadded(model, TEXTS)
 
 
@@ -142,11 +139,11 @@ def test_cache_key_follows_the_folder_content(tiny_model_dir: Path, tmp_path: Pa
 @needs_onnx
 def test_export_is_built_once_and_reused(tiny_model_dir: Path, cache: str) -> None:
     first = export_model(tiny_model_dir, "onnx", "none", cache_dir=cache)
-    stamp = (first / backends.ONNX_FILE).stat().st_mtime_ns
+    stamp = (first / export.ONNX_FILE).stat().st_mtime_ns
     again = export_model(tiny_model_dir, "onnx", "none", cache_dir=cache)
     assert again == first
-    assert (again / backends.ONNX_FILE).stat().st_mtime_ns == stamp
-    info = json.loads((first / backends.EXPORT_INFO).read_text())
+    assert (again / export.ONNX_FILE).stat().st_mtime_ns == stamp
+    info = json.loads((first / export.EXPORT_INFO).read_text())
     assert info["backend"] == "onnx" and info["quantize"] == "none"
     assert "input_ids" in info["inputs"] and "attention_mask" in info["inputs"]
     # No temporary build folder is left beside it.
@@ -160,7 +157,7 @@ def test_export_is_built_once_and_reused(tiny_model_dir: Path, cache: str) -> No
 def test_each_backend_loads_and_agrees_with_torch(
     tiny_model_dir: Path, cache: str, torch_vectors: np.ndarray, backend: str, quantize: str
 ) -> None:
-    model = backends.load_for_backend(
+    model = loading.load_for_backend(
         str(tiny_model_dir), BackendChoice(backend, quantize, "cpu"), cache_dir=cache
     )
     got = encode_unpadded(model, TEXTS)
@@ -225,7 +222,7 @@ def test_the_unpadded_encoding_gives_the_bits_of_encode(tiny_model_dir: Path) ->
 def test_a_vector_does_not_depend_on_its_batch(
     tiny_model_dir: Path, cache: str, backend: str, quantize: str
 ) -> None:
-    model = backends.load_for_backend(
+    model = loading.load_for_backend(
         str(tiny_model_dir), BackendChoice(backend, quantize, "cpu"), cache_dir=cache
     )
     # Short texts of few tokens each: encode_unpadded batches equal token
@@ -290,9 +287,9 @@ def test_int8_export_holds_integer_matmuls(tiny_model_dir: Path, cache: str) -> 
     fp32 = export_model(tiny_model_dir, "onnx", "none", cache_dir=cache)
     int8 = export_model(tiny_model_dir, "onnx", "int8", cache_dir=cache)
     assert int8 != fp32
-    ops = {node.op_type for node in onnx.load(str(int8 / backends.ONNX_FILE)).graph.node}
+    ops = {node.op_type for node in onnx.load(str(int8 / export.ONNX_FILE)).graph.node}
     assert "MatMulInteger" in ops and "DynamicQuantizeLinear" in ops
-    fp32_ops = {node.op_type for node in onnx.load(str(fp32 / backends.ONNX_FILE)).graph.node}
+    fp32_ops = {node.op_type for node in onnx.load(str(fp32 / export.ONNX_FILE)).graph.node}
     assert "MatMulInteger" not in fp32_ops
 
 
@@ -315,7 +312,7 @@ def test_handler_encodes_with_the_onnx_backend(
 
 
 def _torch_on_cpu(model_dir: Path) -> object:
-    return backends.load_for_backend(str(model_dir), BackendChoice("torch", "none", "cpu"))
+    return loading.load_for_backend(str(model_dir), BackendChoice("torch", "none", "cpu"))
 
 
 def test_gpu_path_runs_on_cpu_and_matches_the_unpadded_encoding(
@@ -344,7 +341,7 @@ def test_gpu_path_half_precision_on_cpu_stays_close(
 
 def test_gpu_dtype_is_checked_where_it_is_given() -> None:
     with pytest.raises(UsageError, match="float16, bfloat16, float32"):
-        backends.load_for_backend("any-model", BackendChoice("torch", "none", "cuda"), dtype="int8")
+        loading.load_for_backend("any-model", BackendChoice("torch", "none", "cuda"), dtype="int8")
     with pytest.raises(UsageError, match="float16, bfloat16, float32"):
         EncoderHandler("any-model", gpu_dtype="half")
 
@@ -364,7 +361,7 @@ def test_gpu_path_tokenizer_errors_reach_the_caller(
 
 @pytest.mark.gpu
 def test_gpu_path_on_cuda(tiny_model_dir: Path, torch_vectors: np.ndarray) -> None:
-    model = backends.load_for_backend(
+    model = loading.load_for_backend(
         str(tiny_model_dir), BackendChoice("torch", "none", "cuda"), dtype="float16"
     )
     got = bucketed.encode_bucketed(model, TEXTS)
