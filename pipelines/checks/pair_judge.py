@@ -44,9 +44,9 @@ from paramine.pipelines.checks.scripts import (
     KnownScripts,
     dominant_script,
     known_scripts,
-    length,
     script_share,
 )
+from paramine.pipelines.checks.words import length
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.text import (
     canonical_lang,
@@ -60,7 +60,7 @@ from paramine.schemas.errors import UsageError
 
 @dataclass(frozen=True)
 class PrefilterOptions:
-    """Limits of the prefilter; lengths in words, as ``checks.scripts.length`` counts them.
+    """Limits of the prefilter; lengths in words, as ``checks.words.length`` counts them.
 
     Attributes:
         min_words: Fewest words on either side.
@@ -367,7 +367,7 @@ class _Step:
         self._mains: list[str | None] = [_UNKNOWN, _UNKNOWN]
 
     def lengths(self) -> tuple[float, float]:
-        """Both lines' lengths in words (``checks.scripts.length``), counted once."""
+        """Both lines' lengths in words (``checks.words.length``), counted once."""
         if self._lengths is None:
             self._lengths = (length(self.texts[0]), length(self.texts[1]))
         return self._lengths
