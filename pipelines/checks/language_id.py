@@ -56,6 +56,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from paramine.pipelines.checks.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
+from paramine.pipelines.checks.py3langid_batch import BatchScorer
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
@@ -168,7 +169,7 @@ class LanguageCheck:
                 wanted |= set(competitors(lang))
             identifier.set_languages(sorted(wanted & known))
             self._labels = frozenset(detector_label(label) for label in identifier.labels)
-            self._scorer = _BatchScorer(identifier)
+            self._scorer = BatchScorer(identifier)
             self._restricted = list(self.languages)
         return self._identifier
 
@@ -184,8 +185,9 @@ class LanguageCheck:
     def judge_many(self, lines: Sequence[tuple[str, str]]) -> list[Evidence | None]:
         """What speaks against each ``(text, lang)``; None: a language it cannot check.
 
-        The lines not seen before are judged in one batch, a quarter of the
-        cost of judging them one by one (``_BatchScorer``), with the same answers.
+        The lines not seen before are judged in one batch
+        (``checks.py3langid_batch.BatchScorer``), a quarter of the cost of
+        judging them one by one, with the same answers.
         """
         new = {detector_label(lang) for _, lang in lines}.difference(self.languages)
         if new:
@@ -317,124 +319,3 @@ def _known_labels() -> frozenset[str]:
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     return frozenset(detector_label(label) for label in identifier.nb_classes)
-
-
-class _BatchScorer:
-    """py3langid's ``LanguageIdentifier._decide`` for many lines at once, to the same bits.
-
-    py3langid walks a line's bytes through a DFA in a Python loop and then
-    makes a dozen numpy calls on arrays of a few elements: about 38 CPU-us a
-    line, most of it interpreter overhead. Here the walk advances every line
-    of a batch by one byte per numpy step, and the softmax runs on the whole
-    batch. The one step left per line is the naive-Bayes sum
-    ``log1p(counts) @ table[features]`` with the features in the order the
-    walk first meets them, as py3langid orders them: a matrix product's
-    rounding depends on the order it adds in, and a batched product could
-    move a line that sits on the ratio rule's edge.
-    ``tests/pipelines/checks/test_language_id.py`` compares the probabilities bit
-    for bit with py3langid's own.
-    """
-
-    #: Once fewer lines than this are still walking, the rest walk in Python:
-    #: a long line must not cost a numpy step per byte for itself alone.
-    MIN_VECTOR = 8
-
-    def __init__(self, identifier: Any) -> None:
-        import numpy as np
-
-        self.identifier = identifier
-        nextmove = identifier.tk_nextmove  # array('I'): C unsigned ints
-        self.nextmove = np.frombuffer(nextmove, dtype=np.dtype(f"u{nextmove.itemsize}"))
-        self.rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
-        self.output = np.asarray(identifier.tk_output, dtype=np.int32)
-        # float16 -> float32 is exact, and it is the cast py3langid's product makes.
-        self.table = np.asarray(identifier.nb_ptc, dtype=np.float32)
-        self.features = len(identifier.tk_output)
-
-    def probabilities(self, texts: Sequence[str]) -> Any:
-        """``(lines, classes)`` float32: each line's probabilities, columns as the identifier's."""
-        import numpy as np
-
-        identifier = self.identifier
-        encoded = [identifier._encode(text) for text in texts]
-        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-        # Longest first, so that the lines still walking are always a prefix.
-        order = np.argsort(-lengths, kind="stable")
-        rows, found = self._walk([encoded[i] for i in order.tolist()], lengths[order])
-        # (line, feature) -> visits, ordered by line, then by the first visit.
-        keys = rows * self.features + found
-        unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
-        by_visit = np.argsort(first, kind="stable")
-        line_of, feature = np.divmod(unique[by_visit], self.features)
-        counts = counts[by_visit].astype(np.float32)
-        bounds = np.searchsorted(line_of, np.arange(len(encoded) + 1))
-        scores = np.zeros((len(encoded), len(identifier.nb_classes)), dtype=np.float32)
-        with_features = np.flatnonzero(bounds[1:] > bounds[:-1])
-        # The batch's log-counts and table rows are made at once; each line's
-        # product reads its own slice of them, in py3langid's order.
-        logs, rows_of_table, edges = np.log1p(counts), self.table[feature], bounds.tolist()
-        for line in with_features.tolist():
-            start, end = edges[line], edges[line + 1]
-            np.matmul(logs[start:end], rows_of_table[start:end], out=scores[line])
-        # A line without features keeps 0.0 everywhere: py3langid's abstention.
-        scores[with_features] += identifier.nb_pc
-        # T = sqrt(bytes): py3langid multiplies by a Python float, which numpy
-        # rounds to float32 first.
-        scale = 1.0 / np.sqrt(np.maximum(lengths[order], 1).astype(np.float64))
-        scores *= scale.astype(np.float32)[:, None]
-        scores -= scores.max(axis=1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=1, keepdims=True)
-        for i, j in identifier._alias_pairs:
-            scores[:, i] += scores[:, j]
-            scores[:, j] = 0.0
-        unsorted = np.empty_like(scores)
-        unsorted[order] = scores
-        return unsorted
-
-    def _walk(self, encoded: list[bytes], lengths: Any) -> tuple[Any, Any]:
-        """(line, feature) of every feature the DFA emits, by line, then by byte.
-
-        ``encoded`` is sorted longest first and ``lengths`` are its lengths.
-        """
-        import numpy as np
-
-        count = len(encoded)
-        width = int(lengths[self.MIN_VECTOR - 1]) if count >= self.MIN_VECTOR else 0
-        # The first `width` bytes of every line, zero-padded, a column per
-        # line so that a step reads and writes contiguous memory: (width, lines).
-        heads = np.minimum(lengths, width)
-        data = np.frombuffer(b"".join(line[:width] for line in encoded), dtype=np.uint8)
-        starts = np.cumsum(heads) - heads
-        matrix = np.zeros((width, count), dtype=np.uint8)
-        line_of = np.repeat(np.arange(count), heads)
-        matrix[np.arange(len(data)) - starts[line_of], line_of] = data
-        visits = np.full((width, count), -1, dtype=np.int32)
-        state = np.zeros(count, dtype=np.int64)
-        walking = np.searchsorted(-lengths, -np.arange(width), side="left")
-        for step in range(width):
-            k = walking[step]
-            state[:k] = self.nextmove[self.rowbase[state[:k]] + matrix[step, :k]]
-            visits[step, :k] = self.output[state[:k]]
-        found = visits.T  # (lines, width): nonzero reads it by line, then by byte
-        rows, columns = np.nonzero(found >= 0)
-        rows_list, found_list = [rows], [found[rows, columns].astype(np.int64)]
-        # Fewer than MIN_VECTOR lines are longer than `width`: py3langid's loop.
-        nextmove, rowbase, output = (
-            self.identifier.tk_nextmove,
-            self.identifier._rowbase,
-            self.identifier.tk_output,
-        )
-        for line in range(count):
-            if lengths[line] <= width:
-                break
-            current, tail = int(state[line]), []
-            for byte in encoded[line][width:]:
-                current = nextmove[rowbase[current] + byte]
-                if output[current] >= 0:
-                    tail.append(output[current])
-            rows_list.append(np.full(len(tail), line, dtype=np.int64))
-            found_list.append(np.asarray(tail, dtype=np.int64))
-        rows, found = np.concatenate(rows_list), np.concatenate(found_list)
-        by_line = np.argsort(rows, kind="stable")
-        return rows[by_line], found[by_line]
