@@ -70,8 +70,8 @@ class PostFilter(beam.PTransform):
     """Drops pairs equal or near-equal after normalization, then cross-group duplicates.
 
     Args:
-        options: ``None``: the defaults. Pairs whose normalized edit
-            similarity is at least ``near_equal`` are dropped as
+        options: What it drops (``None``: the defaults): a pair whose
+            normalized edit similarity reaches ``near_equal``, as
             ``near_equal`` (a changed comma is no paraphrase); with
             ``drop_inflections``, pairs that differ only in word endings
             (``inflection_variants``: "Paliłem." / "Paliłam.") as
