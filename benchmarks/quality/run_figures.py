@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from paramine.pipelines.checks.language_id import PASSES, LanguageCheck, detector_label
-from paramine.pipelines.core.groups import pivot_language
+from paramine.pipelines.core.groups import PostFilterOptions, pivot_language
 from paramine.pipelines.core.text import trivial_reason
 
 from benchmarks.quality.line_scores import RunPrefilter, run_prefilter
@@ -82,7 +82,7 @@ def evaluate(
     for r in rows:
         partners[r["sentence_a"]].add(r["sentence_b"])
         partners[r["sentence_b"]].add(r["sentence_a"])
-    near_equal = float(manifest.options.get("near_equal", 0.95))
+    near_equal = float(manifest.options.get("near_equal", PostFilterOptions.near_equal))
     losses: dict[str, int] = defaultdict(int)
     for kc in eligible:
         if kc in mined:

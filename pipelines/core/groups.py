@@ -1,14 +1,88 @@
-"""What the grouping stages and the stages after them share: the pivot key and the group record."""
+"""What the grouping stages and the stages after them share: the pivot key and the group record.
+
+And their options: ``GroupOptions`` (GroupByPivot, RegroupByPivot),
+``MakePairsOptions`` and ``PostFilterOptions``, each the one place its
+defaults and checks are written. They sit here, below the stages, because
+the settings (``settings/mining.py``, on the stages' floor) read them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.text_keys import stable_hash
 
 #: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
 PAIR_MODES = ("cover", "all")
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """The cap of GroupByPivot and RegroupByPivot.
+
+    Attributes:
+        max_group_size: The most distinct candidates a pivot keeps, chosen
+            by hash (``--max-group-size``); two at least, or no group could
+            make a pair.
+    """
+
+    max_group_size: int = 50
+
+    def __post_init__(self) -> None:
+        if self.max_group_size < 2:
+            raise UsageError(f"--max-group-size {self.max_group_size} must be at least 2")
+
+
+@dataclass(frozen=True)
+class MakePairsOptions:
+    """How MakePairs pairs a group's candidates.
+
+    Attributes:
+        mode: ``cover`` (each candidate in at least one pair, ceil(n/2)
+            pairs a group) or ``all`` (every pair) (``--pair-mode``).
+        max_pairs_per_group: Cap on pairs per group in ``all`` mode
+            (``--max-pairs-per-group``).
+    """
+
+    mode: str = "cover"
+    max_pairs_per_group: int = 100
+
+    def __post_init__(self) -> None:
+        if self.mode not in PAIR_MODES:
+            raise UsageError(f"--pair-mode {self.mode!r}; allowed: {', '.join(PAIR_MODES)}")
+        if self.max_pairs_per_group < 1:
+            raise UsageError(
+                f"--max-pairs-per-group {self.max_pairs_per_group} is not a positive integer"
+            )
+
+
+@dataclass(frozen=True)
+class PostFilterOptions:
+    """What PostFilter counts as trivial or near-duplicate; MakePairs' cover avoids the first.
+
+    Attributes:
+        near_equal: Pairs whose normalized edit similarity is at least this
+            are trivial (``--near-equal``).
+        drop_inflections: Pairs that differ only in word endings are
+            trivial too (``--drop-inflection-pairs``).
+        near_duplicates: The 3-gram overlap (Jaccard) from which a pair is
+            a near-duplicate of a pair of smaller id; ``None``: keep them
+            (``--near-duplicates``).
+    """
+
+    near_equal: float = 0.95
+    drop_inflections: bool = False
+    near_duplicates: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.near_equal <= 1.0:
+            raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
+        if self.near_duplicates is not None and not 0.0 < self.near_duplicates < 1.0:
+            raise UsageError(
+                f"--near-duplicates {self.near_duplicates} is not a share in (0, 1), or 'off'"
+            )
 
 
 #: What candidates are grouped under: (pivot language, pivot key).

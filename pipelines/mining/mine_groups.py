@@ -168,10 +168,10 @@ class MineGroups(beam.PTransform):
         settings = self.settings
         # Group before scoring: a pivot with one distinct candidate can never
         # make a pair, so its pairs are dropped here and never encoded.
-        grouped = pairs | "GroupByPivot" >> GroupByPivot(settings.max_group_size, self.origins)
+        grouped = pairs | "GroupByPivot" >> GroupByPivot(settings.group_options, self.origins)
         scoring = self._score(grouped.kept)
         cutting = self._cut(scoring)
-        groups = cutting.coherent.kept | "RegroupByPivot" >> RegroupByPivot(settings.max_group_size)
+        groups = cutting.coherent.kept | "RegroupByPivot" >> RegroupByPivot(settings.group_options)
         counts = (
             grouped | "CountGroupByPivot" >> CountStage(GROUP_BY_PIVOT, taken_in=pairs),
             scoring.scored | "CountScorePairs" >> CountStage(SCORE_PAIRS, taken_in=grouped.kept),
@@ -225,7 +225,7 @@ class MineGroups(beam.PTransform):
         sample = None
         if settings.calibrated:
             sample = everything | "CalibrationSample" >> CalibrationSample(
-                settings.calibration_sample, self.origins
+                settings.calibration_options, self.origins
             )
             texts.append(sample | "SampleTexts" >> beam.FlatMap(sample_texts))
         vectors = (
@@ -285,10 +285,10 @@ class MineGroups(beam.PTransform):
             embedded = scoring.sample | "EmbedSample" >> EmbedSample()
             rescoring = None
             if margin:
-                scored = scored | "MarginScore" >> MarginScore(settings.margin_k, embedded)
-                rescoring = MarginScoring(settings.margin_k)
+                scored = scored | "MarginScore" >> MarginScore(settings.margin_options, embedded)
+                rescoring = MarginScoring(settings.margin_options)
             threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-                settings.max_false_accept, scoring=rescoring, support=settings.group_support
+                settings.calibration_options, scoring=rescoring, support=settings.group_support
             )
             if settings.coherence_min_group is not None:
                 coherence = embedded | "CoherenceCut" >> beam.Map(

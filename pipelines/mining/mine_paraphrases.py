@@ -148,7 +148,7 @@ class _ScoreAll(beam.PTransform):
         settings, groups = self.settings, self.groups
         scored = prefiltered | "Score" >> ScorePairs(groups.vectors, keep_vectors=settings.margin)
         if settings.margin and groups.embedded is not None:
-            scored = scored | "MarginScore" >> MarginScore(settings.margin_k, groups.embedded)
+            scored = scored | "MarginScore" >> MarginScore(settings.margin_options, groups.embedded)
         return scored | "MarkPassed" >> beam.Map(
             lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(groups.cut)
         )

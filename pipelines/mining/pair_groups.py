@@ -63,17 +63,10 @@ class PairGroups(beam.PTransform):
     def expand(self, groups: beam.PCollection) -> PairedGroups:
         settings = self.settings
         made = groups | "MakePairs" >> MakePairs(
-            settings.pair_mode,
-            settings.max_pairs_per_group,
-            settings.near_equal,
-            settings.drop_inflection_pairs,
-            previous=self.previous,
+            settings.make_pairs_options, settings.post_filter_options, self.previous
         )
         filtered = made.pairs | "PostFilter" >> PostFilter(
-            settings.near_equal,
-            settings.drop_inflection_pairs,
-            settings.near_duplicates,
-            self.excluded,
+            settings.post_filter_options, self.excluded
         )
         counts = (
             made.books

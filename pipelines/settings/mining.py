@@ -32,7 +32,12 @@ from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
 from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.checks.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
 from paramine.pipelines.checks.pair_judge import PrefilterOptions, check_lengths
-from paramine.pipelines.core.groups import PAIR_MODES
+from paramine.pipelines.core.groups import (
+    PAIR_MODES,
+    GroupOptions,
+    MakePairsOptions,
+    PostFilterOptions,
+)
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
     INVALID_UTF8_POLICIES,
@@ -56,7 +61,8 @@ from paramine.pipelines.settings.values import (
     parse_tsv_columns,
     parse_unit_interval,
 )
-from paramine.pipelines.thresholds.margin import DEFAULT_MARGIN_K
+from paramine.pipelines.thresholds.cuts import CalibrationOptions
+from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     from_mapping,
@@ -215,19 +221,19 @@ class MiningSettings:
         choices=SCORES,
     )
     margin_k: int = option(
-        DEFAULT_MARGIN_K,
+        MarginOptions.k,
         "with --score margin: nearest neighbours averaged per side (default: %(default)s)",
         group=MODEL,
         parse=parse_positive,
     )
     max_false_accept: float = option(
-        0.02,
+        CalibrationOptions.max_false_accept,
         "with --threshold auto: share of mismatched pairs allowed through (default: %(default)s)",
         group=MODEL,
         parse=parse_share,
     )
     calibration_sample: int = option(
-        1000,
+        CalibrationOptions.sample_size,
         "with --threshold auto: pairs sampled (by a stable hash) to calibrate the cut on "
         "(default: %(default)s)",
         group=MODEL,
@@ -325,20 +331,20 @@ class MiningSettings:
         parse=optional(parse_share),
     )
     pair_mode: str = option(
-        "cover",
+        MakePairsOptions.mode,
         "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
         "(default: %(default)s)",
         group=FILTERS,
         choices=PAIR_MODES,
     )
     max_group_size: int = option(
-        50,
+        GroupOptions.max_group_size,
         "most distinct candidates kept per pivot, chosen deterministically (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
     )
     max_pairs_per_group: int = option(
-        100,
+        MakePairsOptions.max_pairs_per_group,
         "cap on pairs per group in 'all' mode (default: %(default)s)",
         group=FILTERS,
         parse=parse_positive,
@@ -380,7 +386,7 @@ class MiningSettings:
         parse=parse_share_or_off,
     )
     near_equal: float = option(
-        0.95,
+        PostFilterOptions.near_equal,
         "drop pairs whose normalized edit similarity is at least this, except pairs that "
         "differ only in word endings (--drop-inflection-pairs decides on those) "
         "(default: %(default)s)",
@@ -388,7 +394,7 @@ class MiningSettings:
         parse=float,
     )
     drop_inflection_pairs: bool = option(
-        False,
+        PostFilterOptions.drop_inflections,
         "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
         "share is in the run's stats either way (default: keep them)",
         group=FILTERS,
@@ -418,7 +424,7 @@ class MiningSettings:
         metavar="DIR",
     )
     near_duplicates: float | None = option(
-        None,
+        PostFilterOptions.near_duplicates,
         "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
         "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
         "stats.json counts them either way (docs/filters.md) (default: off)",
@@ -459,8 +465,14 @@ class MiningSettings:
         from paramine.encoders.inference.backends import check_backend
 
         check_backend(self.backend, self.quantize)
-        if not 0.0 < self.near_equal <= 1.0:
-            raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
+        # Each stage's options check their own values when made, naming the flags.
+        _ = (
+            self.group_options,
+            self.calibration_options,
+            self.margin_options,
+            self.make_pairs_options,
+            self.post_filter_options,
+        )
         if self.group_support is not None and self.group_support <= self.max_false_accept:
             raise UsageError(
                 f"--group-support {self.group_support} must be above --max-false-accept "
@@ -536,6 +548,31 @@ class MiningSettings:
             if scripts is not None:
                 found.append((canonical_language(tag), scripts))
         return tuple(sorted(found, key=lambda item: item[0]))
+
+    @property
+    def group_options(self) -> GroupOptions:
+        """GroupByPivot's and RegroupByPivot's options: the cap on a group."""
+        return GroupOptions(self.max_group_size)
+
+    @property
+    def calibration_options(self) -> CalibrationOptions:
+        """CalibrationSample's and CalibrateThreshold's options."""
+        return CalibrationOptions(self.max_false_accept, self.calibration_sample)
+
+    @property
+    def margin_options(self) -> MarginOptions:
+        """MarginScore's options, and the calibration's margin."""
+        return MarginOptions(self.margin_k)
+
+    @property
+    def make_pairs_options(self) -> MakePairsOptions:
+        """MakePairs' options: the pair mode and its cap."""
+        return MakePairsOptions(self.pair_mode, self.max_pairs_per_group)
+
+    @property
+    def post_filter_options(self) -> PostFilterOptions:
+        """PostFilter's options, which MakePairs' cover mode heeds too."""
+        return PostFilterOptions(self.near_equal, self.drop_inflection_pairs, self.near_duplicates)
 
     @property
     def calibrated(self) -> bool:

@@ -19,7 +19,13 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import PAIR_MODES, Group, GroupKey, group_key
+from paramine.pipelines.core.groups import (
+    Group,
+    GroupKey,
+    MakePairsOptions,
+    PostFilterOptions,
+    group_key,
+)
 from paramine.pipelines.core.text import trivial_reason
 from paramine.schemas.records import ParaphrasePair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -104,10 +110,10 @@ def _pairs_of(
 
 def make_pairs(
     group: Group,
-    mode: str = "cover",
-    max_pairs: int = 100,
-    near_equal: float = 0.95,
-    drop_inflections: bool = False,
+    mode: str = MakePairsOptions.mode,
+    max_pairs: int = MakePairsOptions.max_pairs_per_group,
+    near_equal: float = PostFilterOptions.near_equal,
+    drop_inflections: bool = PostFilterOptions.drop_inflections,
 ) -> list[ParaphrasePair]:
     """Return the paraphrase pairs of one group.
 
@@ -127,8 +133,8 @@ def make_pairs(
 def extend_cover(
     group: Group,
     covered: list[tuple[str, str]],
-    near_equal: float = 0.95,
-    drop_inflections: bool = False,
+    near_equal: float = PostFilterOptions.near_equal,
+    drop_inflections: bool = PostFilterOptions.drop_inflections,
 ) -> list[ParaphrasePair]:
     """New pairs that cover the candidates of ``group`` that ``covered`` pairs leave out.
 
@@ -233,11 +239,12 @@ class MakePairs(beam.PTransform):
     """Emits pairs inside each group.
 
     Args:
-        mode: ``cover`` (each candidate in at least one pair, ceil(n/2) pairs
-            per group) or ``all`` (every pair, at most ``max_pairs`` a group).
-        max_pairs: Cap on pairs per group in ``all`` mode.
-        near_equal: PostFilter's bound, so that ``cover`` avoids trivial pairs.
-        drop_inflections: PostFilter's setting, for the same reason.
+        options: The mode (``cover``: each candidate in at least one pair,
+            ceil(n/2) pairs per group; ``all``: every pair) and ``all``
+            mode's cap on pairs per group; ``None``: the defaults.
+        post_filter: PostFilter's options, so that ``cover`` avoids the
+            pairs PostFilter finds trivial (``near_equal``,
+            ``drop_inflections``); ``None``: the defaults.
         previous: A refresh's old pairs of the pivots it mines again, as
             ``(group key, [ParaphrasePair])``: in cover mode a group keeps
             those whose two candidates it still holds; in ``all`` mode every
@@ -246,21 +253,16 @@ class MakePairs(beam.PTransform):
 
     def __init__(
         self,
-        mode: str = "cover",
-        max_pairs: int = 100,
-        near_equal: float = 0.95,
-        drop_inflections: bool = False,
+        options: MakePairsOptions | None = None,
+        post_filter: PostFilterOptions | None = None,
         previous: beam.PCollection | None = None,
     ) -> None:
         super().__init__()
-        if mode not in PAIR_MODES:
-            raise ValueError(f"pair mode {mode!r}; allowed: {', '.join(PAIR_MODES)}")
-        if max_pairs < 1:
-            raise ValueError(f"max_pairs must be positive, got {max_pairs}")
-        self.mode = mode
-        self.max_pairs = max_pairs
-        self.near_equal = near_equal
-        self.drop_inflections = drop_inflections
+        options, post_filter = options or MakePairsOptions(), post_filter or PostFilterOptions()
+        self.mode = options.mode
+        self.max_pairs = options.max_pairs_per_group
+        self.near_equal = post_filter.near_equal
+        self.drop_inflections = post_filter.drop_inflections
         self.previous = previous
 
     def expand(self, groups: beam.PCollection) -> MadePairs:

@@ -15,12 +15,14 @@ builds a pipeline: plain functions over vectors and pairs, tested as such.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.text_keys import stable_hash
 
@@ -35,12 +37,31 @@ MAX_SHIFTS = 100
 #: of unrelated candidate pairs: a pair below the cut needs both a score
 #: above the floor and a group-mate this close.
 SUPPORT_SHARE = 0.1
-#: The default calibration sample, in pairs.
-DEFAULT_SAMPLE = 1000
 #: Below this many sampled pairs the cut is still chosen, but the run warns:
 #: the null's tail then rests on the pivots of a handful of sentences (a
 #: 9-pair input put the cut where it dropped 6 of its 9 good pairs).
 MIN_TRUSTED_SAMPLE = 200
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """The calibrated cut's settings: CalibrationSample's and CalibrateThreshold's.
+
+    Attributes:
+        max_false_accept: Share of mismatched pairs the cut lets through
+            (``--max-false-accept``).
+        sample_size: Pairs sampled, by a stable hash, to calibrate the cut
+            on (``--calibration-sample``).
+    """
+
+    max_false_accept: float = 0.02
+    sample_size: int = 1000
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.max_false_accept < 1.0:
+            raise UsageError(f"--max-false-accept {self.max_false_accept} is not a share in (0, 1)")
+        if self.sample_size < 1:
+            raise UsageError(f"--calibration-sample {self.sample_size} is not a positive integer")
 
 
 def small_sample_warning(n: int) -> str | None:

@@ -42,12 +42,27 @@ import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.thresholds.cuts import PairScorer, Scoring, sample_rank
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import ScoredPair
 
-#: Neighbours averaged per side in the ratio margin (pipelines/thresholds/margin.py):
-#: k = 4, 8 and 16 gave the same recall on Tatoeba eng-pol and ces-eng (within
-#: one candidate); 8 passed the least noise on ces-eng.
-DEFAULT_MARGIN_K = 8
+
+@dataclass(frozen=True)
+class MarginOptions:
+    """The ratio margin's settings: MarginScore's and the calibration's (``MarginScoring``).
+
+    Attributes:
+        k: Neighbours averaged per side (``--margin-k``). k = 4, 8 and 16
+            gave the same recall on Tatoeba eng-pol and ces-eng (within one
+            candidate); 8 passed the least noise on ces-eng.
+    """
+
+    k: int = 8
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise UsageError(f"--margin-k {self.k} is not a positive integer")
+
+
 #: The cut when a run is too small to calibrate: a pair must be at least as
 #: close as its sentences' average nearest neighbours.
 FALLBACK_MARGIN = 1.0
@@ -211,7 +226,7 @@ def margin_scores(
     pivots: np.ndarray,
     candidates: np.ndarray,
     keys: Sequence[Keys],
-    k: int = DEFAULT_MARGIN_K,
+    k: int = MarginOptions.k,
     neighbours: _Neighbours | None = None,
 ) -> np.ndarray:
     """Ratio margin of each (pivot, candidate) pair against ``background``.
@@ -272,15 +287,17 @@ def margin_of(background: MarginBackground, scored: ScoredPair, k: int) -> float
 
 
 class MarginScoring(Scoring):
-    """The ratio margin as CalibrateThreshold's score: same background, same k."""
+    """The ratio margin as CalibrateThreshold's score: same background, same k.
+
+    Args:
+        options: The margin's k; ``None``: the defaults.
+    """
 
     name = "margin"
     fallback = FALLBACK_MARGIN
 
-    def __init__(self, k: int = DEFAULT_MARGIN_K) -> None:
-        if k < 1:
-            raise ValueError(f"margin k must be positive, got {k}")
-        self.k = k
+    def __init__(self, options: MarginOptions | None = None) -> None:
+        self.k = (options or MarginOptions()).k
 
     def record(self) -> dict[str, Any]:
         """The manifest's ``threshold.score`` and ``threshold.margin_k``."""

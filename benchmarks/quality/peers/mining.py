@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paramine.pipelines.core.groups import group_key
+from paramine.pipelines.core.groups import PostFilterOptions, group_key
 from paramine.pipelines.core.text import canonical_lang, normalize, trivial_reason
 
 from benchmarks.quality.peers.measure import run_measured
@@ -77,7 +77,7 @@ from benchmarks.quality.peers.prefilter import sample_moses
 TATOEBA_STEM = "tatoeba-test-v2021-08-07"
 SETS = ("eng-pol", "x-pol", "eng-pol-lexical")
 #: paramine's post-filter's near-equal cut (``--near-equal`` default).
-NEAR_EQUAL = 0.95
+NEAR_EQUAL = PostFilterOptions.near_equal
 #: The paper's method as paramine mine flags.
 #: The group checks run only with ``--threshold auto``; named off all the same.
 PAPER_FLAGS = ("--threshold", "0.7", "--score", "cosine", "--rival-margin", "off",

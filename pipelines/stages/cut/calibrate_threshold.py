@@ -35,8 +35,8 @@ from apache_beam.transforms.stats import ApproximateQuantilesCombineFn
 from paramine.pipelines.core.origins import Origins, pair_reader
 from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
 from paramine.pipelines.thresholds.cuts import (
-    DEFAULT_SAMPLE,
     MAX_SHIFTS,
+    CalibrationOptions,
     Scoring,
     choose_cut,
     cosine_scores,
@@ -59,7 +59,7 @@ class CalibrationSample(beam.PTransform):
     each worker keeps its best ``sample_size`` only.
 
     Args:
-        sample_size: How many pairs.
+        options: How many pairs (``sample_size``); ``None``: the defaults.
         origins: The pairs come as the prefilter's entries
             (``Prefiltered.entries``) written with these; ``None``: as
             records. Records are made only of the pairs sampled.
@@ -69,11 +69,11 @@ class CalibrationSample(beam.PTransform):
         order; an empty list when there are no pairs.
     """
 
-    def __init__(self, sample_size: int = DEFAULT_SAMPLE, origins: Origins | None = None) -> None:
+    def __init__(
+        self, options: CalibrationOptions | None = None, origins: Origins | None = None
+    ) -> None:
         super().__init__()
-        if sample_size < 1:
-            raise ValueError(f"calibration sample must be positive, got {sample_size}")
-        self.sample_size = sample_size
+        self.sample_size = (options or CalibrationOptions()).sample_size
         self.origins = origins
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
@@ -127,7 +127,8 @@ class CalibrateThreshold(beam.PTransform):
     """Computes the cut from the embedded calibration sample (``EmbedSample``).
 
     Args:
-        max_false_accept: Share of mismatched pairs allowed through.
+        options: The share of mismatched pairs allowed through
+            (``max_false_accept``); ``None``: the defaults.
         max_shifts: Shifted alignments scored against the sample.
         scoring: The score the cut applies to: cosine (default) or the
             margin (``paramine.pipelines.thresholds.margin.MarginScoring``).
@@ -143,17 +144,15 @@ class CalibrateThreshold(beam.PTransform):
 
     def __init__(
         self,
-        max_false_accept: float = 0.02,
+        options: CalibrationOptions | None = None,
         max_shifts: int = MAX_SHIFTS,
         scoring: Scoring | None = None,
         support: float | None = None,
     ) -> None:
         super().__init__()
-        if not 0 < max_false_accept < 1:
-            raise ValueError(f"max_false_accept must be in (0, 1), got {max_false_accept}")
-        if max_shifts < 1:
+        if max_shifts < 1:  # no flag: a test's or a benchmark's choice
             raise ValueError(f"max_shifts must be positive, got {max_shifts}")
-        self.max_false_accept = max_false_accept
+        self.max_false_accept = (options or CalibrationOptions()).max_false_accept
         self.max_shifts = max_shifts
         self.scoring = scoring or Scoring()
         self.support = support

@@ -5,6 +5,7 @@ from __future__ import annotations
 import apache_beam as beam
 from paramine.pipelines.thresholds.margin import (
     MarginBackground,
+    MarginOptions,
     build_background,
     margin_of,
 )
@@ -19,16 +20,14 @@ class MarginScore(beam.PTransform):
     embeddings past it.
 
     Args:
-        k: Neighbours averaged per side.
+        options: The margin's k, neighbours averaged per side.
         sample: The embedded calibration sample (``EmbedSample``), a
             singleton PCollection: the background.
     """
 
-    def __init__(self, k: int, sample: beam.PCollection) -> None:
+    def __init__(self, options: MarginOptions, sample: beam.PCollection) -> None:
         super().__init__()
-        if k < 1:
-            raise ValueError(f"margin k must be positive, got {k}")
-        self.k = k
+        self.k = options.k
         self.sample = sample
 
     def expand(self, scored: beam.PCollection) -> beam.PCollection:

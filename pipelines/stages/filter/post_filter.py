@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
+from paramine.pipelines.core.groups import PostFilterOptions
 from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.near_duplicates import (
     Shingled,
@@ -69,34 +70,29 @@ class PostFilter(beam.PTransform):
     """Drops pairs equal or near-equal after normalization, then cross-group duplicates.
 
     Args:
-        near_equal: Pairs whose normalized edit similarity is at least this
-            are dropped as ``near_equal`` (a changed comma is no paraphrase).
-        drop_inflections: Also drop pairs that differ only in word endings
+        options: What it drops (``None``: the defaults): a pair whose
+            normalized edit similarity reaches ``near_equal``, as
+            ``near_equal`` (a changed comma is no paraphrase); with
+            ``drop_inflections``, pairs that differ only in word endings
             (``inflection_variants``: "Paliłem." / "Paliłam.") as
-            ``inflection_variant``.
-        near_duplicates: Drop, as ``near_duplicate``, every pair whose
-            3-grams overlap this much with a pair of smaller id
-            (core/near_duplicates.py); ``None`` keeps them (the report
-            counts them).
+            ``inflection_variant``; with ``near_duplicates``, every pair
+            whose 3-grams overlap this much with a pair of smaller id
+            (core/near_duplicates.py) as ``near_duplicate`` (without, the
+            report counts them).
         excluded: Normalized sentences (``comparison_key``) of evaluation
             data: a pair holding one is dropped as ``eval_overlap``.
     """
 
     def __init__(
         self,
-        near_equal: float = 0.95,
-        drop_inflections: bool = False,
-        near_duplicates: float | None = None,
+        options: PostFilterOptions | None = None,
         excluded: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
-        if not 0 < near_equal <= 1:
-            raise ValueError(f"near_equal must be in (0, 1], got {near_equal}")
-        if near_duplicates is not None and not 0 < near_duplicates <= 1:
-            raise ValueError(f"near_duplicates must be in (0, 1], got {near_duplicates}")
-        self.near_equal = near_equal
-        self.drop_inflections = drop_inflections
-        self.near_duplicates = near_duplicates
+        options = options or PostFilterOptions()
+        self.near_equal = options.near_equal
+        self.drop_inflections = options.drop_inflections
+        self.near_duplicates = options.near_duplicates
         self.excluded = excluded
 
     def expand(self, pairs: beam.PCollection) -> StageResult:

@@ -24,7 +24,7 @@ from typing import Any
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, DropTally, StageResult
-from paramine.pipelines.core.groups import GroupKey, candidate_rank, group_key
+from paramine.pipelines.core.groups import GroupKey, GroupOptions, candidate_rank, group_key
 from paramine.pipelines.core.origins import Origins, PairTexts, pair_reader
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -60,9 +60,7 @@ class LowestRanksFn(beam.CombineFn):
     """
 
     def __init__(self, cap: int) -> None:
-        if cap < 2:
-            raise ValueError(f"max_group_size must be at least 2, got {cap}")
-        self.cap = cap
+        self.cap = cap  # checked where it is given: GroupOptions.max_group_size
 
     def create_accumulator(self) -> Ranks | int:
         return 0, ()
@@ -168,15 +166,15 @@ class GroupByPivot(beam.PTransform):
     never share a group.
 
     Args:
-        max_group_size: The most distinct candidates a pivot keeps.
+        options: The cap (``GroupOptions.max_group_size``); ``None``: the defaults.
         origins: The pairs come as the prefilter's entries
             (``Prefiltered.entries``) written with these; ``None``: as
             records. Records are made only of the pairs kept.
     """
 
-    def __init__(self, max_group_size: int = 50, origins: Origins | None = None) -> None:
+    def __init__(self, options: GroupOptions | None = None, origins: Origins | None = None) -> None:
         super().__init__()
-        self.combine = LowestRanksFn(max_group_size)
+        self.combine = LowestRanksFn((options or GroupOptions()).max_group_size)
         self.origins = origins
 
     def expand(self, pairs: beam.PCollection) -> StageResult:

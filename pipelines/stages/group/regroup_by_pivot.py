@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import apache_beam as beam
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import Group, GroupKey, group_key, pivot_key
+from paramine.pipelines.core.groups import Group, GroupKey, GroupOptions, group_key, pivot_key
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 from paramine.schemas.text_keys import stable_hash
@@ -50,9 +50,7 @@ class CandidateGroupFn(beam.CombineFn):
     """
 
     def __init__(self, cap: int) -> None:
-        if cap < 2:
-            raise ValueError(f"max_group_size must be at least 2, got {cap}")
-        self.cap = cap
+        self.cap = cap  # checked where it is given: GroupOptions.max_group_size
 
     def create_accumulator(self) -> _Accumulator:
         return _Accumulator()
@@ -125,11 +123,14 @@ class RegroupByPivot(beam.PTransform):
     Counted under the ``regroup`` stage. Its input unit is a scored pair and
     its output a ``Group``: count it with ``group_weight`` so that the stage
     balances in candidates, not groups.
+
+    Args:
+        options: The cap (``GroupOptions.max_group_size``); ``None``: the defaults.
     """
 
-    def __init__(self, max_group_size: int = 50) -> None:
+    def __init__(self, options: GroupOptions | None = None) -> None:
         super().__init__()
-        self.combine = CandidateGroupFn(max_group_size)
+        self.combine = CandidateGroupFn((options or GroupOptions()).max_group_size)
 
     def expand(self, scored: beam.PCollection) -> StageResult:
         groups = (

@@ -59,7 +59,7 @@ def test_the_loop_sends_on_the_groups_group_by_pivot_sends_on(floor_run):
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
     with TestPipeline(runner="FnApiRunner") as p:
         prefiltered = p | beam.Create(pairs) | Prefilter(options, shards)
-        grouped = prefiltered.entries | GroupByPivot(config.max_group_size, origins)
+        grouped = prefiltered.entries | GroupByPivot(config.group_options, origins)
         keys = (
             grouped.kept
             | beam.Map(lambda pair: group_key(pair.pivot_lang, pair.pivot))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from apache_beam.testing.util import equal_to
+from paramine.pipelines.core.groups import PostFilterOptions
 from paramine.pipelines.core.near_duplicates import (
     Shingled,
     bucket_duplicates,
@@ -94,7 +95,7 @@ class TestPostFilterDrop:
             max(HUNGRY, HUNGRY_SHE, key=lambda p: p.pair_id)
         }
         check_stage(
-            PostFilter(near_equal=0.95, near_duplicates=0.8),
+            PostFilter(PostFilterOptions(near_duplicates=0.8)),
             elements,
             equal_to([p for p in elements if p not in later]),
             {"in": 7, "kept": 5, "dropped": {"near_duplicate": 2}},
@@ -103,15 +104,15 @@ class TestPostFilterDrop:
     def test_off_keeps_them(self) -> None:
         elements = [THANKS, THANKS_AGAIN]
         check_stage(
-            PostFilter(near_equal=0.95),
+            PostFilter(),
             elements,
             equal_to(elements),
             {"in": 2, "kept": 2, "dropped": {}},
         )
 
     def test_bound_is_checked(self) -> None:
-        with pytest.raises(ValueError, match="near_duplicates"):
-            PostFilter(near_duplicates=0.0)
+        with pytest.raises(UsageError, match=r"^--near-duplicates 0.0 is not a share in \(0, 1\)"):
+            PostFilter(PostFilterOptions(near_duplicates=0.0))
 
 
 class TestOption:

@@ -144,9 +144,9 @@ class _ScoreFirst(beam.PTransform):
         prefiltered = bitext | Prefilter(prefilter_options(config))
         vectors = prefiltered.kept | beam.FlatMap(pair_texts) | EncodeTexts(handler)
         kept = prefiltered.kept | ScorePairs(vectors) | ThresholdFilter(float(config.threshold))
-        groups = kept.kept | RegroupByPivot(config.max_group_size)
-        pairs = (groups.kept | MakePairs(config.pair_mode, near_equal=config.near_equal)).pairs
-        return (pairs | PostFilter(config.near_equal)).kept
+        groups = kept.kept | RegroupByPivot(config.group_options)
+        made = groups.kept | MakePairs(config.make_pairs_options, config.post_filter_options)
+        return (made.pairs | PostFilter(config.post_filter_options)).kept
 
 
 def test_the_pairs_are_those_of_scoring_everything_first(tiny_model_dir: Path) -> None:

@@ -6,10 +6,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from paramine.pipelines.checks.pair_judge import PrefilterOptions
+from paramine.pipelines.core.groups import GroupOptions, MakePairsOptions, PostFilterOptions
 from paramine.pipelines.run.mine import MineJob, job_from_command_line
 from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
 from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
 from paramine.pipelines.settings.running import RunSettings
+from paramine.pipelines.thresholds.cuts import CalibrationOptions
+from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import ParamineError, UsageError
 from paramine.schemas.options import flag_name
 
@@ -29,28 +33,61 @@ def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
     assert RunSettings.from_mapping(line.running) == RunSettings()
 
 
-def test_the_prefilters_length_defaults_and_checks_are_stated_once() -> None:
-    """PrefilterOptions holds the defaults and the check; the flags and their help read them."""
-    from paramine.pipelines.checks.pair_judge import PrefilterOptions
+#: Each stage's options and the settings that set them: (options, its field, the setting).
+STAGE_OPTIONS = [
+    (PrefilterOptions, "min_words", "min_words"),
+    (PrefilterOptions, "max_words", "max_words"),
+    (PrefilterOptions, "max_length_ratio", "max_length_ratio"),
+    (PrefilterOptions, "sentence_count_filter", "sentence_count_filter"),
+    (GroupOptions, "max_group_size", "max_group_size"),
+    (CalibrationOptions, "max_false_accept", "max_false_accept"),
+    (CalibrationOptions, "sample_size", "calibration_sample"),
+    (MarginOptions, "k", "margin_k"),
+    (MakePairsOptions, "mode", "pair_mode"),
+    (MakePairsOptions, "max_pairs_per_group", "max_pairs_per_group"),
+    (PostFilterOptions, "near_equal", "near_equal"),
+    (PostFilterOptions, "drop_inflections", "drop_inflection_pairs"),
+    (PostFilterOptions, "near_duplicates", "near_duplicates"),
+]
 
-    parser = build_parser()
-    actions = {a.dest: a for a in parser._actions}
-    settings = MiningSettings()
-    for name in ("min_words", "max_words", "max_length_ratio", "sentence_count_filter"):
-        default = getattr(PrefilterOptions(), name)
-        assert getattr(settings, name) == default, name
-        # What --help shows: argparse fills %(default)s from the flag's own default.
-        action = actions[name]
-        assert action.default == default, name
-        if "%(default)s" in (action.help or ""):
-            assert f"(default: {default})" in action.help % {"default": action.default}, name
-    # One check, one error type, the same message from either door.
-    for kwargs in ({"min_words": 9, "max_words": 3}, {"max_length_ratio": 0.5}):
-        with pytest.raises(UsageError) as from_settings:
-            MiningSettings(**kwargs)
-        with pytest.raises(UsageError) as from_options:
-            PrefilterOptions(**kwargs)
-        assert str(from_settings.value) == str(from_options.value)
+
+@pytest.mark.parametrize(("options", "name", "setting"), STAGE_OPTIONS)
+def test_a_stages_defaults_are_stated_once(options: type, name: str, setting: str) -> None:
+    """A stage's options hold its defaults; the settings, the flags and their help read them."""
+    default = getattr(options(), name)
+    assert getattr(MiningSettings(), setting) == default
+    # What --help shows: argparse fills %(default)s from the flag's own default.
+    action = next(a for a in build_parser()._actions if a.dest == setting)
+    assert action.default == default
+    if "%(default)s" in (action.help or ""):
+        assert f"(default: {default})" in action.help % {"default": action.default}
+
+
+@pytest.mark.parametrize(
+    ("options", "values", "settings"),
+    [
+        (PrefilterOptions, {"min_words": 9, "max_words": 3}, {"min_words": 9, "max_words": 3}),
+        (PrefilterOptions, {"max_length_ratio": 0.5}, {"max_length_ratio": 0.5}),
+        (GroupOptions, {"max_group_size": 1}, {"max_group_size": 1}),
+        (CalibrationOptions, {"max_false_accept": 1.5}, {"max_false_accept": 1.5}),
+        (CalibrationOptions, {"sample_size": 0}, {"calibration_sample": 0}),
+        (MarginOptions, {"k": 0}, {"margin_k": 0}),
+        (MakePairsOptions, {"mode": "some"}, {"pair_mode": "some"}),
+        (MakePairsOptions, {"max_pairs_per_group": 0}, {"max_pairs_per_group": 0}),
+        (PostFilterOptions, {"near_equal": 1.5}, {"near_equal": 1.5}),
+        (PostFilterOptions, {"near_duplicates": 1.5}, {"near_duplicates": 1.5}),
+    ],
+)
+def test_a_stages_checks_give_one_message_from_either_door(
+    options: type, values: dict, settings: dict
+) -> None:
+    """One check, one error type: the same message, naming the flag, from settings or stage."""
+    with pytest.raises(UsageError) as from_settings:
+        MiningSettings(**settings)
+    with pytest.raises(UsageError) as from_options:
+        options(**values)
+    assert str(from_settings.value) == str(from_options.value)
+    assert str(from_options.value).startswith(flag_name(next(iter(settings)), MiningSettings))
 
 
 def test_no_setting_is_of_both_kinds() -> None:

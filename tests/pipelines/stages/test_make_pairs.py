@@ -11,9 +11,10 @@ from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.accounting import (
     CountStage,
 )
-from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.core.groups import Group, MakePairsOptions, group_weight
 from paramine.pipelines.stages.filter.post_filter import postfilter_reason
 from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MakePairs, make_pairs
+from paramine.schemas.errors import UsageError
 
 from tests.pipelines.stages.helpers import counts_equal, scored
 
@@ -42,7 +43,11 @@ class TestMakePairs:
 
     def test_transform(self) -> None:
         with TestPipeline(runner="FnApiRunner") as p:
-            pairs = p | beam.Create([_group(3), _group(2, "No.")]) | MakePairs("cover")
+            pairs = (
+                p
+                | beam.Create([_group(3), _group(2, "No.")])
+                | MakePairs(MakePairsOptions("cover"))
+            )
             pairs = pairs.pairs
             assert_that(pairs | beam.combiners.Count.Globally(), equal_to([3]))
 
@@ -59,15 +64,15 @@ class TestMakePairs:
     ) -> None:
         with TestPipeline(runner="FnApiRunner") as p:
             groups = p | beam.Create([_group(10)])
-            made = groups | MakePairs(mode, max_pairs=2)
+            made = groups | MakePairs(MakePairsOptions(mode, max_pairs_per_group=2))
             rows = made.books | CountStage(
                 MAKE_PAIRS, taken_in=groups, weight=lambda n: n, in_weight=group_weight
             )
             assert_that(rows, counts_equal("MakePairs", books))
 
     def test_unknown_mode_is_refused(self) -> None:
-        with pytest.raises(ValueError, match="cover, all"):
-            MakePairs("some")
+        with pytest.raises(UsageError, match=r"^--pair-mode 'some'; allowed: cover, all$"):
+            MakePairs(MakePairsOptions("some"))
 
 
 class TestCoverAvoidsTrivialPairs:

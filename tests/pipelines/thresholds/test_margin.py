@@ -14,9 +14,15 @@ from paramine.pipelines.run.mine import demo_input, run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.cut.calibrate_threshold import CalibrateThreshold
 from paramine.pipelines.stages.cut.margin_score import MarginScore
-from paramine.pipelines.thresholds.cuts import sample_embedder, sample_rank, score_sample
+from paramine.pipelines.thresholds.cuts import (
+    CalibrationOptions,
+    sample_embedder,
+    sample_rank,
+    score_sample,
+)
 from paramine.pipelines.thresholds.margin import (
     FALLBACK_MARGIN,
+    MarginOptions,
     MarginScoring,
     _Neighbours,
     build_background,
@@ -24,6 +30,7 @@ from paramine.pipelines.thresholds.margin import (
     margin_scores,
     pair_keys,
 )
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -140,8 +147,8 @@ def test_margin_is_deterministic_whatever_the_order_and_batching() -> None:
 
 
 def test_bad_settings_and_missing_vectors() -> None:
-    with pytest.raises(ValueError, match="k must be positive"):
-        MarginScore(k=0, sample=None)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"^--margin-k 0 is not a positive integer$"):
+        MarginScore(MarginOptions(k=0), sample=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="carries no embeddings"):
         build_background([ScoredPair(AlignedPair("A.", "a", "en", "pl", "t", "s", 1), 0.5)])
     with pytest.raises(ValueError, match="needs --threshold auto"):
@@ -166,7 +173,7 @@ def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
     with TestPipeline(runner="FnApiRunner") as p:
         # The background is the whole input here, given as the sample.
         sample = p | "Sample" >> beam.Create([shuffled])
-        out = p | "Pairs" >> beam.Create(shuffled) | MarginScore(k=4, sample=sample)
+        out = p | "Pairs" >> beam.Create(shuffled) | MarginScore(MarginOptions(k=4), sample)
         rows = out | beam.Map(lambda s: (s.pair.pivot, s.pair.candidate, s.score))
         kept_vectors = out | beam.Map(lambda s: s.pivot_vector is not None)
         assert_that(rows, equal_to([(*key, v) for key, v in expected.items()]), label="Margins")
@@ -177,7 +184,7 @@ def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
 def test_calibration_scores_the_sample_with_the_same_margin() -> None:
     pairs = random_sample(30, seed=4)
     sample = sorted(pairs, key=lambda s: sample_rank(s.pair))
-    scoring = MarginScoring(k=4)
+    scoring = MarginScoring(MarginOptions(k=4))
     scores = score_sample(
         [s.pair for s in sample], sample_embedder(sample), 10, scoring.scorer(sample)
     )
@@ -186,7 +193,11 @@ def test_calibration_scores_the_sample_with_the_same_margin() -> None:
     assert scores["aligned"] == pytest.approx([margin_of(background, s, 4) for s in sample])
     assert len(scores["mismatched"]) == 30 * 10
     with TestPipeline(runner="FnApiRunner") as p:
-        info = p | beam.Create([pairs]) | CalibrateThreshold(0.05, max_shifts=10, scoring=scoring)
+        info = (
+            p
+            | beam.Create([pairs])
+            | CalibrateThreshold(CalibrationOptions(0.05), max_shifts=10, scoring=scoring)
+        )
         assert_that(
             info | beam.Map(lambda i: (i["score"], i["margin_k"], i["sample"], "fallback" in i)),
             equal_to([("margin", 4, 30, False)]),
@@ -231,7 +242,7 @@ def test_shifted_scoring_reuses_sorted_neighbours_to_the_same_bits() -> None:
     sample = random_sample(120, dim=8, seed=3)
     sample += [scored("Pivot 1.", "inny kandydat", sample[1].pivot_vector, unit(*[1.0] * 8), 999)]
     background = build_background(sample)
-    scorer = MarginScoring(4).scorer(sample)
+    scorer = MarginScoring(MarginOptions(4)).scorer(sample)
     pivots = np.stack([s.pivot_vector for s in sample])
     candidates = np.round(np.stack([s.candidate_vector for s in sample]), 1)
     keys = [("pivot 1.", "innykandydat")] + [(f"pivot {i}.", f"kandydat{i}") for i in range(120)]

@@ -24,6 +24,7 @@ from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.pipelines.thresholds.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
+    CalibrationOptions,
     choose_cut,
     mismatched,
     sample_embedder,
@@ -31,6 +32,7 @@ from paramine.pipelines.thresholds.cuts import (
     score_sample,
     shift_count,
 )
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -149,7 +151,9 @@ class EmbeddedSample(beam.PTransform):
         self.sample_size = sample_size
 
     def expand(self, pairs: beam.PCollection) -> beam.PCollection:
-        sample = pairs | "Sample" >> CalibrationSample(self.sample_size)
+        sample = pairs | "Sample" >> CalibrationSample(
+            CalibrationOptions(sample_size=self.sample_size)
+        )
         vectors = (
             sample | "Texts" >> beam.FlatMap(sample_texts) | "Encode" >> EncodeTexts(self.handler)
         )
@@ -183,7 +187,7 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
                 p
                 | beam.Create(order)
                 | EmbeddedSample(handler, sample_size=30)
-                | CalibrateThreshold(max_false_accept=0.05, max_shifts=5)
+                | CalibrateThreshold(CalibrationOptions(max_false_accept=0.05), max_shifts=5)
             )
             got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
             assert_that(got, lambda got, e=expected: _check_cut(got, e))
@@ -204,9 +208,10 @@ def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
     with TestPipeline(runner="FnApiRunner") as p:
         prefilter = Prefilter(shards=[Shard("tsv", "mem://shard", "test", "en", "pl")])
         prefiltered = p | beam.Create(pairs) | prefilter
-        from_records = prefiltered.kept | "FromRecords" >> CalibrationSample(20)
+        twenty = CalibrationOptions(sample_size=20)
+        from_records = prefiltered.kept | "FromRecords" >> CalibrationSample(twenty)
         from_entries = prefiltered.entries | "FromEntries" >> CalibrationSample(
-            20, prefilter.origins
+            twenty, prefilter.origins
         )
         # The duplicate "Yes." / "Tak." is the first one, line 61, either way.
         first = [kept for kept in expected if kept.line != 62][:20]
@@ -226,10 +231,12 @@ def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
 
 
 def test_calibrate_threshold_rejects_bad_settings() -> None:
-    with pytest.raises(ValueError, match="max_false_accept"):
-        CalibrateThreshold(max_false_accept=1.0)
-    with pytest.raises(ValueError, match="sample"):
-        CalibrationSample(sample_size=0)
+    with pytest.raises(UsageError, match=r"^--max-false-accept 1.0 is not a share in \(0, 1\)$"):
+        CalibrateThreshold(CalibrationOptions(max_false_accept=1.0))
+    with pytest.raises(UsageError, match=r"^--calibration-sample 0 is not a positive integer$"):
+        CalibrationSample(CalibrationOptions(sample_size=0))
+    with pytest.raises(ValueError, match="max_shifts must be positive"):
+        CalibrateThreshold(max_shifts=0)
 
 
 def test_the_sample_must_carry_its_embeddings() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from apache_beam.testing.util import equal_to
+from paramine.pipelines.core.groups import PostFilterOptions
 from paramine.pipelines.stages.filter.post_filter import PostFilter, postfilter_reason
+from paramine.schemas.errors import UsageError
 
 from tests.pipelines.stages.helpers import check_stage, paraphrase
 
@@ -25,7 +27,7 @@ class TestPostFilter:
         ]
         # Of the two orders of one pair, the row of the smallest pivot stays.
         check_stage(
-            PostFilter(near_equal=0.95),
+            PostFilter(PostFilterOptions(near_equal=0.95)),
             elements,
             equal_to([elements[4], elements[5]]),
             {
@@ -40,8 +42,8 @@ class TestPostFilter:
         )
 
     def test_near_equal_bound_is_checked(self) -> None:
-        with pytest.raises(ValueError, match="near_equal"):
-            PostFilter(near_equal=1.5)
+        with pytest.raises(UsageError, match=r"^--near-equal 1.5 must be in \(0, 1\]$"):
+            PostFilter(PostFilterOptions(near_equal=1.5))
 
     def test_word_ending_variants_follow_drop_inflections_whatever_their_length(self) -> None:
         # Edit similarity 0.97: near-equal by that measure, yet a gender

@@ -9,9 +9,10 @@ from apache_beam.testing.util import assert_that
 from paramine.pipelines.core.accounting import (
     CountStage,
 )
-from paramine.pipelines.core.groups import Group, group_weight
+from paramine.pipelines.core.groups import Group, GroupOptions, group_weight
 from paramine.pipelines.stages.group.group_by_pivot import GROUP_BY_PIVOT
 from paramine.pipelines.stages.group.regroup_by_pivot import CandidateGroupFn, RegroupByPivot
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import ScoredPair
 
 from tests.pipelines.stages.helpers import counts_equal, scored
@@ -37,7 +38,7 @@ class TestRegroupByPivot:
             ]
 
         with TestPipeline(runner="FnApiRunner") as p:
-            result = p | beam.Create(elements) | RegroupByPivot(max_group_size=50)
+            result = p | beam.Create(elements) | RegroupByPivot(GroupOptions(max_group_size=50))
             assert_that(result.kept, one_group, label="Kept")
             rows = result | CountStage(GROUP_BY_PIVOT, weight=group_weight)
             expected = {
@@ -65,8 +66,8 @@ class TestRegroupByPivot:
         assert len(forward.kept) == 5 and forward.seen == 40
 
     def test_cap_below_two_is_refused(self) -> None:
-        with pytest.raises(ValueError, match="at least 2"):
-            RegroupByPivot(max_group_size=1)
+        with pytest.raises(UsageError, match=r"^--max-group-size 1 must be at least 2$"):
+            RegroupByPivot(GroupOptions(max_group_size=1))
 
 
 def _fold(fn: CandidateGroupFn, elements: list[ScoredPair]):
