@@ -20,7 +20,7 @@ from paramine.schemas.text_keys import comparison_key
 
 if TYPE_CHECKING:
     import pandas as pd
-    from paramine.encoders.evaluation.evaluate import Bitext, StsData
+    from paramine.encoders.evaluation.eval_files import Bitext, StsData
     from paramine.encoders.evaluation.suite import Split
 
 #: The drop reason in the training counts.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from paramine.encoders.evaluation.evaluate import Bitext, StsData, read_eval_files
+from paramine.encoders.evaluation.eval_files import Bitext, StsData, read_eval_files
 from paramine.encoders.evaluation.holdout import eval_mask, read_dataset, sample_rows
 from paramine.encoders.evaluation.overlap import EVAL_OVERLAP, eval_keys, overlap_mask
 from paramine.encoders.evaluation.suite import (

@@ -26,15 +26,15 @@ decides what it can at once, and holds back the few pairs whose fate depends
 on the decisions (``Pending``); ``decide`` turns the counts into each side's
 decisions, and ``resolve`` settles the held-back pairs, before the duplicate
 search. Both run from the counts alone, so the manifest's figures give the
-same decisions again (``run_record``).
+same decisions again (``checks.line_check_record.run_record``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from paramine.pipelines.checks.scripts import KnownScripts, known_scripts, script_share
 
@@ -317,122 +317,3 @@ def resolve(
         if need.strong or any(label in present for label in need.weak):
             return Resolved(need.reason, (need.side,), ())
     return Resolved("", (), tuple(notes))
-
-
-def run_record(
-    profile: Mapping[str, int],
-    declared: Mapping[str, frozenset[str]] | None = None,
-    samples: Iterable[tuple[str, dict[str, Any]]] = (),
-) -> dict[str, Any]:
-    """The manifest's record of each side: its decisions, what each check dropped, flags.
-
-    Args:
-        profile: The run's ``line_checks`` figures.
-        declared: As ``decide`` takes it.
-        samples: ``(side key and reason, sample)`` pairs: dropped lines.
-    """
-    decisions = decide(profile, declared)
-    by_side: dict[str, dict[str, dict[str, int]]] = {}
-    for key, n in profile.items():
-        side, name, item = split_figure(key)
-        by_side.setdefault(side, {}).setdefault(name, {})[item] = n
-    kept_samples: dict[str, list[dict[str, Any]]] = {}
-    for key, sample in samples:
-        kept_samples.setdefault(key, []).append(sample)
-    record: dict[str, Any] = {}
-    for side, figures in sorted(by_side.items()):
-        lines = figures.get(LINES, {}).get("", 0)
-        decision = decisions[side]
-        lang = side.split(":", 1)[1]
-        known = known_scripts(lang)
-        scripted = figures.get(SCRIPTED, {}).get("", 0)
-        dropped = {
-            reason: {"lines": n, "share": round(n / lines, 4) if lines else 0.0}
-            for reason, n in sorted(figures.get(DROP, {}).items(), key=lambda kv: (-kv[1], kv[0]))
-            if reason not in NOT_A_LOSS
-        }
-        flagged = [
-            {
-                "reason": reason,
-                **figures_of,
-                "samples": sorted(
-                    kept_samples.get(f"{side}|{reason}", []), key=lambda s: s["hash"]
-                )[:SAMPLES],
-            }
-            for reason, figures_of in dropped.items()
-            if figures_of["share"] > FLAG_SHARE
-        ]
-        record[side] = {
-            "lines": lines,
-            "scripts": {
-                "judged_against": sorted(decision.scripts) if decision.scripts else None,
-                "source": decision.source,
-                "known": sorted(known.primary) if known else [],
-                "known_secondary": sorted(known.secondary) if known else [],
-                "learned": decision.learned,
-                "shares": {
-                    script: round(n / scripted, 4)
-                    for script, n in sorted(figures.get(SCRIPT, {}).items(), key=lambda kv: -kv[1])
-                }
-                if scripted
-                else {},
-            },
-            "languages_present": decision.present,
-            "length_ratio_to": decision.length_scales,
-            "judged_by_detector": figures.get(JUDGED, {}).get("", 0),
-            "dropped": dropped,
-            "flagged": flagged,
-        }
-    return record
-
-
-def summary_lines(record: Mapping[str, Any]) -> list[str]:
-    """What a finished run prints of its sides: scripts, languages present, drops, flags."""
-    lines = []
-    flagged = []
-    for side, found in record.items():
-        scripts = found["scripts"]
-        learned = scripts.get("learned") or {}
-        parts = []
-        judged = scripts.get("judged_against")
-        if judged is None:
-            parts.append("no script known or learned (not judged)")
-        else:
-            # CLDR's secondary scripts (Deseret for English) are in the record, not here.
-            secondary = set(scripts.get("known_secondary") or ())
-            tables = [s for s in judged if s not in learned and s not in secondary]
-            shown = ", ".join(tables)
-            if learned:
-                shown += (", " if shown else "") + ", ".join(
-                    f"{s} (learned: {share:.0%} of lines)" for s, share in learned.items()
-                )
-            parts.append(f"scripts {shown} ({scripts['source']})")
-        present = found.get("languages_present") or {}
-        if present:
-            parts.append("present: " + ", ".join(f"{t} ({n:,} lines)" for t, n in present.items()))
-        ratios = found.get("length_ratio_to") or {}
-        if ratios:
-            parts.append(
-                "length "
-                + ", ".join(f"{scale:.2f}x the {pivot} side's" for pivot, scale in ratios.items())
-            )
-        dropped = found.get("dropped") or {}
-        if dropped:
-            parts.append(
-                "dropped "
-                + ", ".join(f"{reason} {d['share']:.1%}" for reason, d in dropped.items())
-            )
-        lines.append(f"    {side.replace(':', ' ')}: " + "; ".join(parts))
-        for flag in found.get("flagged", []):
-            example = flag["samples"][0] if flag["samples"] else None
-            shown = ""
-            if example is not None:
-                text = example["candidate" if side.startswith("candidate") else "pivot"]
-                shown = f"; e.g. {example['shard']}:{example['line']}: {text!r}"
-            flagged.append(
-                f"  check flagged: {flag['reason']} dropped {flag['share']:.1%} of the "
-                f"{side.replace(':', ' ')} lines (over {FLAG_SHARE:.0%}){shown}"
-            )
-    if not lines:
-        return []
-    return ["  per-line checks by side:", *lines, *flagged]

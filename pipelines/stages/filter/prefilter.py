@@ -50,6 +50,7 @@ from paramine.pipelines.checks.detectors import (
     language_detector,
 )
 from paramine.pipelines.checks.junk import REASONS
+from paramine.pipelines.checks.line_check_record import run_record
 from paramine.pipelines.checks.line_checks import (
     DROP,
     SAMPLES,
@@ -57,7 +58,6 @@ from paramine.pipelines.checks.line_checks import (
     decide,
     figure,
     resolve,
-    run_record,
 )
 from paramine.pipelines.checks.pair_judge import (
     PairJudge,
@@ -298,7 +298,7 @@ class Prefiltered(NamedTuple):
     #: (``unchecked``), and the sides' figures (``line_checks``).
     notes: beam.PCollection
     #: One dict: each side's decisions, drops by check and flags
-    #: (``checks.line_checks.run_record``), for the manifest.
+    #: (``checks.line_check_record.run_record``), for the manifest.
     sides: beam.PCollection
 
 
@@ -397,7 +397,7 @@ def _side_record(
     figures: dict[str, int],
     samples: list[tuple[str, list[tuple]]],
 ) -> dict[str, Any]:
-    """The manifest's record of the sides (``checks.line_checks.run_record``)."""
+    """The manifest's record of the sides (``checks.line_check_record.run_record``)."""
     kept = [
         (key, {"hash": h, "line": line, "shard": shard, "pivot": pivot, "candidate": candidate})
         for key, found in samples

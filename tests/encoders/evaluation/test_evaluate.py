@@ -8,13 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paramine.encoders.evaluation.eval_files import Bitext, StsData, read_bitext, read_sts_tsv
 from paramine.encoders.evaluation.evaluate import (
-    Bitext,
-    StsData,
     bitext_task,
     evaluate_model,
-    read_bitext,
-    read_sts_tsv,
     results_table,
     retrieval_task,
     sts_task,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from paramine.encoders.evaluation.evaluate import held_out_bitexts
+from paramine.encoders.evaluation.eval_files import held_out_bitexts
 from paramine.encoders.evaluation.holdout import eval_mask, split_key
 from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.hard_negatives import training_rows

@@ -247,7 +247,7 @@ def test_output_with_foreign_files_is_refused(
 
 
 def test_pairs_sharing_a_sentence_with_the_evaluation_data_are_dropped(tmp_path: Path) -> None:
-    from paramine.encoders.evaluation.evaluate import Bitext
+    from paramine.encoders.evaluation.eval_files import Bitext
     from paramine.encoders.training.config import TrainConfig
     from paramine.encoders.training.data import EvalData, prepare_data
     from paramine.schemas.text_keys import comparison_key

@@ -1,0 +1,40 @@
+"""checks/line_check_record.py: the manifest's record of each side's checks, and its summary."""
+
+from __future__ import annotations
+
+import pytest
+from paramine.pipelines.checks.line_check_record import run_record, summary_lines
+
+from tests.pipelines.checks.test_line_checks import figures
+
+
+def test_the_record_flags_a_check_that_drops_a_tenth_of_a_side() -> None:
+    side = figures("candidate:pl", lines=100, scripted=100, script_Latn=100, judged=100)
+    side |= {"candidate:pl:drop:wrong_language_candidate": 31, "candidate:pl:drop:too_long": 2}
+    side |= {"candidate:pl:drop:duplicate_pair": 50}  # kept once: no loss
+    sample = {"hash": 7, "line": 12, "shard": "x.pl", "pivot": "Hi.", "candidate": "Hi there."}
+    record = run_record(side, samples=[("candidate:pl|wrong_language_candidate", sample)])
+    found = record["candidate:pl"]
+    assert found["dropped"] == {
+        "wrong_language_candidate": {"lines": 31, "share": 0.31},
+        "too_long": {"lines": 2, "share": 0.02},
+    }
+    [flag] = found["flagged"]
+    assert (flag["reason"], flag["share"], flag["samples"]) == (
+        "wrong_language_candidate",
+        0.31,
+        [sample],
+    )
+    printed = "\n".join(summary_lines(record))
+    assert "check flagged: wrong_language_candidate dropped 31.0% of the candidate pl" in printed
+    assert "x.pl:12: 'Hi there.'" in printed
+
+
+@pytest.mark.parametrize("lang", ["pl", "lad", "tlh"])
+def test_the_record_says_which_scripts_and_where_from(lang: str) -> None:
+    side = figures(f"candidate:{lang}", lines=40, scripted=40, script_Latn=40)
+    scripts = run_record(side)[f"candidate:{lang}"]["scripts"]
+    assert scripts["judged_against"] is not None and "Latn" in scripts["judged_against"]
+    assert scripts["shares"] == {"Latn": 1.0}
+    expected = {"pl": "tables", "lad": "tables+run", "tlh": "run"}[lang]
+    assert scripts["source"] == expected
