@@ -44,7 +44,7 @@ from paramine.pipelines.stages.group.group_by_pivot import GROUP_BY_PIVOT, Group
 from paramine.pipelines.stages.group.regroup_by_pivot import REGROUP_BY_PIVOT, RegroupByPivot
 from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import SCORE_PAIRS, ScorePairs
-from paramine.pipelines.thresholds.cuts import coherence_cut, support_floor
+from paramine.pipelines.thresholds.coherence import coherence_cut, support_floor
 from paramine.pipelines.thresholds.margin import MarginScoring
 from paramine.schemas.stages import Stage
 

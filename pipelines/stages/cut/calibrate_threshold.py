@@ -34,6 +34,7 @@ from apache_beam.transforms.combiners import SingleInputTupleCombineFn
 from apache_beam.transforms.stats import ApproximateQuantilesCombineFn
 from paramine.pipelines.core.origins import Origins, pair_reader
 from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
+from paramine.pipelines.thresholds.coherence import support_record
 from paramine.pipelines.thresholds.cuts import (
     MAX_SHIFTS,
     CalibrationOptions,
@@ -45,7 +46,6 @@ from paramine.pipelines.thresholds.cuts import (
     score_sample,
     shift_count,
     small_sample_warning,
-    support_record,
     text_sample_rank,
 )
 from paramine.schemas.records import AlignedPair, ScoredPair

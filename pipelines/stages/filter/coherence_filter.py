@@ -43,7 +43,7 @@ import numpy as np
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
 from paramine.pipelines.core.groups import GroupKey, group_key
 from paramine.pipelines.core.text import comparison_key
-from paramine.pipelines.thresholds.cuts import (
+from paramine.pipelines.thresholds.coherence import (
     HARD_NEGATIVE_SAMPLE,
     closest_other,
     hard_negative_cut,

@@ -13,7 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.coherence_filter import CoherenceFilter
-from paramine.pipelines.thresholds.cuts import (
+from paramine.pipelines.thresholds.coherence import (
     SUPPORT_SHARE,
     closest_other,
     coherence_cut,
