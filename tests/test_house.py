@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 
@@ -241,7 +242,8 @@ def test_pipeline_floors_import_only_downwards() -> None:
 
 #: Code outside benchmarks/ (scripts of their own) and outside the tests.
 CODE = (*LAYERS, "deploy")
-LONGEST_MODULE = 500
+#: Longer modules say why at their top ("Why it is longer than 400 lines: ...").
+LONGEST_MODULE = 400
 #: In the package; a test's function may run to 120 lines (a scenario told in order).
 LONGEST_FUNCTION = 80
 LONGEST_TEST_FUNCTION = 120
@@ -252,7 +254,8 @@ def test_no_long_module_without_a_reason_at_its_top() -> None:
     for folder in CODE:
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
-            reason = "longer than 500 lines" in (ast.get_docstring(ast.parse(text)) or "")
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            reason = re.search(r"Why it is longer than \d00 lines: \S", doc) is not None
             if text.count("\n") > LONGEST_MODULE and not reason:
                 long.append(f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines")
     assert long == []

@@ -5,6 +5,10 @@ follow: globs and folders expanded, zips and their members, the format
 sniffed, and the one-line errors for each way it can fail. How a Moses
 file finds its partner (by language suffix, from either file or a prefix)
 is in ``moses_pairs.py``.
+
+Why it is longer than 400 lines: every way an INPUT names bitext is decided
+here in one order, as said above, with the one-line error of each way it can
+fail; spread over files, the order would be read in several.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 ``paramine.pipelines.report.html`` puts them in one page, in the order of
 its ``SECTIONS``; the charts come from ``paramine.pipelines.report.charts``.
+
+Why it is longer than 400 lines: it holds every section of the page, one
+function each, with the two formatting helpers they share; ``html.py``
+assembles them.
 """
 
 from __future__ import annotations

@@ -24,6 +24,11 @@ Swapping in:
   dataset (no manifest, which they refuse) during the move; a run killed in
   it leaves such an incomplete dataset, marked as paramine's, which the next
   run with ``--overwrite`` replaces.
+
+Why it is longer than 400 lines: most of it is one class, ``DatasetOutput``,
+whose steps (prepare, start, publish, abandon, recover an interrupted swap)
+share the target's state; the safety of the swap is read in them together, not
+in one step.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ tails it and draws a tqdm bar on a terminal, or logs plain lines elsewhere.
 
 Where the variable is not set (Dataflow, Spark, Flink workers, or a run
 without ``RunProgress``) every tap is a no-op that costs one dict lookup.
+
+Why it is longer than 400 lines: ``RunProgress`` (the file, the thread that
+tails it, the bar or the plain lines, the stage lines) is one object with one
+lifetime, and the quieting of other libraries it switches on and off for the
+run belongs to it; run/ holds twelve modules, the bound.
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ detector does not know, or a script it was not trained on for it; no known
 or learned script; no punkt model under the sentence count) is kept, and
 counted: ``<check>_unchecked.<language>`` on the ``unchecked`` output, which
 the manifest holds as ``counts.unchecked``.
+
+Why it is longer than 400 lines: the stage's transform and the DoFns that
+share the held-back pairs' protocol (``_FilterFn`` holds a pair back,
+``_ResolveFn`` settles it from the side figures) are read together.
 """
 
 from __future__ import annotations
