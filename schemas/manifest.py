@@ -15,6 +15,8 @@ takes in, where both count the same unit.
 
 from __future__ import annotations
 
+import datetime as dt
+import importlib.metadata
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +35,9 @@ __all__ = [
     "AccountingError",
     "IncompleteDatasetError",
     "Manifest",
+    "RunHeader",
     "accounting_errors",
+    "code_version",
     "read_manifest",
     "stage_counts",
     "write_manifest",
@@ -166,6 +170,77 @@ class Manifest:
             )
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def code_version() -> str:
+    """The installed paramine version, as a manifest records it."""
+    try:
+        return "paramine " + importlib.metadata.version("paramine")
+    except importlib.metadata.PackageNotFoundError:
+        return "paramine (not installed)"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """A manifest's fields that a run knows before it reads a line, built one way for every run.
+
+    ``paramine mine`` makes one before it builds its graph and hands it to
+    ``WriteDataset``; ``paramine refresh`` makes one for the version it
+    commits. Both finish it with ``manifest`` once the books are in, so the
+    two kinds of run write the same record.
+
+    Attributes:
+        options: The settings by field name: what decides the pairs and how
+            the job ran (a job file with these keys runs the job again).
+        model: The model's record (name, revision, fingerprint, prefix).
+        inputs: One record per shard: its files, sizes, format, languages.
+        stages: The pipeline's stages in order (``Stage.to_record``).
+        extra: Run facts that are not settings (filters applied, runner ...).
+        created_at: When the run started (UTC, ISO 8601, seconds).
+        code_version: The paramine that ran it (``code_version``).
+    """
+
+    options: dict[str, Any]
+    model: dict[str, Any]
+    inputs: list[dict[str, Any]]
+    stages: list[dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+    created_at: str = field(default_factory=_now)
+    code_version: str = field(default_factory=code_version)
+
+    def manifest(
+        self,
+        *,
+        threshold: dict[str, Any],
+        counts: dict[str, dict[str, Any]],
+        files: dict[str, list[str]],
+        rows: dict[str, int],
+        rejects: dict[str, dict[str, int]],
+        extra: Mapping[str, Any],
+    ) -> Manifest:
+        """The run's manifest: this header and what the run counted and wrote.
+
+        ``extra`` adds to the header's own (the encoding figures, the
+        per-line checks, a refresh's plan).
+        """
+        return Manifest(
+            created_at=self.created_at,
+            code_version=self.code_version,
+            options=self.options,
+            model=self.model,
+            threshold=threshold,
+            inputs=self.inputs,
+            counts=counts,
+            files=files,
+            rows=rows,
+            rejects=rejects,
+            stages=self.stages,
+            extra={**self.extra, **extra},
+        )
 
 
 def manifest_url(dataset_url: str) -> str:

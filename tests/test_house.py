@@ -109,12 +109,14 @@ from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
 from paramine.pipelines.stages.write_dataset import WriteDataset
 from paramine.pipelines.formats import Shard
+from paramine.schemas.manifest import RunHeader
 
 config = MiningSettings(model="e5-small")
 pipeline = beam.Pipeline(runner="FnApiRunner")
 mined = pipeline | MineParaphrases(config, [Shard("tsv", "x.tsv", "x", "en", "pl")])
+header = RunHeader({{}}, {{}}, [], [])
 _ = {{"pairs": mined.pairs, "rejects": mined.rejects, "counts": mined.counts,
-     "threshold": mined.threshold}} | WriteDataset("/nonexistent/out", {{}}, 0)
+     "threshold": mined.threshold}} | WriteDataset("/nonexistent/out", header, 0)
 print("loaded:", sorted(m for m in HEAVY if m in sys.modules))
 print("importer:", importer)
 """
@@ -321,6 +323,20 @@ def test_refresh_constructs_none_of_the_mining_stages_itself() -> None:
             if node.func.id in composites:
                 built.append(f"{path.name}:{node.lineno} {node.func.id}")
     assert built == []
+
+
+def test_mine_and_refresh_build_their_manifests_from_one_run_header() -> None:
+    """No run assembles a manifest by hand: each makes a ``RunHeader`` and finishes it."""
+    headers, by_hand = set(), []
+    for path in sorted((ROOT / "pipelines").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id == "RunHeader":
+                    headers.add(path.relative_to(ROOT).as_posix())
+                elif node.func.id == "Manifest":
+                    by_hand.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert by_hand == []
+    assert headers == {"pipelines/run/mine.py", "pipelines/refresh/update.py"}
 
 
 def snake(name: str) -> str:

@@ -57,14 +57,14 @@ from paramine.pipelines.refresh.table import (
     table_rows,
     vacuum,
 )
-from paramine.pipelines.run import deploy, mine
+from paramine.pipelines.run import deploy
 from paramine.pipelines.run.collector import bulk_run
 from paramine.pipelines.run.encoder import encoder_for
 from paramine.pipelines.run.preflight import check_inputs, check_model
 from paramine.pipelines.stages.filter.prefilter import PREFILTER
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError
-from paramine.schemas.manifest import Manifest
+from paramine.schemas.manifest import Manifest, RunHeader
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.table import (
     PAIRS_TABLE_SCHEMA,
@@ -291,9 +291,7 @@ def _manifest(
     """The manifest of the version this run commits: its counts, rows and what it mined."""
     added = sum(a["rows"] for a in pair_actions["add"])
     removed = sum(r["rows"] for r in pair_actions["remove"])
-    return Manifest(
-        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        code_version=mine.code_version(),
+    header = RunHeader(
         options={
             **config.mining.to_record(),
             **config.running.to_record(),
@@ -304,8 +302,12 @@ def _manifest(
             },
         },
         model=model_record,
-        threshold=summary["threshold"],
         inputs=[plan.shards[k] for k in sorted(plan.shards)],
+        stages=[stage.to_record() for stage in REFRESH_STAGES],
+        extra={"filters": config.mining.filters, "runner": runner},
+    )
+    return header.manifest(
+        threshold=summary["threshold"],
         counts=counts,
         files={"rejects": [relative_path(config.output, f) for f in summary["rejects"]["files"]]},
         rows={
@@ -318,11 +320,8 @@ def _manifest(
             "counted": dict(counts[READ_BITEXT.name]["dropped"]),
             "written": summary["rejects"]["written"],
         },
-        stages=[stage.to_record() for stage in REFRESH_STAGES],
         extra={
             "encoding": encoding_figures(counts, [stage.name for stage in REFRESH_STAGES]),
-            "filters": config.mining.filters,
-            "runner": runner,
             "refresh": {
                 "run_id": run.run_id,
                 "previous": plan.previous,

@@ -26,8 +26,6 @@ where its signal handling and staging would move.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import importlib.metadata
 import shutil
 import signal
 import sys
@@ -48,7 +46,7 @@ if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
     from paramine.pipelines.run.deploy import Deployment
     from paramine.pipelines.run.output import DatasetOutput
     from paramine.pipelines.run.preflight import CheckedRun
-    from paramine.schemas.manifest import Manifest
+    from paramine.schemas.manifest import Manifest, RunHeader
 
 DEMO_OUTPUT = "paramine-demo"
 DEMO_LANGS = ("en", "pl")
@@ -57,14 +55,6 @@ DEMO_LANGS = ("en", "pl")
 def demo_input() -> str:
     """Path of the built-in demo bitext (English-Polish, written for paramine)."""
     return str(resources.files("paramine.pipelines.demo") / "demo.en-pl.tsv")
-
-
-def code_version() -> str:
-    """The installed paramine version."""
-    try:
-        return "paramine " + importlib.metadata.version("paramine")
-    except importlib.metadata.PackageNotFoundError:
-        return "paramine (not installed)"
 
 
 class MineJob(NamedTuple):
@@ -247,19 +237,18 @@ def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
 
 def _manifest_base(
     settings: MiningSettings, deployment: Deployment, checked: CheckedRun
-) -> dict[str, Any]:
+) -> RunHeader:
     """The manifest's fields that are known before the run: settings, model, inputs, stages."""
     from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
+    from paramine.schemas.manifest import RunHeader
 
-    return {
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "code_version": code_version(),
+    return RunHeader(
         # Both kinds, by field name: a job file with these keys runs this job again.
-        "options": {**settings.to_record(), **deployment.running.to_record()},
-        "model": checked.model_record,
-        "inputs": checked.input_records,
-        "stages": [stage.to_record() for stage in MINE_STAGES],
-        "extra": {
+        options={**settings.to_record(), **deployment.running.to_record()},
+        model=checked.model_record,
+        inputs=checked.input_records,
+        stages=[stage.to_record() for stage in MINE_STAGES],
+        extra={
             "eval_exclusion": {"sentences": len(checked.excluded)},
             # The inputs' languages each check could not judge (their lines are
             # kept and counted under counts.unchecked).
@@ -268,11 +257,15 @@ def _manifest_base(
             "filters": settings.filters,
             "runner": deployment.runner,
         },
-    }
+    )
 
 
 def _build(
-    pipeline: Any, settings: MiningSettings, running: RunSettings, checked: CheckedRun, base: dict
+    pipeline: Any,
+    settings: MiningSettings,
+    running: RunSettings,
+    checked: CheckedRun,
+    base: RunHeader,
 ) -> None:
     """The job's graph: ``MineParaphrases``, then ``WriteDataset`` into the staging folder."""
     from paramine.pipelines.mining.mine_paraphrases import MineParaphrases

@@ -1,6 +1,6 @@
 """WriteDataset: Parquet with explicit schemas, then the manifest, last.
 
-The books it checks are the run's stage list (``base["stages"]``): the first
+The books it checks are the run's stage list (``RunHeader.stages``): the first
 stage reads (its drops are the rejects), the last one keeps the pairs that
 are written.
 """
@@ -17,7 +17,13 @@ import pyarrow.parquet as pq
 from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
 from paramine.pipelines.core.rejects import WriteRejects
 from paramine.schemas.dataset import PAIRS_SCHEMA, SCORED_SCHEMA, pair_row, scored_row
-from paramine.schemas.manifest import AccountingError, Manifest, accounting_errors, write_manifest
+from paramine.schemas.manifest import (
+    AccountingError,
+    Manifest,
+    RunHeader,
+    accounting_errors,
+    write_manifest,
+)
 
 
 def _num_rows(url: str) -> int:
@@ -28,7 +34,7 @@ def _num_rows(url: str) -> int:
 
 def finish_manifest(
     output: str,
-    base: dict[str, Any],
+    base: RunHeader,
     count_rows: list[tuple[str, str, int]],
     pair_files: list[str],
     reject_files: list[str],
@@ -62,10 +68,10 @@ def finish_manifest(
     if scored_files is not None:
         tables["scored"] = scored_files
     rows = {name: sum(_num_rows(f) for f in files) for name, files in tables.items()}
-    stages = [stage["name"] for stage in base.get("stages", [])]
+    stages = [stage["name"] for stage in base.stages]
     counted = dict(counts.get(stages[0], {}).get("dropped", {})) if stages else {}
     written = dict(sorted((written_rejects if written_rejects is not None else counted).items()))
-    errors = accounting_errors(counts, base.get("stages"))
+    errors = accounting_errors(counts, base.stages or None)
     errors += _file_errors(counts, stages, rows, counted, written, scored_handed)
     if errors:
         raise AccountingError(
@@ -73,26 +79,19 @@ def finish_manifest(
             + "\n  ".join(errors)
         )
     root = output.rstrip("/")
-    manifest = Manifest(
-        created_at=base["created_at"],
-        code_version=base["code_version"],
-        options=base["options"],
-        model=base["model"],
+    manifest = base.manifest(
         threshold=threshold,
-        inputs=base["inputs"],
         counts=counts,
         files={
             name: sorted(posixpath.relpath(f, root) for f in files)
             for name, files in tables.items()
         },
         rows=rows,
-        stages=base.get("stages", []),
+        rejects={"counted": counted, "written": written},
         extra={
-            **base.get("extra", {}),
             "encoding": encoding_figures(counts, stages),
             **({"line_checks": sides} if sides is not None else {}),
         },
-        rejects={"counted": counted, "written": written},
     )
     write_manifest(output, manifest)
     return manifest
@@ -136,12 +135,13 @@ class WriteDataset(beam.PTransform):
 
     Args:
         output: The dataset directory, any fsspec URL.
-        base: Manifest fields known when the pipeline is built (options,
-            model, inputs, code version, creation time).
+        base: The manifest's fields known when the pipeline is built
+            (``RunHeader``: options, model, inputs, stages, code version,
+            creation time).
         num_shards: Parquet files per table; 0 lets the runner decide.
     """
 
-    def __init__(self, output: str, base: dict[str, Any], num_shards: int = 0) -> None:
+    def __init__(self, output: str, base: RunHeader, num_shards: int = 0) -> None:
         super().__init__()
         self.output = output.rstrip("/")
         self.base = base

@@ -15,7 +15,9 @@ from paramine.schemas.dataset import (
 from paramine.schemas.manifest import (
     IncompleteDatasetError,
     Manifest,
+    RunHeader,
     accounting_errors,
+    code_version,
     read_manifest,
     stage_counts,
     write_manifest,
@@ -47,6 +49,41 @@ def manifest(counts: dict) -> Manifest:
         files={"pairs": [], "rejects": []},
         rows={"pairs": 2, "rejects": 2},
     )
+
+
+def test_a_run_header_is_finished_into_the_runs_manifest(tmp_path: Path) -> None:
+    header = RunHeader(
+        options={"src_lang": "en"},
+        model={"id": "tiny"},
+        inputs=[{"corpus": "x"}],
+        stages=[{"name": "ReadBitext"}],
+        extra={"runner": "FnApiRunner", "filters": {"profile": "curated"}},
+    )
+    assert header.code_version == code_version() and header.code_version.startswith("paramine")
+    assert header.created_at.endswith("+00:00")
+    done = header.manifest(
+        threshold={"mode": "fixed", "value": 0.5},
+        counts=balanced(),
+        files={"pairs": ["pairs/a.parquet"]},
+        rows={"pairs": 2},
+        rejects={"counted": {}, "written": {}},
+        extra={"encoding": {"texts": 4}, "runner": "DirectRunner"},
+    )
+    assert (done.options, done.model, done.inputs, done.stages) == (
+        header.options,
+        header.model,
+        header.inputs,
+        header.stages,
+    )
+    assert (done.created_at, done.code_version) == (header.created_at, header.code_version)
+    # The run's own extra adds to the header's; a key both name is the run's.
+    assert done.extra == {
+        "runner": "DirectRunner",
+        "filters": {"profile": "curated"},
+        "encoding": {"texts": 4},
+    }
+    write_manifest(str(tmp_path), done)
+    assert read_manifest(str(tmp_path)) == done
 
 
 def test_balanced_books_have_no_errors() -> None:

@@ -30,7 +30,7 @@ from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.read_bitext import ReadBitext
 from paramine.pipelines.stages.write_dataset import finish_manifest
 from paramine.schemas.errors import InputError, UsageError
-from paramine.schemas.manifest import LEGACY_STAGES, AccountingError, read_manifest
+from paramine.schemas.manifest import LEGACY_STAGES, AccountingError, RunHeader, read_manifest
 from paramine.schemas.text_keys import sha256_hex
 
 from tests.paths import CORPORA
@@ -298,14 +298,9 @@ class TestRejectCap:
             *(("ReadBitext", "kept", 0), ("ReadBitext", "blank_line", 5)),
             *((s.name, "kept", 0) for s in LEGACY_STAGES[1:]),
         ]
-        base = {
-            "created_at": "",
-            "code_version": "",
-            "options": {},
-            "model": {},
-            "inputs": [],
-            "stages": [stage.to_record() for stage in LEGACY_STAGES],
-        }
+        base = RunHeader(
+            options={}, model={}, inputs=[], stages=[s.to_record() for s in LEGACY_STAGES]
+        )
         with pytest.raises(
             AccountingError, match="3 reject rows were written but rejects/ holds 0"
         ):
