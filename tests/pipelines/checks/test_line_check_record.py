@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from paramine.pipelines.checks.line_check_record import run_record, summary_lines
 
-from tests.pipelines.checks.test_line_checks import figures
+from tests.pipelines.checks.helpers import figures
 
 
 def test_the_record_flags_a_check_that_drops_a_tenth_of_a_side() -> None:

@@ -12,14 +12,7 @@ from paramine.pipelines.checks.line_checks import (
     resolve,
 )
 
-
-def figures(side: str, **found: int) -> dict[str, int]:
-    """``{"candidate:lad:script:Latn": n, ...}`` from ``script_Latn=n``-style names."""
-    out = {}
-    for name, n in found.items():
-        kind, _, item = name.partition("_")
-        out[f"{side}:{kind}:{item}" if item else f"{side}:{kind}"] = n
-    return out
+from tests.pipelines.checks.helpers import figures
 
 
 def test_a_script_that_carries_a_fifth_of_a_sides_lines_is_learned() -> None:
