@@ -5,6 +5,10 @@ Every stage's DoFn emits its kept records on the main output and
 records, such as the duplicates of a pair). Each drop also increments a Beam
 counter ``<stage>.<reason>`` for runner UIs. ``CountStage`` folds both into
 ``(stage, key, n)`` rows that the manifest gathers.
+
+The books also tell a local run's progress what each stage let out: the
+progress file's name is a pipeline option (``ProgressOptions``), read while
+the graph is built and carried to the workers inside the DoFns.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
-from paramine.pipelines.core.tap import worker_tap
+from paramine.pipelines.core.tap import tap_for
 from paramine.schemas.stages import Stage
 
 DROPPED = "dropped"
@@ -37,6 +42,30 @@ LINE_CHECKS = "line_checks"
 #: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
 #: manifest's counts, outside the accounting identity.
 NOTES = (REPAIRS, ENCODING, TABLE, UNCHECKED, LINE_CHECKS)
+
+
+class ProgressOptions(PipelineOptions):
+    """The pipeline option that names a local run's progress file."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: Any) -> None:
+        parser.add_argument(
+            "--paramine_progress_file",
+            default="",
+            help="File a local run's workers append their progress counts to; set by paramine",
+        )
+
+
+def progress_file(pipeline: Any) -> str:
+    """The progress file a pipeline's options name; ``""`` when there is none.
+
+    Read by the stages that count while the graph is built: the path then
+    travels to the workers inside their DoFns.
+    """
+    options = getattr(pipeline, "options", None)
+    if options is None:
+        return ""
+    return str(options.view_as(ProgressOptions).paramine_progress_file or "")
 
 
 class StageResult(NamedTuple):
@@ -146,8 +175,9 @@ class _CountOut(beam.DoFn):
         book: The stage (or note) the row belongs to.
         key: The row's key (``kept``, ``in``, a note's figure).
         unit: What one element is, for the progress.
-        progress: Report the count to a local run's progress (not for a
-            stage's input, which the stage before it reported as its output).
+        progress: The local run's progress file the count is reported to;
+            ``""`` for none (and for a stage's input, which the stage before it
+            reported as its output).
         weight: How many records one element stands for; 1 without one.
     """
 
@@ -158,7 +188,7 @@ class _CountOut(beam.DoFn):
         book: str,
         key: str,
         unit: str,
-        progress: bool = True,
+        progress: str = "",
         weight: Callable[[Any], int] | None = None,
     ) -> None:
         self.book = book
@@ -177,13 +207,13 @@ class _CountOut(beam.DoFn):
         if self.progress:
             self._unreported += n
             if self._unreported >= self.REPORT_EVERY:
-                worker_tap().add_out(self.book, self.unit, self._unreported)
+                tap_for(self.progress).add_out(self.book, self.unit, self._unreported)
                 self._unreported = 0
         return iter(())
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         if self.progress:
-            tap = worker_tap()
+            tap = tap_for(self.progress)
             if self._unreported:
                 tap.add_out(self.book, self.unit, self._unreported)
             tap.flush()
@@ -243,16 +273,17 @@ class CountStage(beam.PTransform):
 
     def expand(self, result: StageResult) -> beam.PCollection:
         stage, unit = self.stage.name, self.stage.unit
+        progress = progress_file(result.kept.pipeline)
         rows = [
             result.kept
-            | "CountKept" >> beam.ParDo(_CountOut(stage, KEPT, unit, weight=self.weight)),
+            | "CountKept"
+            >> beam.ParDo(_CountOut(stage, KEPT, unit, progress=progress, weight=self.weight)),
             result.dropped | "SumDropped" >> beam.ParDo(_SumDrops(stage)),
         ]
         if self.taken_in is not None:
             rows.append(
                 self.taken_in
-                | "CountIn"
-                >> beam.ParDo(_CountOut(stage, IN, unit, progress=False, weight=self.in_weight))
+                | "CountIn" >> beam.ParDo(_CountOut(stage, IN, unit, weight=self.in_weight))
             )
         return rows | "Rows" >> beam.Flatten()
 
@@ -275,7 +306,9 @@ class CountNote(beam.PTransform):
         self.unit = unit
 
     def expand(self, elements: beam.PCollection) -> beam.PCollection:
-        return elements | "Count" >> beam.ParDo(_CountOut(self.note, self.key, self.unit))
+        progress = progress_file(elements.pipeline)
+        counted = _CountOut(self.note, self.key, self.unit, progress=progress)
+        return elements | "Count" >> beam.ParDo(counted)
 
 
 class GatherCounts(beam.PTransform):

@@ -1,32 +1,35 @@
-"""The workers' side of local progress: readers count bytes and pairs read into a small file.
+"""The workers' side of local progress: readers and books count into a small file.
 
 Beam's metrics are only visible once a FnApiRunner run has finished, and in
 multi-process mode the readers run in other processes, so progress travels
 through a small file instead. The launcher (``paramine.pipelines.run.progress``)
-creates it and names it in the environment variable ``PARAMINE_PROGRESS_FILE``
-before the pipeline starts; worker processes inherit the variable. Readers
-count what they read (``worker_tap()``, ``count_reads``) and append
-``"<bytes> <pairs>\\n"`` deltas to the file, at most a few times a second;
-appends this short are atomic, so many processes can share the file without
-a lock. Each stage's books (``CountStage``) also count what the stage lets
-out, as ``"@<stage> <n> <unit>\\n"`` lines, so the launcher can say which
-stage is running after reading is done, and how far it is.
+names it in the pipeline's options (``--paramine_progress_file``,
+``paramine.pipelines.core.accounting.ProgressOptions``); the stages that count
+read the option while the graph is built (``progress_file``) and carry the
+path to the workers inside their DoFns, on any runner. This module imports
+no Beam: the readers use it. Readers count what they read: ``ReadBitext`` counts
+pairs, and the bytes of every input file opened while it reads a shard
+(``Tap.reading``, ``count_reads``); each stage's books (``CountStage``) count
+what the stage lets out, as ``"@<stage> <n> <unit>\\n"`` lines, so the
+launcher can say which stage is running after reading is done, and how far
+it is. Each process appends ``"<bytes> <pairs>\\n"`` deltas to the file, at
+most a few times a second; appends this short are atomic, so many processes
+can share the file without a lock.
 
-Where the variable is not set (Dataflow, Spark, Flink workers, or a run
-without progress) every tap is a no-op that costs one dict lookup.
+Where the option is not set (a graph built by a test, a run on Dataflow,
+Spark or Flink) or the file is not there (a worker on another machine) every
+tap is a no-op.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
-
-#: The environment variable that names the progress file of the current run.
-PROGRESS_ENV = "PARAMINE_PROGRESS_FILE"
-
 
 #: Most seconds a worker holds counts before appending them.
 FLUSH_SECONDS = 0.5
@@ -85,15 +88,25 @@ class Tap:
             return
         try:
             # One short O_APPEND write: atomic between processes on local disks.
+            # No O_CREAT: a worker where the launcher's file is not (another
+            # machine, a run that is over) counts nothing.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
                 os.write(fd, "".join(lines).encode())
             finally:
                 os.close(fd)
         except OSError:
-            # The run is over (file removed) or progress is not wanted here:
-            # progress must never fail a run.
+            # Progress must never fail a run.
             self.path = ""
+
+    @contextmanager
+    def reading(self) -> Iterator[Tap]:
+        """Count the bytes of every input file opened in this thread until the block ends."""
+        token = _reading.set(self)
+        try:
+            yield self
+        finally:
+            _reading.reset(token)
 
 
 _taps: dict[str, Tap] = {}
@@ -105,9 +118,16 @@ _taps_lock = threading.Lock()
 _NO_TAP = Tap("")
 
 
-def worker_tap() -> Tap:
-    """The tap of the current run in this process; a no-op tap when there is none."""
-    path = os.environ.get(PROGRESS_ENV, "")
+#: The tap that ``count_reads`` counts into: the one of the shard being read in this thread.
+_reading: contextvars.ContextVar[Tap] = contextvars.ContextVar("paramine_reading", default=_NO_TAP)
+
+
+def tap_for(path: str) -> Tap:
+    """This process's tap of the progress file ``path``; a no-op tap for ``""``.
+
+    One tap per file and process, shared by the DoFns that count into it, so
+    their counts go out together, a few times a second.
+    """
     if not path:
         return _NO_TAP
     tap = _taps.get(path)
@@ -148,12 +168,14 @@ class _CountingReader:
 
 
 def count_reads(raw: IO[bytes]) -> IO[bytes]:
-    """Return ``raw``, counting the (still compressed) bytes read from it when a run shows progress.
+    """Return ``raw``, counting the (still compressed) bytes read from it while a shard is read.
 
     Readers wrap the raw file right after opening it, so the count is of the
-    bytes on disk, the same unit as the input files' sizes.
+    bytes on disk, the same unit as the input files' sizes. Outside
+    ``Tap.reading`` (resolving the inputs, a graph without progress) it
+    returns ``raw`` itself.
     """
-    tap = worker_tap()
+    tap = _reading.get()
     if not tap:
         return raw
     return _CountingReader(raw, tap)  # type: ignore[return-value]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import signal
 import sys
 import time
 import uuid
@@ -36,9 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import apache_beam as beam
 import fsspec
-from apache_beam.options.pipeline_options import PipelineOptions
 from deltalake.exceptions import CommitFailedError
 from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
 from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS
@@ -58,12 +57,13 @@ from paramine.pipelines.refresh.table import (
     vacuum,
 )
 from paramine.pipelines.run import deploy
-from paramine.pipelines.run.collector import bulk_run
 from paramine.pipelines.run.encoder import encoder_for
+from paramine.pipelines.run.launch import GraphRun
 from paramine.pipelines.run.preflight import check_inputs, check_model
+from paramine.pipelines.run.progress import input_bytes
 from paramine.pipelines.stages.filter.prefilter import PREFILTER
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
-from paramine.schemas.errors import AccountingError
+from paramine.schemas.errors import AccountingError, RunInterrupted
 from paramine.schemas.manifest import Manifest, RunHeader
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.table import (
@@ -131,6 +131,9 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     Raises:
         RefreshConflict: Another refresh committed while this one ran; this
             run's files are deleted and nothing of it is committed.
+        RunInterrupted: SIGTERM or SIGINT stopped the run before its pairs
+            were committed: nothing of it is committed (a signal that arrives
+            later waits for the run to end).
     """
     out = log or sys.stderr
     root = config.output
@@ -153,28 +156,41 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     run = _start(root, plan, buckets)
     print(f"paramine refresh: run {run.run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
     written: list[str] = []
-    try:
-        summary = _mine(config, run.job, deployment)
-        written = [*summary["files"]["pairs"], *summary["files"]["state"]]
-        commits = _prepare_commits(config, plan, run, summary, model_record, deployment.runner)
-        version = commit_files(
-            run.pairs_table, PAIRS_TABLE_SCHEMA, commits.pair_actions, commits.record
-        )
-    except CommitFailedError:
-        _delete([*written, run.folder, run.job.rejects_dir])
-        raise RefreshConflict(
-            f"{root}: another refresh committed while this one (run {run.run_id}) ran, so its "
-            "result is out of date; nothing of it was committed and its files were deleted. "
-            "Run paramine refresh again"
-        ) from None
-    except BaseException:
-        # Uncommitted files are invisible to readers; vacuum removes them
-        # if this process cannot.
-        _delete([*written, run.folder])
-        raise
-    # The run is committed. If it stops before the state commit, the next
-    # run's recover() makes that commit from the record just written.
-    commit_files(run.state_table, STATE_SCHEMA, commits.state_actions, {"run_id": run.run_id})
+    total = input_bytes([plan.shards[key] for key in plan.reasons if key in plan.shards])
+    with GraphRun(deployment, total, config.running.quiet) as launch:
+        try:
+            summary = _mine(config, run.job, launch)
+            written = [*summary["files"]["pairs"], *summary["files"]["state"]]
+            commits = _prepare_commits(config, plan, run, summary, model_record, deployment.runner)
+            # From the pairs' commit on, a signal waits for the run to end:
+            # files a commit references must not be deleted.
+            launch.hold()
+            version = commit_files(
+                run.pairs_table, PAIRS_TABLE_SCHEMA, commits.pair_actions, commits.record
+            )
+        except CommitFailedError:
+            _delete([*written, run.folder, run.job.rejects_dir])
+            raise RefreshConflict(
+                f"{root}: another refresh committed while this one (run {run.run_id}) ran, so "
+                "its result is out of date; nothing of it was committed and its files were "
+                "deleted. Run paramine refresh again"
+            ) from None
+        except BaseException as error:
+            # Uncommitted files are invisible to readers; vacuum removes them
+            # if this process cannot.
+            _delete([*written, run.folder])
+            if launch.stopped_by is not None:
+                name = signal.Signals(launch.stopped_by).name
+                raise RunInterrupted(
+                    f"stopped by {name}; nothing of run {run.run_id} was committed and the "
+                    f"table at {root} is as it was (files the run wrote are in no commit; "
+                    "vacuum removes them)",
+                    launch.stopped_by,
+                ) from error
+            raise
+        # The run is committed. If it stops before the state commit, the next
+        # run's recover() makes that commit from the record just written.
+        commit_files(run.state_table, STATE_SCHEMA, commits.state_actions, {"run_id": run.run_id})
     _delete([run.folder])
     vacuumed = vacuum(root, config.retention_hours)
     print(_committed_line(version, commits, vacuumed), file=out)
@@ -213,18 +229,16 @@ def _start(root: str, plan: Plan, buckets: int) -> _Run:
     return _Run(run_id, job, pairs_table, state_table, time.monotonic())
 
 
-def _mine(config: RefreshConfig, job: RefreshJob, deployment: deploy.Deployment) -> dict[str, Any]:
+def _mine(config: RefreshConfig, job: RefreshJob, launch: GraphRun) -> dict[str, Any]:
     """Run the Beam job; return the summary its workers wrote (files, counts, threshold)."""
-    pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-    running = deployment.running
-    _ = pipeline | "RefreshParaphrases" >> RefreshParaphrases(
+    running = launch.deployment.running
+    _ = launch.pipeline | "RefreshParaphrases" >> RefreshParaphrases(
         config.mining,
         job,
         encoder=encoder_for(config.mining, running),
         split_bytes=running.split_bytes,
     )
-    with bulk_run():
-        pipeline.run().wait_until_finish()
+    launch.run()
     with fsspec.open(job.summary_url, "r", encoding="utf-8") as handle:
         summary: dict[str, Any] = json.load(handle)
     return summary

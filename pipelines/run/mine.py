@@ -26,14 +26,11 @@ where its signal handling and staging would move.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from importlib import resources
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paramine.pipelines.run import deploy as dataflow
@@ -298,13 +295,11 @@ def _launch(
     settings: MiningSettings, deployment: Deployment, checked: CheckedRun, test_pipeline: Any
 ) -> MineRun:
     """Build, run and publish: the dataset is swapped in whole, or nothing is left behind."""
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
     from paramine.pipelines.mining.mine_paraphrases import COMPOSITES
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
-    from paramine.pipelines.run.collector import bulk_run
-    from paramine.pipelines.run.progress import RunProgress, input_bytes
+    from paramine.pipelines.run.launch import GraphRun
+    from paramine.pipelines.run.progress import input_bytes
     from paramine.pipelines.run.runner_errors import disk_full_error
     from paramine.schemas.manifest import read_manifest
 
@@ -312,21 +307,14 @@ def _launch(
     base = _manifest_base(settings, deployment, checked)
     start = time.monotonic()
     staging = checked.output
-    pipeline = test_pipeline
-    with _StopOnSignals() as stop:
+    total = input_bytes(checked.input_records)
+    with GraphRun(deployment, total, running.quiet, test_pipeline) as launch:
         try:
-            if pipeline is None:
-                pipeline = beam.Pipeline(options=PipelineOptions(deployment.beam_args))
-            _build(pipeline, settings, running, checked, base)
+            _build(launch.pipeline, settings, running, checked, base)
             if _beam_dry_run(deployment.beam_args):
-                return _translate_only(pipeline, staging, deployment.runner)
+                return _translate_only(launch.pipeline, staging, deployment.runner)
             with staging.writing():
-                with (
-                    RunProgress(input_bytes(checked.input_records), quiet=running.quiet),
-                    bulk_run(),
-                ):
-                    result = pipeline.run()
-                    result.wait_until_finish()
+                result = launch.run()
                 seconds = time.monotonic() - start
                 build_report(
                     staging.staging,
@@ -336,28 +324,23 @@ def _launch(
                 )
                 # The dataset is complete: a signal now waits for the swap
                 # (two renames) and the run ends as finished.
-                stop.hold()
+                launch.hold()
         except BaseException as error:
-            if stop.stopped_by is not None:
+            if launch.stopped_by is not None:
                 # Again, with signals now ignored: the first cleanup may
                 # itself have been cut short by the signal.
                 with contextlib.suppress(OSError):
                     staging.abandon()
-                name = signal.Signals(stop.stopped_by).name
+                name = signal.Signals(launch.stopped_by).name
                 raise RunInterrupted(
                     f"stopped by {name}; the unfinished dataset was removed and --output "
                     f"{staging.target} is as it was",
-                    stop.stopped_by,
+                    launch.stopped_by,
                 ) from error
             full = disk_full_error(error)
             if full is not None:
                 raise staging.disk_full(full) from error
             raise
-        finally:
-            # Beam removes the folder it made for the pipeline only if the
-            # pipeline ran to its end or failed inside run().
-            if test_pipeline is None and pipeline is not None:
-                shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     manifest = read_manifest(staging.target)
     _print_summary(manifest, staging.target, seconds)
     return MineRun(manifest, _counters(result))
@@ -395,54 +378,6 @@ def _beam_dry_run(beam_args: list[str]) -> bool:
     from apache_beam.options.pipeline_options import PipelineOptions, TestOptions
 
     return bool(PipelineOptions(beam_args).view_as(TestOptions).dry_run)
-
-
-class _Stopped(BaseException):
-    """Raised by the signal handler; not an ``Exception``, so no ``except Exception`` holds it."""
-
-
-class _StopOnSignals:
-    """SIGTERM and SIGINT stop the run, for the length of a ``with`` block.
-
-    The handler raises ``_Stopped`` in the main thread, wherever it is (inside
-    Beam's in-process runner, most likely); the ``with`` blocks it unwinds
-    through remove what the run made, and the launcher turns it into a
-    ``RunInterrupted``. Further signals are ignored while that cleanup runs,
-    and so is one that arrives after ``hold()``. The handlers that were there
-    before are restored on exit. Outside the main thread (where Python cannot
-    install handlers) nothing changes.
-    """
-
-    SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-    def __init__(self) -> None:
-        self.stopped_by: int | None = None
-        self._holding = False
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _StopOnSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                # A signal this process was started ignoring (SIGINT in a
-                # background job, under nohup) stays ignored, as Python does.
-                if signal.getsignal(signum) is not signal.SIG_IGN:
-                    self._previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for signum, handler in self._previous.items():
-            # None: a handler not set from Python; the default is what it did.
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-
-    def hold(self) -> None:
-        """From now on a signal is ignored: the run is past the point of undoing."""
-        self._holding = True
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self._holding or self.stopped_by is not None:
-            return
-        self.stopped_by = signum
-        raise _Stopped(signal.Signals(signum).name)
 
 
 def _counters(result: Any) -> dict[str, int]:

@@ -2,16 +2,18 @@
 
 Beam's metrics are only visible once a FnApiRunner run has finished, and in
 multi-process mode the readers run in other processes, so progress travels
-through a small file instead. The launcher (``RunProgress``) creates it and
-names it in the environment variable ``PARAMINE_PROGRESS_FILE`` before the
-pipeline starts; worker processes inherit the variable. Readers count what
-they read (``worker_tap()``, ``count_reads``) and append ``"<bytes> <pairs>\\n"``
-deltas to the file, at most a few times a second; appends this short are
-atomic, so many processes can share the file without a lock. The launcher
-tails it and draws a tqdm bar on a terminal, or logs plain lines elsewhere.
+through a small file instead. ``RunProgress`` names the file when it is made;
+the launcher passes it in the pipeline's options (``RunProgress.beam_args``,
+``--paramine_progress_file``) before the graph is built, and the stages that
+count carry it to the workers inside their DoFns (``paramine.pipelines.core.tap``).
+Readers count what they read and append ``"<bytes> <pairs>\\n"`` deltas to the
+file, at most a few times a second; appends this short are atomic, so many
+processes can share the file without a lock. The launcher creates the file
+when the run starts, tails it and draws a tqdm bar on a terminal, or logs
+plain lines elsewhere.
 
-Where the variable is not set (Dataflow, Spark, Flink workers, or a run
-without ``RunProgress``) every tap is a no-op that costs one dict lookup.
+Where the option is not set (a graph without ``RunProgress``) or the file is
+not there (workers on Dataflow, Spark, Flink) every tap is a no-op.
 
 Why it is longer than 400 lines: ``RunProgress`` (the file, the thread that
 tails it, the bar or the plain lines, the stage lines) is one object with one
@@ -28,15 +30,12 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from paramine.pipelines.core.tap import (
-    PROGRESS_ENV,
-    _taps,
-    worker_tap,
-)
+from paramine.pipelines.core.tap import _taps, tap_for
 
 #: How often the launcher redraws the bar (the issue asks for <= 2 s).
 REFRESH_SECONDS = 0.5
@@ -189,9 +188,10 @@ class RunProgress:
 
     A tqdm bar of input bytes on a terminal (pairs read and pairs/s in its
     postfix, ETA from bytes), plain log lines every ``log_seconds`` when
-    ``stream`` is not a terminal, nothing when ``quiet``. Enter it before
-    ``pipeline.run()``: it sets ``PARAMINE_PROGRESS_FILE`` for the workers
-    the runner starts, and removes it again on exit.
+    ``stream`` is not a terminal, nothing when ``quiet``. Make it before the
+    pipeline, whose options take ``beam_args`` (the progress file's name, for
+    the stages that count), and enter it around ``pipeline.run()``: the file
+    is created on entry and removed on exit.
 
     Beam's multi-process workers inherit the launcher's stderr and log every
     bundle there at INFO level before any option can reach them, so with
@@ -233,9 +233,9 @@ class RunProgress:
         self.stages: dict[str, StageOut] = {}
         #: The stage that reported last: the one running now.
         self.running: StageOut | None = None
-        self.path = ""
+        #: The progress file: named now, created by ``__enter__``.
+        self.path = os.path.join(tempfile.gettempdir(), f"paramine-progress-{uuid.uuid4().hex}.txt")
         self._offset = 0
-        self._previous_env: str | None = None
         self._quiet_env: dict[str, str | None] = {}
         self._logger_levels: dict[str, int] = {}
         self._stop = threading.Event()
@@ -256,6 +256,11 @@ class RunProgress:
         span = self._last_pair_at - self._start
         return self.totals.pairs / span if span > 0 else 0.0
 
+    @property
+    def beam_args(self) -> list[str]:
+        """The pipeline option that tells the counting stages where the progress file is."""
+        return [f"--paramine_progress_file={self.path}"]
+
     def __enter__(self) -> RunProgress:
         self._quiet_env = silence_third_party()
         if self.capture_output:
@@ -263,10 +268,8 @@ class RunProgress:
         for name in QUIET_LOGGERS:
             self._logger_levels[name] = logging.getLogger(name).level
             logging.getLogger(name).setLevel(logging.ERROR)
-        fd, self.path = tempfile.mkstemp(prefix="paramine-progress-", suffix=".txt")
-        os.close(fd)
-        self._previous_env = os.environ.get(PROGRESS_ENV)
-        os.environ[PROGRESS_ENV] = self.path
+        # Exclusive: the name is this run's alone; workers append, never create.
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._start = self._last_log = self._last_pair_at = time.monotonic()
         if not self.quiet and (self.force_bar or _isatty(self.stream)):
             from tqdm import tqdm
@@ -292,7 +295,7 @@ class RunProgress:
         if self._thread is not None:
             self._thread.join()
         # Counts of the last moments were flushed by the workers' bundles.
-        worker_tap().flush()
+        tap_for(self.path).flush()
         self._poll()
         if self._bar is not None:
             self._bar.close()
@@ -303,10 +306,6 @@ class RunProgress:
             # has no worker output worth keeping; a failed one may.
             failed = isinstance(exc_info[0], type) and issubclass(exc_info[0], Exception)
             self._release(failed=failed)
-        if self._previous_env is None:
-            os.environ.pop(PROGRESS_ENV, None)
-        else:
-            os.environ[PROGRESS_ENV] = self._previous_env
         restore_env(self._quiet_env)
         for name, level in self._logger_levels.items():
             logging.getLogger(name).setLevel(level)

@@ -20,9 +20,9 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.combiners import TopCombineFn
-from paramine.pipelines.core.accounting import DROPPED, REPAIRS, Dropper
+from paramine.pipelines.core.accounting import DROPPED, REPAIRS, Dropper, progress_file
 from paramine.pipelines.core.coders import register_coders
-from paramine.pipelines.core.tap import worker_tap
+from paramine.pipelines.core.tap import Tap, tap_for
 from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
 from paramine.schemas.records import AlignedPair, Rejected
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -76,13 +76,19 @@ class _SplitShardFn(beam.DoFn):
 
 
 class _ReadShardFn(beam.DoFn):
-    def __init__(self, options: ReaderOptions) -> None:
+    """Reads one shard (or span); counts its pairs and bytes into ``progress``, if any."""
+
+    def __init__(self, options: ReaderOptions, progress: str = "") -> None:
         self.options = options
+        self.progress = progress
         self.drop = Dropper(READ_BITEXT)
         self._repair_counters: dict[str, object] = {}
 
     def process(self, shard: Shard) -> Iterator:
-        tap = worker_tap()
+        with tap_for(self.progress).reading() as tap:
+            yield from self._read(shard, tap)
+
+    def _read(self, shard: Shard, tap: Tap) -> Iterator:
         limit = self.options.max_rejects_per_reason
         # The first `limit` rejections of each reason in this span; the rest
         # are counted only. Trimmed at twice the limit: memory stays bounded
@@ -118,7 +124,7 @@ class _ReadShardFn(beam.DoFn):
 
     def finish_bundle(self) -> None:
         # The launcher's bar gets the last counts before the run ends.
-        worker_tap().flush()
+        tap_for(self.progress).flush()
 
     def _count_repair(self, reason: str) -> None:
         counter = self._repair_counters.get(reason)
@@ -129,7 +135,12 @@ class _ReadShardFn(beam.DoFn):
 
     def __getstate__(self) -> dict:
         # Counters are per worker; they are made again after unpickling.
-        return {"options": self.options, "drop": self.drop, "_repair_counters": {}}
+        return {
+            "options": self.options,
+            "progress": self.progress,
+            "drop": self.drop,
+            "_repair_counters": {},
+        }
 
 
 class ReadBitext(beam.PTransform):
@@ -154,7 +165,7 @@ class ReadBitext(beam.PTransform):
             | "Split" >> beam.ParDo(_SplitShardFn(self.options))
             | "SpreadSpans" >> beam.Reshuffle()
             | "Read"
-            >> beam.ParDo(_ReadShardFn(self.options))
+            >> beam.ParDo(_ReadShardFn(self.options, progress_file(pbegin.pipeline)))
             # Typed, so that the pairs the runner encodes use their compact
             # coder rather than pickle (2.3 -> 1.3 us a pair).
             .with_output_types(AlignedPair)

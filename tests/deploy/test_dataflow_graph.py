@@ -46,6 +46,7 @@ from paramine.pipelines.refresh import update
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.job import RefreshJob
 from paramine.pipelines.run import deploy, mine
+from paramine.pipelines.run.launch import GraphRun
 from paramine.pipelines.run.preflight import check_inputs, check_model
 from paramine.schemas.table import REJECTS_DIR, RUNS_DIR, TableFile, state_url
 
@@ -327,8 +328,8 @@ def refresh_job(dataflow: Any, offline_gcs: pytest.MonkeyPatch) -> Translated:
     )
     with pytest.MonkeyPatch.context() as patch:
         caught = capture_job(patch, dataflow)
-        with pytest.raises(_Stop):
-            update._mine(config, job, deployment)
+        with pytest.raises(_Stop), GraphRun(deployment, 0, quiet=True) as launch:
+            update._mine(config, job, launch)
     return translated(caught)
 
 

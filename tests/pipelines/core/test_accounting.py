@@ -18,7 +18,7 @@ from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 class TestCountBooks:
     def test_a_row_per_bundle(self) -> None:
-        count = _CountOut("s", KEPT, "pair", progress=False)
+        count = _CountOut("s", KEPT, "pair")
         rows = []
         for bundle in (["a", "b"], [], ["c"]):
             count.start_bundle()

@@ -8,8 +8,10 @@ with ``deltalake``, DuckDB and ``paramine.schemas.read_pairs``.
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -221,6 +223,74 @@ def test_killed_in_each_phase_the_next_run_completes(tmp_path: Path, tiny_model_
     vacuum(str(root), 0)
     assert pair_ids(root)
     assert not list((root / RUNS_DIR).glob("*/summary.json"))
+
+
+@pytest.mark.slow
+def test_a_signal_stops_a_refresh_and_commits_nothing(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """SIGTERM while the Beam job runs: exit 143, one line, the table as it was, no temp files.
+
+    The refresh shares the launcher of ``paramine mine`` (``run/launch.py``):
+    the same signal handling, progress file and Beam temp folder.
+    """
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    root = tmp_path / "t"
+    config_path = tmp_path / "refresh.yaml"
+    config = make_config(root, tiny_model_dir, [inputs])
+    refresh(config)
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "output": str(root),
+                "inputs": [str(inputs)],
+                "src_lang": "en",
+                "tgt_lang": "pl",
+                "model": str(tiny_model_dir),
+                "options": FIXED_ALL,
+            }
+        ),
+        encoding="utf-8",
+    )
+    before, ids_before = open_table(str(root)).version(), pair_ids(root)
+    write_shard(inputs / "b.tsv", "b")
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "paramine.pipelines.cli", "refresh", str(config_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    )
+    try:
+        # Under way: the progress file of the Beam job is in TMPDIR.
+        deadline = time.monotonic() + 120
+        while not list(tmpdir.glob("paramine-progress-*")):
+            assert child.poll() is None, child.communicate()[1]
+            assert time.monotonic() < deadline, "the refresh never got under way"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 143, stderr
+    last = stderr.splitlines()[-1]
+    assert re.fullmatch(
+        rf"paramine: stopped by SIGTERM; nothing of run \S+ was committed and the table at "
+        rf"{re.escape(str(root))} is as it was \(files the run wrote are in no commit; "
+        r"vacuum removes them\)",
+        last,
+    ), last
+    assert "Traceback" not in stderr
+    assert open_table(str(root)).version() == before and pair_ids(root) == ids_before
+    assert not list((root / RUNS_DIR).glob("*/summary.json"))
+    assert os.listdir(tmpdir) == []  # no Beam temp folder, progress file or run log
+    # The next run mines the new shard.
+    assert refresh(config).version == before + 1
 
 
 def test_a_run_stopped_between_its_two_commits_is_finished(

@@ -11,12 +11,14 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 from paramine.pipelines.cli import main as cli_main
-from paramine.pipelines.core.accounting import NOTES
-from paramine.pipelines.core.tap import PROGRESS_ENV, count_reads, worker_tap
+from paramine.pipelines.core.accounting import NOTES, progress_file
+from paramine.pipelines.core.tap import count_reads, tap_for
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.run.progress import RunProgress, silence_third_party
 from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
@@ -302,8 +304,8 @@ class TestDatasetReaders:
 # ---------------------------------------------------------------- progress
 
 
-def _worker(n: int) -> None:
-    tap = worker_tap()
+def _worker(path: str, n: int) -> None:
+    tap = tap_for(path)
     for _ in range(n):
         tap.add(nbytes=10, pairs=1)
     tap.flush()
@@ -322,16 +324,21 @@ def _next_line(stream: io.StringIO, start: str, seconds: float = 20.0) -> str:
 class TestProgress:
     def test_worker_processes_report_to_the_launcher(self) -> None:
         stream = io.StringIO()
-        with RunProgress(4000, stream=stream, log_seconds=0.2, capture_output=False) as progress:
-            assert os.environ[PROGRESS_ENV] == progress.path
+        progress = RunProgress(4000, stream=stream, log_seconds=0.2, capture_output=False)
+        # Named, not made: a tap before the run counts nothing.
+        assert not os.path.exists(progress.path)
+        with progress:
+            # The workers know the file only by the name they were given
+            # (the stages' DoFns carry it); nothing is in their environment.
+            assert not any(progress.path in value for value in os.environ.values())
             context = multiprocessing.get_context("spawn")
-            workers = [context.Process(target=_worker, args=(100,)) for _ in range(3)]
+            workers = [context.Process(target=_worker, args=(progress.path, 100)) for _ in range(3)]
             for w in workers:
                 w.start()
             for w in workers:
                 w.join()
             time.sleep(0.7)
-        assert PROGRESS_ENV not in os.environ and not os.path.exists(progress.path)
+        assert not os.path.exists(progress.path)
         assert (progress.totals.bytes, progress.totals.pairs) == (3000, 300)
         lines = stream.getvalue().splitlines()
         assert lines and lines[-1].startswith("paramine: read  75.0% (3.0 KB of 4.0 KB), 300 pairs")
@@ -339,9 +346,9 @@ class TestProgress:
     def test_after_reading_the_line_names_the_running_stage(self) -> None:
         stream = io.StringIO()
         with RunProgress(100, stream=stream, log_seconds=0.2, capture_output=False) as progress:
-            _worker(10)  # all 100 bytes read
+            _worker(progress.path, 10)  # all 100 bytes read
             before = _next_line(stream, "paramine: read 100.0%")
-            tap = worker_tap()
+            tap = tap_for(progress.path)
             tap.add_out("prefilter", "aligned pair", 9)
             tap.add_out("encoding", "text", 12)
             tap.flush()
@@ -356,18 +363,38 @@ class TestProgress:
     def test_quiet_shows_nothing_and_no_run_counts_nothing(self) -> None:
         stream = io.StringIO()
         with RunProgress(100, quiet=True, stream=stream, capture_output=False) as progress:
-            _worker(5)
+            _worker(progress.path, 5)
         assert stream.getvalue() == "" and progress.totals.pairs == 5
         raw = io.BytesIO(b"abc")
-        assert count_reads(raw) is raw  # no run: readers pay nothing
+        assert count_reads(raw) is raw  # no shard being read: readers pay nothing
+        with tap_for("").reading():
+            assert count_reads(raw) is raw  # a graph without progress: nothing either
+
+    def test_the_pipelines_options_name_the_file_to_the_stages(self, tmp_path: Path) -> None:
+        progress = RunProgress(100, quiet=True, capture_output=False)
+        assert progress_file(beam.Pipeline(options=PipelineOptions(progress.beam_args))) == (
+            progress.path
+        )
+        assert progress_file(beam.Pipeline(options=PipelineOptions([]))) == ""
+        data = tmp_path / "input.txt"
+        data.write_bytes(b"x" * 1000)
+        with progress:
+            tap = tap_for(progress.path)
+            with tap.reading(), open(data, "rb") as raw:
+                counted = count_reads(raw)
+                assert counted is not raw and len(counted.read()) == 1000
+            tap.flush()
+            with open(data, "rb") as raw:
+                assert count_reads(raw) is raw  # the shard's reading is over
+        assert progress.totals.bytes == 1000
 
     def test_the_bar_and_third_party_bars(self) -> None:
         from transformers.utils import logging as hf_logging
 
         stream = io.StringIO()
         try:
-            with RunProgress(1000, stream=stream, force_bar=True, capture_output=False):
-                _worker(50)
+            with RunProgress(1000, stream=stream, force_bar=True, capture_output=False) as progress:
+                _worker(progress.path, 50)
                 time.sleep(0.7)
                 assert not hf_logging.is_progress_bar_enabled()
         finally:
@@ -383,7 +410,7 @@ class TestProgress:
     def test_a_multi_process_mine_reports_every_byte_and_pair(
         self, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        from paramine.pipelines.run import progress as progress_module
+        from paramine.pipelines.run import launch
 
         tsv = write_tsv(tmp_path / "bitext.en-pl.tsv")
         stream = io.StringIO()
@@ -394,7 +421,7 @@ class TestProgress:
             shown.append(RunProgress(total_bytes, quiet=quiet, stream=stream, log_seconds=1.0))
             return shown[-1]
 
-        monkeypatch.setattr(progress_module, "RunProgress", to_stream)
+        monkeypatch.setattr(launch, "RunProgress", to_stream)
         manifest = run(
             [
                 str(tsv),

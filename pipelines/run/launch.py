@@ -1,0 +1,149 @@
+"""Running a built paramine graph: what ``paramine mine`` and ``paramine refresh`` share.
+
+``GraphRun`` is one Beam run on a checked deployment, a context manager:
+
+- the pipeline, made with the deployment's Beam flags and, where the workers
+  share this machine's disk, the local progress file's name
+  (``RunProgress.beam_args``), which the counting stages read while the
+  graph is built;
+- SIGTERM and SIGINT stop the run (``Stopped``, raised in the main thread
+  wherever it is), and each command turns that into its own
+  ``RunInterrupted`` after undoing what it wrote; ``hold()`` ignores them
+  once the run is past the point of undoing;
+- ``run()``: the local run's progress (``RunProgress``) and the collector
+  set for bulk work (``bulk_run``) around ``pipeline.run()``;
+- on exit, the folder Beam made for the pipeline is removed (Beam removes
+  it only when the pipeline ran to its end or failed inside ``run()``).
+
+What differs stays with the command: ``paramine mine`` writes a staging
+folder and swaps it in; ``paramine refresh`` commits to its Delta tables.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from paramine.pipelines.run.collector import bulk_run
+from paramine.pipelines.run.deploy import DATAFLOW
+from paramine.pipelines.run.progress import RunProgress
+
+if TYPE_CHECKING:
+    from paramine.pipelines.run.deploy import Deployment
+
+
+class Stopped(BaseException):
+    """Raised by the signal handler; not an ``Exception``, so no ``except Exception`` holds it."""
+
+
+class StopOnSignals:
+    """SIGTERM and SIGINT stop the run, for the length of a ``with`` block.
+
+    The handler raises ``Stopped`` in the main thread, wherever it is (inside
+    Beam's in-process runner, most likely); the ``with`` blocks it unwinds
+    through remove what the run made, and the command turns it into a
+    ``RunInterrupted``. Further signals are ignored while that cleanup runs,
+    and so is one that arrives after ``hold()``. The handlers that were there
+    before are restored on exit. Outside the main thread (where Python cannot
+    install handlers) nothing changes.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.stopped_by: int | None = None
+        self._holding = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                # A signal this process was started ignoring (SIGINT in a
+                # background job, under nohup) stays ignored, as Python does.
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            # None: a handler not set from Python; the default is what it did.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        self._previous = {}
+
+    def hold(self) -> None:
+        """From now on a signal is ignored: the run is past the point of undoing."""
+        self._holding = True
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self._holding or self.stopped_by is not None:
+            return
+        self.stopped_by = signum
+        raise Stopped(signal.Signals(signum).name)
+
+
+class GraphRun:
+    """One Beam run of a paramine graph: its pipeline, signals, progress and Beam's temp folder.
+
+    Args:
+        deployment: The checked runner and Beam flags.
+        total_bytes: Size of the input files read, for the progress (0: unknown).
+        quiet: Show no progress.
+        test_pipeline: A pipeline to build into instead of a new one (tests);
+            it gets no progress file, and its folder is the test's to remove.
+    """
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        total_bytes: int,
+        quiet: bool = False,
+        test_pipeline: Any = None,
+    ) -> None:
+        self.deployment = deployment
+        self.progress = RunProgress(total_bytes, quiet=quiet)
+        self.signals = StopOnSignals()
+        self._given = test_pipeline
+        self._pipeline: Any = test_pipeline
+
+    @property
+    def stopped_by(self) -> int | None:
+        """The signal that stopped the run; ``None`` if none did."""
+        return self.signals.stopped_by
+
+    @property
+    def pipeline(self) -> Any:
+        """The pipeline to build the graph into, made when first asked for (inside the block)."""
+        if self._pipeline is None:
+            import apache_beam as beam
+            from apache_beam.options.pipeline_options import PipelineOptions
+
+            # Dataflow's workers are other machines, where no such file is.
+            deployment = self.deployment
+            local = [] if deployment.runner == DATAFLOW else self.progress.beam_args
+            self._pipeline = beam.Pipeline(options=PipelineOptions([*deployment.beam_args, *local]))
+        return self._pipeline
+
+    def __enter__(self) -> GraphRun:
+        self.signals.__enter__()
+        return self
+
+    def run(self) -> Any:
+        """Run the graph built into ``pipeline`` to its end, showing progress; its result."""
+        with self.progress, bulk_run():
+            result = self.pipeline.run()
+            result.wait_until_finish()
+        return result
+
+    def hold(self) -> None:
+        """Ignore SIGTERM and SIGINT from now on: the run is past the point of undoing."""
+        self.signals.hold()
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            if self._given is None and self._pipeline is not None:
+                shutil.rmtree(self._pipeline.local_tempdir, ignore_errors=True)
+        finally:
+            self.signals.__exit__(*exc_info)
