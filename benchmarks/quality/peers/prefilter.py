@@ -310,7 +310,7 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     import apache_beam as beam
     from paramine.pipelines.formats import resolve_inputs
     from paramine.pipelines.mining.read_and_prefilter import prefilter_options, reader_options
-    from paramine.pipelines.run.collector import bulk_run
+    from paramine.pipelines.run.launch import bulk_run
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.filter.prefilter import Prefilter
     from paramine.pipelines.stages.read_bitext import ReadBitext

@@ -3,22 +3,28 @@
 End to end it is tested through both commands: a signal in the middle of a
 mine (test_failure_paths.py) and of a refresh (refresh/test_table.py), the
 progress of a multi-process mine (report/test_report.py), the collector's
-settings (test_collector.py), the Dataflow graphs (deploy/test_dataflow_graph.py:
+settings (below), the Dataflow graphs (deploy/test_dataflow_graph.py:
 a Dataflow job holds no local path, so no progress file of this machine).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import apache_beam as beam
 import pytest
 from paramine.pipelines.core.accounting import progress_file
+from paramine.pipelines.run import launch
 from paramine.pipelines.run.deploy import Deployment
 from paramine.pipelines.run.launch import GraphRun, StopOnSignals, Stopped
+from paramine.pipelines.run.mine import demo_input, run
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
+from paramine.schemas.reader import read_pairs
 
 
 def _deployment(runner: str, *beam_args: str) -> Deployment:
@@ -74,3 +80,48 @@ def test_after_hold_a_signal_waits_for_the_run_to_end() -> None:
         launch.hold()
         signal.raise_signal(signal.SIGINT)
         assert launch.stopped_by is None
+
+
+# ------------------------------------------------ the collector during a run
+
+
+def test_inside_what_existed_is_frozen_and_collections_are_rarer() -> None:
+    before = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    with launch.bulk_run():
+        assert gc.get_threshold() == (launch.YOUNGEST_THRESHOLD, *before[1:])
+        assert gc.get_freeze_count() > frozen
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == frozen
+
+
+def test_an_error_inside_restores_the_collector() -> None:
+    before = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    with pytest.raises(RuntimeError, match="boom"), launch.bulk_run():
+        raise RuntimeError("boom")
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == frozen
+
+
+def test_a_mine_runs_inside_it_and_gives_the_collector_back(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[int, int, int]] = []
+    bulk_run = launch.bulk_run
+
+    @contextlib.contextmanager
+    def recorded() -> Iterator[None]:
+        with bulk_run():
+            seen.append(gc.get_threshold())
+            yield
+
+    # The launcher of every run (run/launch.py) holds the name it calls.
+    monkeypatch.setattr(launch, "bulk_run", recorded)
+    before = gc.get_threshold()
+    output = tmp_path / "out"
+    run([demo_input(), "--model", str(tiny_model_dir), "--output", str(output), "--quiet"])
+    assert seen == [(launch.YOUNGEST_THRESHOLD, *before[1:])]
+    assert gc.get_threshold() == before
+    table, _ = read_pairs(str(output))
+    assert table.num_rows > 0
