@@ -189,6 +189,8 @@ def test_killed_in_each_phase_the_next_run_completes(tmp_path: Path, tiny_model_
     )
     status, stderr = _refresh_killed_when(config_path, lambda _: False)
     assert status == 0, stderr[-2000:]
+    # A refresh shows the progress of its Beam job as paramine mine does (run/launch.py).
+    assert re.search(r"^paramine: .*read 100\.0% \(", stderr, re.MULTILINE), stderr[-2000:]
     config = load_config(str(config_path))
     for n, phase in enumerate(("mining", "writing", "committed")):
         before = open_table(str(root)).version()
