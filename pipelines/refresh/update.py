@@ -59,7 +59,12 @@ from paramine.pipelines.refresh.table import (
 from paramine.pipelines.run import deploy
 from paramine.pipelines.run.encoder import encoder_for
 from paramine.pipelines.run.launch import GraphRun
-from paramine.pipelines.run.preflight import check_inputs, check_model
+from paramine.pipelines.run.preflight import (
+    check_inputs,
+    check_model,
+    unchecked_languages,
+    warnings_before_reading,
+)
 from paramine.pipelines.run.progress import input_bytes
 from paramine.pipelines.stages.filter.prefilter import PREFILTER
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
@@ -109,6 +114,15 @@ class _Run:
 
 
 @dataclass(frozen=True)
+class _Found:
+    """What the checks before the run found, for the manifest: model, unchecked, runner."""
+
+    model: dict[str, Any]
+    unchecked: dict[str, list[str]]
+    runner: str
+
+
+@dataclass(frozen=True)
 class _Commits:
     """What a run commits: the actions on both tables, and its manifest."""
 
@@ -147,6 +161,10 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
             file=out,
         )
         return RefreshResult(None, plan, None)
+    # What paramine mine says before it reads, said of the shards to mine.
+    unchecked = unchecked_languages(config.mining, plan.to_mine)
+    for warning in warnings_before_reading(config.mining, unchecked):
+        print(warning, file=out)
     if dry_run:
         print("paramine refresh: dry run, nothing mined or committed", file=out)
         return RefreshResult(None, plan, None)
@@ -161,7 +179,8 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
         try:
             summary = _mine(config, run.job, launch)
             written = [*summary["files"]["pairs"], *summary["files"]["state"]]
-            commits = _prepare_commits(config, plan, run, summary, model_record, deployment.runner)
+            found = _Found(model_record, unchecked, deployment.runner)
+            commits = _prepare_commits(config, plan, run, summary, found)
             # From the pairs' commit on, a signal waits for the run to end:
             # files a commit references must not be deleted.
             launch.hold()
@@ -272,15 +291,14 @@ def _prepare_commits(
     plan: Plan,
     run: _Run,
     summary: dict[str, Any],
-    model_record: dict[str, Any],
-    runner: str,
+    found: _Found,
 ) -> _Commits:
     """The actions of both commits and the manifest of the new version."""
     counts = _checked_counts(summary)
     root = config.output
     pair_actions = file_actions(run.pairs_table, root, summary["files"]["pairs"])
     state_actions = file_actions(run.state_table, state_url(root), summary["files"]["state"])
-    manifest = _manifest(config, plan, run, summary, counts, pair_actions, model_record, runner)
+    manifest = _manifest(config, plan, run, summary, counts, pair_actions, found)
     record = {
         "run_id": run.run_id,
         "manifest": dataclasses.asdict(manifest),
@@ -299,8 +317,7 @@ def _manifest(
     summary: dict[str, Any],
     counts: dict[str, dict[str, Any]],
     pair_actions: dict[str, list[dict[str, Any]]],
-    model_record: dict[str, Any],
-    runner: str,
+    found: _Found,
 ) -> Manifest:
     """The manifest of the version this run commits: its counts, rows and what it mined."""
     added = sum(a["rows"] for a in pair_actions["add"])
@@ -315,10 +332,15 @@ def _manifest(
                 "retention_hours": config.retention_hours,
             },
         },
-        model=model_record,
+        model=found.model,
         inputs=[plan.shards[k] for k in sorted(plan.shards)],
         stages=[stage.to_record() for stage in REFRESH_STAGES],
-        extra={"filters": config.mining.filters, "runner": runner},
+        extra={
+            # As paramine mine records them (run/mine.py).
+            "unchecked_languages": found.unchecked,
+            "filters": config.mining.filters,
+            "runner": found.runner,
+        },
     )
     return header.manifest(
         threshold=summary["threshold"],

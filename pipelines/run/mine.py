@@ -223,12 +223,11 @@ def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
         print(plan, file=sys.stderr)
         return MineRun(None, {}, plan)
 
-    from paramine.pipelines.run.preflight import check_run, registry_warning, unchecked_warning
+    from paramine.pipelines.run.preflight import check_run, warnings_before_reading
 
     checked = check_run(job.mining, deployment.running)
-    for warning in (registry_warning(job.mining), unchecked_warning(checked.unchecked)):
-        if warning:
-            print(warning, file=sys.stderr)
+    for warning in warnings_before_reading(job.mining, checked.unchecked):
+        print(warning, file=sys.stderr)
     return _launch(job.mining, deployment, checked, test_pipeline)
 
 

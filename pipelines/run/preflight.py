@@ -179,6 +179,15 @@ def registry_warning(settings: MiningSettings) -> str | None:
     )
 
 
+def warnings_before_reading(settings: MiningSettings, unchecked: dict[str, list[str]]) -> list[str]:
+    """The lines ``paramine mine`` and ``paramine refresh`` print before they read a line.
+
+    A declared code the installed registry lacks, and what the per-line
+    checks cannot judge (``unchecked_languages``); none when all is known.
+    """
+    return [w for w in (registry_warning(settings), unchecked_warning(unchecked)) if w]
+
+
 def check_run(settings: MiningSettings, running: RunSettings) -> CheckedRun:
     """Every check of a run that can be made before the pipeline is built.
 

@@ -6,6 +6,8 @@ the tiny offline model, real Delta commits through ``deltalake``.
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from paramine.pipelines.refresh.table import (
     history,
 )
 from paramine.pipelines.refresh.update import refresh
+from paramine.pipelines.run.preflight import unchecked_languages, warnings_before_reading
 from paramine.schemas import read_pairs
 from paramine.schemas.table import (
     STATE_DIR,
@@ -222,6 +225,34 @@ def test_editing_the_licence_or_corpus_name_mines_nothing_again(
     result = refresh(edited)
     assert result.plan.reasons == {} and names(result.plan.retracted) == []
     assert (edited.running.license, edited.running.corpus) == ("cc-by-4.0", "tatoeba")
+
+
+def test_a_refresh_says_what_its_checks_cannot_judge_as_mine_does(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    # Toki Pona: a code the installed registry lacks, which no detector knows.
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_shard(inputs / "a.tsv", "a")
+    config = dataclasses.replace(
+        make_config(tmp_path / "t", tiny_model_dir, [inputs]), tgt_lang="tok"
+    )
+    log = io.StringIO()
+    planned = refresh(config, dry_run=True, log=log)
+    said = log.getvalue().splitlines()
+    unchecked = unchecked_languages(config.mining, planned.plan.to_mine)
+    assert unchecked == {"language": ["tok"]}
+    # The lines paramine mine prints before it reads (run/preflight.py), before the dry run stops.
+    warnings = warnings_before_reading(config.mining, unchecked)
+    assert len(warnings) == 2 and said[-len(warnings) - 1 : -1] == warnings
+    assert "tok is not in the installed language registry" in warnings[0]
+    assert "the language check cannot judge tok" in warnings[1]
+    committed = refresh(config, log=io.StringIO())
+    assert committed.manifest is not None
+    assert committed.manifest.extra["unchecked_languages"] == unchecked
+    assert committed.manifest.counts["unchecked"] == {
+        "language_unchecked.tok": committed.manifest.counts["Prefilter"]["kept"]
+    }
 
 
 def test_auto_threshold_records_the_cut_of_each_commit(
