@@ -92,6 +92,21 @@ def test_a_concurrent_refresh_is_refused(
     assert refresh(config).noop
 
 
+def _write_config(path: Path, root: Path, inputs: Path, model: Path) -> Path:
+    """A refresh config file of en-pl shards in ``inputs``, every pair kept, four buckets."""
+    config = {
+        "output": str(root),
+        "inputs": [str(inputs)],
+        "src_lang": "en",
+        "tgt_lang": "pl",
+        "model": str(model),
+        "options": FIXED_ALL,
+        "buckets": 4,
+    }
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
 def _refresh_killed_when(
     config_path: Path, reached: Callable[[list[str]], bool]
 ) -> tuple[int, str]:
@@ -172,21 +187,7 @@ def test_killed_in_each_phase_the_next_run_completes(tmp_path: Path, tiny_model_
     write_shard(inputs / "a.tsv", "a")
     root = tmp_path / "t"
     state_root = root / STATE_DIR
-    config_path = tmp_path / "refresh.yaml"
-    config_path.write_text(
-        yaml.safe_dump(
-            {
-                "output": str(root),
-                "inputs": [str(inputs)],
-                "src_lang": "en",
-                "tgt_lang": "pl",
-                "model": str(tiny_model_dir),
-                "options": FIXED_ALL,
-                "buckets": 4,
-            }
-        ),
-        encoding="utf-8",
-    )
+    config_path = _write_config(tmp_path / "refresh.yaml", root, inputs, tiny_model_dir)
     status, stderr = _refresh_killed_when(config_path, lambda _: False)
     assert status == 0, stderr[-2000:]
     # A refresh shows the progress of its Beam job as paramine mine does (run/launch.py).
@@ -238,22 +239,9 @@ def test_a_signal_stops_a_refresh_and_commits_nothing(tmp_path: Path, tiny_model
     inputs.mkdir()
     write_shard(inputs / "a.tsv", "a")
     root = tmp_path / "t"
-    config_path = tmp_path / "refresh.yaml"
-    config = make_config(root, tiny_model_dir, [inputs])
+    config_path = _write_config(tmp_path / "refresh.yaml", root, inputs, tiny_model_dir)
+    config = load_config(str(config_path))
     refresh(config)
-    config_path.write_text(
-        yaml.safe_dump(
-            {
-                "output": str(root),
-                "inputs": [str(inputs)],
-                "src_lang": "en",
-                "tgt_lang": "pl",
-                "model": str(tiny_model_dir),
-                "options": FIXED_ALL,
-            }
-        ),
-        encoding="utf-8",
-    )
     before, ids_before = open_table(str(root)).version(), pair_ids(root)
     write_shard(inputs / "b.tsv", "b")
     tmpdir = tmp_path / "tmpdir"
