@@ -21,7 +21,6 @@ from paramine.pipelines.checks.line_checks import decide, resolve
 from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
-from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.thresholds.cuts import sample_rank
 from paramine.schemas.records import AlignedPair, ScoredPair
@@ -94,7 +93,7 @@ def line_scores(corpus: Corpus, index: dict[str, int], embeddings: Any) -> list[
 class RunPrefilter:
     """A run's prefilter as it judged each line: its own judge, and its sides' decisions.
 
-    The settings come from the manifest's options (``prefilter_options`` of
+    The settings come from the manifest's options (``MiningSettings.prefilter_options`` of
     them, as the run built its own), the decisions from its ``line_checks``
     figures (``checks.line_checks.decide``): the pending pairs are settled as
     the run settled them, so the drops recomputed here are the pipeline's.
@@ -117,7 +116,7 @@ class RunPrefilter:
             figures = manifest.counts.get("line_checks", {})
         self.detector: LanguageDetector | None = None
         if settings is not None:
-            self.options = prefilter_options(settings)
+            self.options = settings.prefilter_options
             if self.options.language_ratio is not None:
                 self.detector = language_detector(
                     self.options.language_id, self.options.language_ratio

@@ -43,7 +43,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import resolve_inputs
-from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
 
 from benchmarks.lib.pair_loop import (
@@ -88,7 +87,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
 
     config = MiningSettings(input_format="tsv")  # what decides the output; no inputs there
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
-    options = prefilter_options(config)
+    options = config.prefilter_options
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
 
     pairs, read_s = timed(lambda: read_pairs(shards))

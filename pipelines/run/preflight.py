@@ -113,9 +113,8 @@ def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[s
     """
     from paramine.pipelines.checks.detectors import language_detector
     from paramine.pipelines.checks.pair_judge import unchecked_keys
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 
-    options = prefilter_options(settings)
+    options = settings.prefilter_options
     detector = None
     if options.language_ratio is not None:
         detector = language_detector(options.language_id, options.language_ratio)

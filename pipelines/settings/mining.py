@@ -14,10 +14,14 @@ the fields, a job file (``--config``) and the Python API are held to the same
 rules. This module imports neither Beam nor torch, so ``paramine mine --help``
 answers at once.
 
-Why it is longer than 500 lines: it is the one place a user or a reviewer
+Each stage's options dataclass is made here too, one property per stage
+(``reader_options``, ``prefilter_options``, ``group_options``, ...): the graph
+asks the settings, and the settings make each dataclass to check its values.
+
+Why it is longer than 600 lines: it is the one place a user or a reviewer
 reads every setting that decides a run's pairs, about 50 fields with their
-help texts and the checks between them; split, the checks would sit apart
-from the fields.
+help texts, the checks between them and the stages' options made from them;
+split, the checks would sit apart from the fields.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from paramine.pipelines.core.groups import (
 )
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
+    DEFAULT_SPLIT_BYTES,
     INVALID_UTF8_POLICIES,
     LENGTH_MISMATCH_POLICIES,
     MALFORMED_XML_POLICIES,
@@ -548,6 +553,40 @@ class MiningSettings:
             if scripts is not None:
                 found.append((canonical_language(tag), scripts))
         return tuple(sorted(found, key=lambda item: item[0]))
+
+    def reader_options(self, split_bytes: int = DEFAULT_SPLIT_BYTES) -> ReaderOptions:
+        """ReadBitext's options; ``split_bytes`` (a ``RunSettings`` value) spreads the reading."""
+        return ReaderOptions(
+            invalid_utf8=self.invalid_utf8,
+            max_line_chars=self.max_line_chars,
+            on_length_mismatch=self.on_length_mismatch,
+            xces_links=self.xces_links,
+            on_malformed_xml=self.on_malformed_xml,
+            tsv_columns=self.tsv_columns,
+            split_bytes=split_bytes,
+            max_rejects_per_reason=self.max_rejects_per_reason,
+            min_adequacy=self.min_adequacy,
+            min_language_score=self.min_language_score,
+            score_column=self.score_column,
+            score_property=self.score_property,
+            min_score=self.min_score,
+        )
+
+    @property
+    def prefilter_options(self) -> PrefilterOptions:
+        """The Prefilter's options: the profile's rules with the run's overrides."""
+        filters = self.filters
+        return PrefilterOptions(
+            min_words=self.min_words,
+            max_words=self.max_words,
+            max_length_ratio=self.max_length_ratio,
+            sentence_count_filter=self.sentence_count_filter,
+            junk_rules=tuple(filters["junk_rules"]),
+            limits=Limits(filters["min_letter_share"], filters["min_script_share"]),
+            language_ratio=filters["language_check"],
+            language_id=self.language_id,
+            declared_scripts=self.declared_scripts,
+        )
 
     @property
     def group_options(self) -> GroupOptions:

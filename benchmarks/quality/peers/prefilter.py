@@ -166,10 +166,9 @@ def opusfilter_config(
     prefix: Path, suffixes: tuple[str, str], langs: tuple[str, str], outdir: Path
 ) -> dict[str, Any]:
     """OpusFilter's configuration closest to paramine's prefilter defaults (the module's table)."""
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.settings.mining import MiningSettings
 
-    options = prefilter_options(MiningSettings(src_lang=langs[0], tgt_lang=langs[1]))
+    options = MiningSettings(src_lang=langs[0], tgt_lang=langs[1]).prefilter_options
     filters: list[dict[str, Any]] = [
         {"LengthFilter": {"min_length": options.min_words, "max_length": options.max_words,
                           "unit": "word"}},
@@ -309,7 +308,6 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     """
     import apache_beam as beam
     from paramine.pipelines.formats import resolve_inputs
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options, reader_options
     from paramine.pipelines.run.launch import bulk_run
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.filter.prefilter import Prefilter
@@ -320,8 +318,8 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     config = MiningSettings(src_lang=args["langs"][0], tgt_lang=args["langs"][1])
     shards = resolve_inputs([args["prefix"]], config.src_lang, config.tgt_lang)
     pipeline = beam.Pipeline(runner="FnApiRunner")
-    read = pipeline | "ReadBitext" >> ReadBitext(shards, reader_options(config))
-    kept = read.kept | "Prefilter" >> Prefilter(prefilter_options(config), shards, records=False)
+    read = pipeline | "ReadBitext" >> ReadBitext(shards, config.reader_options())
+    kept = read.kept | "Prefilter" >> Prefilter(config.prefilter_options, shards, records=False)
     _ = (
         kept.entries
         | "AsLines" >> beam.MapTuple(lambda key, _origin: f"{key[0]}\t{key[1]}")
@@ -350,7 +348,6 @@ def paramine_loop_child(args: dict[str, Any]) -> int:
     """
     from paramine.pipelines.core.origins import Origins
     from paramine.pipelines.formats import resolve_inputs
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
     from paramine.pipelines.settings.mining import MiningSettings
 
     from benchmarks.lib.pair_loop import (
@@ -365,7 +362,7 @@ def paramine_loop_child(args: dict[str, Any]) -> int:
     shards = resolve_inputs([args["prefix"]], config.src_lang, config.tgt_lang)
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
     pairs, read_s = timed(lambda: read_pairs(shards))
-    outputs, filter_s = timed(lambda: prefilter(pairs, prefilter_options(config), origins))
+    outputs, filter_s = timed(lambda: prefilter(pairs, config.prefilter_options, origins))
     kept, dedup_s = timed(lambda: first_of_duplicates(entries_of(outputs)))
     result = {
         "pairs": len(pairs),

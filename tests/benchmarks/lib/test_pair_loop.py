@@ -14,7 +14,6 @@ from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.groups import group_key
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import resolve_inputs
-from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.prefilter import Prefilter
 from paramine.pipelines.stages.group.group_by_pivot import GroupByPivot
@@ -31,7 +30,7 @@ def floor_run(tmp_path_factory):
     config = MiningSettings(input_format="tsv")
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
-    options = prefilter_options(config)
+    options = config.prefilter_options
     pairs = pair_loop.read_pairs(shards)
     outputs = pair_loop.prefilter(pairs, options, origins)
     kept = pair_loop.first_of_duplicates(pair_loop.entries_of(outputs))

@@ -11,7 +11,6 @@ import re
 import pytest
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.formats import resolve_inputs
-from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.settings.mining import MiningSettings
 
 from benchmarks.lib import pair_loop
@@ -46,7 +45,7 @@ def test_the_script_times_each_step_on_bench_scales_input_and_compares(scale_run
     pairs = pair_loop.read_pairs(shards)
     config = MiningSettings(input_format="tsv")
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
-    entries = pair_loop.entries_of(pair_loop.prefilter(pairs, prefilter_options(config), origins))
+    entries = pair_loop.entries_of(pair_loop.prefilter(pairs, config.prefilter_options, origins))
     kept = pair_loop.first_of_duplicates(entries)
     groups = pair_loop.group_decision(kept, config.max_group_size)
     assert (

@@ -16,7 +16,6 @@ from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.vectors import pair_texts
 from paramine.pipelines.mining import mine_groups
 from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
-from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.cut.threshold_filter import ThresholdFilter
@@ -141,7 +140,7 @@ class _ScoreFirst(beam.PTransform):
     def expand(self, bitext: beam.PCollection) -> beam.PCollection:
         config = self.config
         handler = EncoderHandler(config.model)
-        prefiltered = bitext | Prefilter(prefilter_options(config))
+        prefiltered = bitext | Prefilter(config.prefilter_options)
         vectors = prefiltered.kept | beam.FlatMap(pair_texts) | EncodeTexts(handler)
         kept = prefiltered.kept | ScorePairs(vectors) | ThresholdFilter(float(config.threshold))
         groups = kept.kept | RegroupByPivot(config.group_options)

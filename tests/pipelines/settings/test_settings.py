@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.groups import GroupOptions, MakePairsOptions, PostFilterOptions
+from paramine.pipelines.formats import ReaderOptions
 from paramine.pipelines.run.mine import MineJob, job_from_command_line
 from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
 from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
@@ -61,6 +62,32 @@ def test_a_stages_defaults_are_stated_once(options: type, name: str, setting: st
     assert action.default == default
     if "%(default)s" in (action.help or ""):
         assert f"(default: {default})" in action.help % {"default": action.default}
+
+
+def test_the_settings_hand_each_stage_its_options() -> None:
+    """One property per stage (one method for the readers, whose span size is a run setting)."""
+    assert MiningSettings().reader_options() == ReaderOptions()  # the defaults agree
+    settings = MiningSettings(
+        min_words=2,
+        max_words=40,
+        max_group_size=7,
+        margin_k=5,
+        pair_mode="all",
+        max_line_chars=500,
+        on_length_mismatch="reject_tail",
+    )
+    reader = settings.reader_options(1234)
+    assert (reader.max_line_chars, reader.on_length_mismatch, reader.split_bytes) == (
+        500,
+        "reject_tail",
+        1234,
+    )
+    prefilter = settings.prefilter_options
+    assert (prefilter.min_words, prefilter.max_words) == (2, 40)
+    assert prefilter.junk_rules == tuple(settings.filters["junk_rules"])
+    assert settings.group_options == GroupOptions(7)
+    assert settings.margin_options == MarginOptions(5)
+    assert settings.make_pairs_options.mode == "all"
 
 
 @pytest.mark.parametrize(

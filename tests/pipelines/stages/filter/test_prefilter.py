@@ -326,9 +326,8 @@ def judged_side(lines: list[str], lang: str) -> tuple[list[str], dict]:
     from paramine.pipelines.checks.detectors import language_detector
     from paramine.pipelines.checks.line_checks import decide, resolve
     from paramine.pipelines.checks.pair_judge import PairJudge
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 
-    options = prefilter_options(MiningSettings(src_lang="en", tgt_lang=lang))
+    options = MiningSettings(src_lang="en", tgt_lang=lang).prefilter_options
     judge = PairJudge(options, language_detector("py3langid"))
     verdicts = judge.judge([("Hello there, my friend.", line, "en", lang) for line in lines])
     profile = Tally(key for verdict in verdicts for key in verdict.figures)
@@ -357,9 +356,8 @@ def test_close_languages_are_told_apart_by_the_evidence_of_the_run() -> None:
 def test_a_line_strong_evidence_drops_is_settled_without_waiting_for_the_run() -> None:
     from paramine.pipelines.checks.detectors import language_detector
     from paramine.pipelines.checks.pair_judge import PairJudge
-    from paramine.pipelines.mining.read_and_prefilter import prefilter_options
 
-    options = prefilter_options(MiningSettings(src_lang="en", tgt_lang="sl"))
+    options = MiningSettings(src_lang="en", tgt_lang="sl").prefilter_options
     judge = PairJudge(options, language_detector("py3langid"))
     slovak = lines(CORPORA / "laser_tatoeba_v1" / "tatoeba.slk-eng.slk", 200)[:10]
     verdicts = judge.judge([("Hello there, my friend.", line, "en", "sl") for line in slovak])
