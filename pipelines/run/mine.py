@@ -16,11 +16,10 @@ disk (one line naming where) or SIGTERM / SIGINT (exit 143 / 130, one line)
 leaves no staging folder beside ``--output``, no Beam temp folder, progress
 file or run log in TMPDIR, and the old dataset as it was.
 
-Why it is longer than 400 lines: it is the launcher, read top to bottom in the
-order a run happens (the command line or a job file, the checks, the graph,
-the signals, the run, the summary). Its folder, run/, holds twelve modules,
-the bound; the launcher that issue 54 wants shared by mine and refresh is
-where its signal handling and staging would move.
+The run of the graph itself (the pipeline, SIGTERM and SIGINT, the progress,
+Beam's temp folder) is ``run/launch.py``'s ``GraphRun``, which ``paramine
+refresh`` runs its job through too; this module keeps what is mine's alone:
+the command line, the checks' order, the graph, the staging and the summary.
 """
 
 from __future__ import annotations

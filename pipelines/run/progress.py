@@ -262,14 +262,15 @@ class RunProgress:
         return [f"--paramine_progress_file={self.path}"]
 
     def __enter__(self) -> RunProgress:
+        # Exclusive: the name is this run's alone; workers append, never create.
+        # First, so that nothing is switched before a failure here.
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._quiet_env = silence_third_party()
         if self.capture_output:
             self._capture()
         for name in QUIET_LOGGERS:
             self._logger_levels[name] = logging.getLogger(name).level
             logging.getLogger(name).setLevel(logging.ERROR)
-        # Exclusive: the name is this run's alone; workers append, never create.
-        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._start = self._last_log = self._last_pair_at = time.monotonic()
         if not self.quiet and (self.force_bar or _isatty(self.stream)):
             from tqdm import tqdm
