@@ -50,7 +50,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from paramine.pipelines.run.deploy import DATAFLOW
 from paramine.pipelines.run.progress import RunProgress
@@ -136,6 +136,7 @@ class GraphRun:
         quiet: Show no progress.
         test_pipeline: A pipeline to build into instead of a new one (tests);
             it gets no progress file, and its folder is the test's to remove.
+        stream: Where the progress is drawn; the real stderr by default.
     """
 
     def __init__(
@@ -144,9 +145,10 @@ class GraphRun:
         total_bytes: int,
         quiet: bool = False,
         test_pipeline: Any = None,
+        stream: TextIO | None = None,
     ) -> None:
         self.deployment = deployment
-        self.progress = RunProgress(total_bytes, quiet=quiet)
+        self.progress = RunProgress(total_bytes, quiet=quiet, stream=stream)
         self.signals = StopOnSignals()
         self._given = test_pipeline
         self._pipeline: Any = test_pipeline

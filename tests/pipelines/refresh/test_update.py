@@ -247,7 +247,11 @@ def test_a_refresh_says_what_its_checks_cannot_judge_as_mine_does(
     assert len(warnings) == 2 and said[-len(warnings) - 1 : -1] == warnings
     assert "tok is not in the installed language registry" in warnings[0]
     assert "the language check cannot judge tok" in warnings[1]
-    committed = refresh(config, log=io.StringIO())
+    log = io.StringIO()
+    committed = refresh(config, log=log)
+    # The Beam job's progress goes where the caller's lines go.
+    lines = log.getvalue().splitlines()
+    assert any(line.startswith("paramine: ") and "read 100.0% (" in line for line in lines), lines
     assert committed.manifest is not None
     assert committed.manifest.extra["unchecked_languages"] == unchecked
     assert committed.manifest.counts["unchecked"] == {
