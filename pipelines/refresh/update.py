@@ -175,7 +175,6 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     print(f"paramine refresh: run {run.run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
     written: list[str] = []
     total = input_bytes([plan.shards[key] for key in plan.reasons if key in plan.shards])
-    # Progress goes where the caller's lines go; by default, the real stderr.
     with GraphRun(deployment, total, config.running.quiet, stream=log) as launch:
         try:
             summary = _mine(config, run.job, launch)

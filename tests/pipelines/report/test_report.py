@@ -416,8 +416,8 @@ class TestProgress:
         stream = io.StringIO()
         shown: list[RunProgress] = []
 
-        def to_stream(total_bytes: int, quiet: bool = False) -> RunProgress:
-            # The run's own progress, drawn where the test can read it.
+        def to_stream(total_bytes: int, quiet: bool = False, **_: object) -> RunProgress:
+            # The run's own progress, drawn where the test can read it (mine passes no stream).
             shown.append(RunProgress(total_bytes, quiet=quiet, stream=stream, log_seconds=1.0))
             return shown[-1]
 
