@@ -18,6 +18,7 @@ faiss uses OpenMP threads: set ``OMP_WAIT_POLICY=PASSIVE`` on small machines
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from typing import Any
 
@@ -34,15 +35,23 @@ IVF_PROBES = 32
 IVF_TRAIN = 50_000
 
 
-def faiss_module(flag: str = "this run") -> Any:
-    """faiss, or a UsageError saying how to install it (``flag``: what needs it)."""
-    try:
-        import faiss
-    except ImportError:
+def require_faiss(flag: str = "this run") -> None:
+    """A UsageError saying how to install faiss where it is not (``flag``: what needs it).
+
+    It looks for the module without importing it: settings check it before a run starts.
+    """
+    if importlib.util.find_spec("faiss") is None:
         raise UsageError(
             f"{flag} searches neighbours with faiss, which is not installed: "
             "pip install 'paramine[faiss]' (or faiss-cpu; faiss-gpu on GPU workers)"
-        ) from None
+        )
+
+
+def faiss_module(flag: str = "this run") -> Any:
+    """faiss, or a UsageError saying how to install it (``flag``: what needs it)."""
+    require_faiss(flag)
+    import faiss
+
     return faiss
 
 

@@ -28,6 +28,7 @@ script (``scripts`` is None).
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -71,14 +72,22 @@ def heliport_code(lang: str) -> str:
         return primary
 
 
-def _identifier() -> Any:
-    try:
-        import heliport
-    except ImportError:
+def require_heliport(flag: str = "--language-id heliport") -> None:
+    """A UsageError saying how to install heliport where it is not (``flag``: what needs it).
+
+    It looks for the module without importing it: settings check it before a run starts.
+    """
+    if importlib.util.find_spec("heliport") is None:
         raise UsageError(
-            "--language-id heliport needs heliport, which is not installed: pip install "
+            f"{flag} needs heliport, which is not installed: pip install "
             "'paramine[heliport]' (heliport is GPL-3.0; docs/filters.md)"
-        ) from None
+        )
+
+
+def _identifier() -> Any:
+    require_heliport()
+    import heliport
+
     return heliport.Identifier()
 
 

@@ -89,22 +89,18 @@ class PrefilterOptions:
     declared_scripts: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def __post_init__(self) -> None:
-        check_lengths(self.min_words, self.max_words, self.max_length_ratio)
+        """Check the lengths (the settings make these options to check them).
 
-
-def check_lengths(min_words: int, max_words: int, max_length_ratio: float) -> None:
-    """The length options' one check, for the settings and for ``PrefilterOptions`` alike.
-
-    Raises:
-        UsageError: Naming the flags (``--min-words``, ``--max-words``,
-            ``--max-length-ratio``) and what they must be.
-    """
-    if min_words < 0:
-        raise UsageError(f"--min-words {min_words} must be 0 or more")
-    if min_words > max_words:
-        raise UsageError(f"--min-words {min_words} is above --max-words {max_words}")
-    if max_length_ratio < 1:
-        raise UsageError(f"--max-length-ratio {max_length_ratio} must be at least 1")
+        Raises:
+            UsageError: Naming the flags (``--min-words``, ``--max-words``,
+                ``--max-length-ratio``) and what they must be.
+        """
+        if self.min_words < 0:
+            raise UsageError(f"--min-words {self.min_words} must be 0 or more")
+        if self.min_words > self.max_words:
+            raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
+        if self.max_length_ratio < 1:
+            raise UsageError(f"--max-length-ratio {self.max_length_ratio} must be at least 1")
 
 
 class Verdict(NamedTuple):

@@ -26,6 +26,7 @@ import functools
 from typing import NamedTuple
 
 import regex
+from paramine.schemas.languages import canonical_language
 
 #: ISO 15924 codes of the scripts of Unicode 16, as the ``regex`` module names
 #: them; Common (Zyyy) and Inherited (Zinh) last. Those the installed ``regex``
@@ -331,6 +332,18 @@ def declared_scripts(tag: str) -> frozenset[str] | None:
         if named & composite and composite <= primary:
             named |= composite
     return frozenset(named)
+
+
+def declared_sides(src_lang: str, tgt_lang: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``(language, scripts)`` of each side whose script the user named (``--tgt-lang tt-Latn``).
+
+    A script subtag typed in ``--tgt-lang`` or ``--src-lang`` (in any language of
+    a list) says which script that side is in: its lines are judged against it
+    alone (``declared_scripts``).
+    """
+    typed = [tgt_lang, *(part for part in src_lang.split(",") if part != "auto")]
+    found = {canonical_language(tag): named for tag in typed if (named := declared_scripts(tag))}
+    return tuple(sorted(found.items()))
 
 
 @functools.lru_cache(maxsize=1 << 16)

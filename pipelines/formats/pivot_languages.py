@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paramine.schemas.errors import UsageError
 from paramine.schemas.languages import canonical_language
 
 #: ``--src-lang auto``: each input's pivot language is read from the input.
@@ -73,3 +74,23 @@ def describe(spec: str) -> str:
     """``spec`` as a message says it: ``any language`` or ``de, en``."""
     languages = pivot_languages(spec)
     return "any language" if languages is None else ", ".join(sorted(languages))
+
+
+def check_sides(src_lang: str, tgt_lang: str, tsv_columns: tuple[int, int] | None) -> None:
+    """Check that the pivot languages are other than the target, and say what lists cannot read.
+
+    Raises:
+        UsageError: ``--tgt-lang`` among the pivot languages, or ``--tsv-columns``
+            with several (chosen columns do not say a line's pivot language).
+    """
+    sources = pivot_languages(src_lang)  # None: auto
+    if sources is not None and canonical_language(tgt_lang) in sources:
+        raise UsageError(
+            f"--src-lang {src_lang} and --tgt-lang {tgt_lang} are the same language: paramine "
+            "mines paraphrases in the target language from a pivot in another language"
+        )
+    if several(src_lang) and tsv_columns is not None:
+        raise UsageError(
+            f"--tsv-columns with --src-lang {src_lang}: chosen columns do not say a line's "
+            "pivot language; give one --src-lang, or Tatoeba's 4-column TSV"
+        )

@@ -18,24 +18,27 @@ Each stage's options dataclass is made here too, one property per stage
 (``reader_options``, ``prefilter_options``, ``group_options``, ...): the graph
 asks the settings, and the settings make each dataclass to check its values.
 
-Why it is longer than 600 lines: it is the one place a user or a reviewer
+Why it is longer than 400 lines: it is the one place a user or a reviewer
 reads every setting that decides a run's pairs, about 50 fields with their
-help texts, the checks between them and the stages' options made from them;
-split, the checks would sit apart from the fields.
+help texts (three quarters of the file). The checks between fields are in
+the stages' options and beside the parsers they concern; what stays here
+asks them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS
+from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_backend
+from paramine.encoders.neighbours import require_faiss
 from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, DETECTORS
+from paramine.pipelines.checks.heliport_id import require_heliport
 from paramine.pipelines.checks.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
-from paramine.pipelines.checks.pair_judge import PrefilterOptions, check_lengths
+from paramine.pipelines.checks.pair_judge import PrefilterOptions
+from paramine.pipelines.checks.scripts import declared_sides
 from paramine.pipelines.core.groups import (
     PAIR_MODES,
     GroupOptions,
@@ -51,7 +54,7 @@ from paramine.pipelines.formats.base import (
     XCES_LINK_POLICIES,
     ReaderOptions,
 )
-from paramine.pipelines.formats.pivot_languages import parse_pivot_langs
+from paramine.pipelines.formats.pivot_languages import check_sides, parse_pivot_langs
 from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.pipelines.settings.values import (
     BAD,
@@ -443,56 +446,27 @@ class MiningSettings:
         self._check_combinations()
 
     def _check_combinations(self) -> None:
-        from paramine.pipelines.formats.pivot_languages import pivot_languages, several
-        from paramine.schemas.languages import canonical_language
-
-        sources = pivot_languages(self.src_lang)  # None: auto
-        tgt = canonical_language(self.tgt_lang)
-        if sources is not None and tgt in sources:
-            raise UsageError(
-                f"--src-lang {self.src_lang} and --tgt-lang {self.tgt_lang} are the same "
-                "language: paramine mines paraphrases in the target language from a pivot in "
-                "another language"
-            )
-        if several(self.src_lang) and self.tsv_columns is not None:
-            raise UsageError(
-                f"--tsv-columns with --src-lang {self.src_lang}: chosen columns do not say a "
-                "line's pivot language; give one --src-lang, or Tatoeba's 4-column TSV"
-            )
-        # Where a record's own score is and its threshold: ReaderOptions checks them.
-        ReaderOptions(
-            tsv_columns=self.tsv_columns,
-            score_column=self.score_column,
-            score_property=self.score_property,
-            min_score=self.min_score,
-        )
-        check_lengths(self.min_words, self.max_words, self.max_length_ratio)
-        from paramine.encoders.inference.backends import check_backend
-
-        check_backend(self.backend, self.quantize)
+        check_sides(self.src_lang, self.tgt_lang, self.tsv_columns)
         # Each stage's options check their own values when made, naming the flags.
         _ = (
+            self.reader_options(),
+            self.prefilter_options,
             self.group_options,
             self.calibration_options,
             self.margin_options,
             self.make_pairs_options,
             self.post_filter_options,
         )
+        check_backend(self.backend, self.quantize)
         if self.group_support is not None and self.group_support <= self.max_false_accept:
             raise UsageError(
                 f"--group-support {self.group_support} must be above --max-false-accept "
                 f"{self.max_false_accept}: it is the share the looser cut lets through"
             )
-        if self.language_id != "py3langid" and importlib.util.find_spec("heliport") is None:
-            raise UsageError(
-                f"--language-id {self.language_id} needs heliport, which is not installed: "
-                "pip install 'paramine[heliport]' (heliport is GPL-3.0; docs/filters.md)"
-            )
-        if self.hard_negative_accept is not None and importlib.util.find_spec("faiss") is None:
-            raise UsageError(
-                "--hard-negative-accept searches neighbours with faiss, which is not installed: "
-                "pip install 'paramine[faiss]' (faiss-gpu on GPU workers: 'paramine[gpu]')"
-            )
+        if self.language_id != "py3langid":
+            require_heliport(f"--language-id {self.language_id}")
+        if self.hard_negative_accept is not None:
+            require_faiss("--hard-negative-accept")
         self.resolved_score()
 
     def resolved_score(self) -> str:
@@ -518,74 +492,45 @@ class MiningSettings:
 
     @property
     def filters(self) -> dict[str, Any]:
-        """The prefilter's rules as the run applies them: the profile's, with overrides."""
-        profile = PROFILES[self.profile]
-        rules = profile.rules if self.junk_rules is None else self.junk_rules
-        ratio = profile.language_ratio if self.language_check is None else self.language_check
-        limits = Limits(
-            min_letter_share=self.min_letter_share or profile.limits.min_letter_share,
-            min_script_share=self.min_script_share or profile.limits.min_script_share,
-        )
+        """The prefilter's rules as the run applies them: the manifest's ``filters``."""
+        options = self.prefilter_options
         return {
             "profile": self.profile,
-            "junk_rules": list(rules),
-            "language_check": ratio or None,
+            "junk_rules": list(options.junk_rules),
+            "language_check": options.language_ratio,
             "language_id": self.language_id,
-            "min_letter_share": limits.min_letter_share,
-            "min_script_share": limits.min_script_share,
+            "min_letter_share": options.limits.min_letter_share,
+            "min_script_share": options.limits.min_script_share,
         }
 
-    @property
-    def declared_scripts(self) -> tuple[tuple[str, frozenset[str]], ...]:
-        """``(language, scripts)`` of each side whose script the user named (``tt-Latn``).
-
-        A script subtag typed in ``--tgt-lang`` or ``--src-lang`` says which
-        script that side is in: its lines are judged against it alone
-        (``checks.scripts.declared_scripts``).
-        """
-        from paramine.pipelines.checks.scripts import declared_scripts
-        from paramine.schemas.languages import canonical_language
-
-        typed = [self.tgt_lang, *(part for part in self.src_lang.split(",") if part != "auto")]
-        found = []
-        for tag in typed:
-            scripts = declared_scripts(tag)
-            if scripts is not None:
-                found.append((canonical_language(tag), scripts))
-        return tuple(sorted(found, key=lambda item: item[0]))
-
     def reader_options(self, split_bytes: int = DEFAULT_SPLIT_BYTES) -> ReaderOptions:
-        """ReadBitext's options; ``split_bytes`` (a ``RunSettings`` value) spreads the reading."""
+        """ReadBitext's options: the settings' fields of their names, and ``split_bytes``.
+
+        ``split_bytes`` spreads the reading: a ``RunSettings`` value.
+        """
+        fields = (f.name for f in dataclasses.fields(ReaderOptions) if f.name != "split_bytes")
         return ReaderOptions(
-            invalid_utf8=self.invalid_utf8,
-            max_line_chars=self.max_line_chars,
-            on_length_mismatch=self.on_length_mismatch,
-            xces_links=self.xces_links,
-            on_malformed_xml=self.on_malformed_xml,
-            tsv_columns=self.tsv_columns,
-            split_bytes=split_bytes,
-            max_rejects_per_reason=self.max_rejects_per_reason,
-            min_adequacy=self.min_adequacy,
-            min_language_score=self.min_language_score,
-            score_column=self.score_column,
-            score_property=self.score_property,
-            min_score=self.min_score,
+            split_bytes=split_bytes, **{name: getattr(self, name) for name in fields}
         )
 
     @property
     def prefilter_options(self) -> PrefilterOptions:
         """The Prefilter's options: the profile's rules with the run's overrides."""
-        filters = self.filters
+        profile = PROFILES[self.profile]
+        ratio = profile.language_ratio if self.language_check is None else self.language_check
         return PrefilterOptions(
             min_words=self.min_words,
             max_words=self.max_words,
             max_length_ratio=self.max_length_ratio,
             sentence_count_filter=self.sentence_count_filter,
-            junk_rules=tuple(filters["junk_rules"]),
-            limits=Limits(filters["min_letter_share"], filters["min_script_share"]),
-            language_ratio=filters["language_check"],
+            junk_rules=profile.rules if self.junk_rules is None else self.junk_rules,
+            limits=Limits(
+                min_letter_share=self.min_letter_share or profile.limits.min_letter_share,
+                min_script_share=self.min_script_share or profile.limits.min_script_share,
+            ),
+            language_ratio=ratio or None,
             language_id=self.language_id,
-            declared_scripts=self.declared_scripts,
+            declared_scripts=declared_sides(self.src_lang, self.tgt_lang),
         )
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from paramine.pipelines.checks.scripts import (
     declared_scripts,
+    declared_sides,
     dominant_script,
     expected_scripts,
     known_scripts,
@@ -94,6 +95,16 @@ def test_a_language_no_table_knows_has_no_scripts(lang: str) -> None:
 )
 def test_a_script_the_user_names_is_the_sides_script(tag: str, scripts: set[str] | None) -> None:
     assert declared_scripts(tag) == (None if scripts is None else frozenset(scripts))
+
+
+def test_each_side_a_script_subtag_names_is_judged_against_it_alone() -> None:
+    # Both sides, any language of a pivot list; codes canonical; sides without a subtag left out.
+    assert declared_sides("auto", "tt-Latn") == (("tt", frozenset({"Latn"})),)
+    assert declared_sides("de,uz-Cyrl", "sr-Latn") == (
+        ("sr", frozenset({"Latn"})),
+        ("uz", frozenset({"Cyrl"})),
+    )
+    assert declared_sides("en", "pl") == ()
 
 
 def test_a_lines_main_script_weighs_its_letters() -> None:

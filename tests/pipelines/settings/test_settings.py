@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,29 @@ def test_same_language_on_both_sides_is_refused(src: str, tgt: str) -> None:
     # Defect 8: --src-lang and --tgt-lang naming one language were accepted.
     with pytest.raises(UsageError, match="are the same language"):
         MiningSettings(src_lang=src, tgt_lang=tgt)
+
+
+@pytest.mark.parametrize(
+    ("module", "settings", "message"),
+    [
+        (
+            "heliport",
+            {"language_id": "py3langid+heliport"},
+            "--language-id py3langid\\+heliport needs heliport",
+        ),
+        (
+            "faiss",
+            {"hard_negative_accept": "0.1"},
+            "--hard-negative-accept searches neighbours with faiss",
+        ),
+    ],
+)
+def test_an_extra_a_setting_needs_is_asked_for_before_the_run(
+    monkeypatch: pytest.MonkeyPatch, module: str, settings: dict, message: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as where it is not installed
+    with pytest.raises(UsageError, match=message + ".*pip install 'paramine\\["):
+        MiningSettings(**settings)
 
 
 def test_unknown_setting_names_its_source() -> None:
