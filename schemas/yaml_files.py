@@ -9,6 +9,7 @@ say where a bad key or value is (``document.where("tasks", 2, "columns")``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,32 @@ def _key_lines(node: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, int]]:
             yield from _key_lines(item, (*path, index))
 
 
+class _Alias(Exception):
+    """An alias met while composing (``event``: the alias event)."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__(event.anchor)
+        self.event = event
+
+
+@functools.cache
+def _loader_without_aliases() -> type[Any]:
+    """PyYAML's SafeLoader refusing an alias where it meets one, before it is followed.
+
+    Nine levels of nine aliases make 9^9 nodes (a "billion laughs"), and a
+    settings file has no use for them; the document is parsed once.
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise _Alias(self.peek_event())
+            return super().compose_node(parent, index)
+
+    return Loader
+
+
 def parse_yaml(text: str, url: str, see: str) -> YamlDocument:
     """Parse YAML text (JSON is YAML too) read from ``url``.
 
@@ -99,21 +126,19 @@ def parse_yaml(text: str, url: str, see: str) -> YamlDocument:
     import yaml
 
     try:
-        # Aliases are refused before anything is built: nine levels of nine
-        # aliases make 9^9 nodes (a "billion laughs"), and a settings file
-        # has no use for them.
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                mark = event.start_mark
-                at = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
-                raise InputError(
-                    f"{url}:{at}: a YAML alias (*{event.anchor}): "
-                    f"paramine's YAML files take no anchors or aliases; write the value out; {see}"
-                )
-        data = yaml.safe_load(text)
-        lines = dict(_key_lines(yaml.compose(text, Loader=yaml.SafeLoader)))
+        loader = _loader_without_aliases()(text)  # a control character is refused here
+        node = loader.get_single_node()
+        data = None if node is None else loader.construct_document(node)
+    except _Alias as alias:
+        mark = alias.event.start_mark
+        at = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
+        raise InputError(
+            f"{url}:{at}: a YAML alias (*{alias.event.anchor}): "
+            f"paramine's YAML files take no anchors or aliases; write the value out; {see}"
+        ) from None
     except yaml.YAMLError as error:
         raise _yaml_problem(url, text, error, see) from None
+    lines = dict(_key_lines(node))
     return YamlDocument(url, data, lines)
 
 

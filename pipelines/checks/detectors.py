@@ -47,9 +47,9 @@ def language_detector(name: str, ratio: float = DEFAULT_RATIO) -> LanguageDetect
     from paramine.pipelines.checks.heliport_id import HeliportCheck  # an extra: imported on demand
 
     if name == "heliport":
-        return HeliportCheck(())
+        return HeliportCheck()
     if name == "py3langid+heliport":
-        return ChainedCheck([LanguageCheck((), ratio), HeliportCheck(())])
+        return ChainedCheck([LanguageCheck((), ratio), HeliportCheck()])
     raise ValueError(f"language detector {name!r}; allowed: {', '.join(DETECTORS)}")
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from paramine.pipelines.checks.language_id import PASSES, Evidence, competitors, detector_label
@@ -92,18 +92,19 @@ def _identifier() -> Any:
 
 
 class HeliportCheck:
-    """heliport's verdicts, restricted to the languages lines declare; one per worker.
+    """heliport's verdicts on the languages lines declare; one per worker.
+
+    Unlike py3langid's check it takes no list of the run's languages: a line
+    is weighed against its own language's competitors, whatever else a run
+    declares, so its verdict does not depend on the batches before it.
 
     Args:
-        languages: The languages lines will be declared in (unused: a line is
-            weighed against its own language's competitors, whatever else a
-            run declares, so its verdict does not depend on the batches before it).
         margin: The rule's margin (per word, log10).
     """
 
     name = "heliport"
 
-    def __init__(self, languages: Iterable[str], margin: float = MARGIN) -> None:
+    def __init__(self, margin: float = MARGIN) -> None:
         self.margin = margin
         self._identifier: Any = None
         self._known: frozenset[str] = frozenset()

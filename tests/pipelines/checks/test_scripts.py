@@ -98,11 +98,12 @@ def test_a_script_the_user_names_is_the_sides_script(tag: str, scripts: set[str]
 
 
 def test_each_side_a_script_subtag_names_is_judged_against_it_alone() -> None:
-    # Both sides, any language of a pivot list; codes canonical; sides without a subtag left out.
-    assert declared_sides("auto", "tt-Latn") == (("tt", frozenset({"Latn"})),)
+    # Both sides, any language of a pivot list, by canonical code (the subtag kept: the
+    # side's lines are declared so); sides without a subtag left out.
+    assert declared_sides("auto", "tt-Latn") == (("tt-latn", frozenset({"Latn"})),)
     assert declared_sides("de,uz-Cyrl", "sr-Latn") == (
-        ("sr", frozenset({"Latn"})),
-        ("uz", frozenset({"Cyrl"})),
+        ("sr-latn", frozenset({"Latn"})),
+        ("uz-cyrl", frozenset({"Cyrl"})),
     )
     assert declared_sides("en", "pl") == ()
 
