@@ -43,7 +43,7 @@ def require_faiss(flag: str = "this run") -> None:
     if importlib.util.find_spec("faiss") is None:
         raise UsageError(
             f"{flag} searches neighbours with faiss, which is not installed: "
-            "pip install 'paramine[faiss]' (or faiss-cpu; faiss-gpu on GPU workers)"
+            "pip install 'paramine[faiss]' (faiss-gpu on GPU workers: 'paramine[gpu]')"
         )
 
 
