@@ -33,7 +33,8 @@ about 590,000 objects) out of the collector's reach with ``gc.freeze``, and
 raises the youngest generation's threshold from 700 to 100,000 (the same 1M
 run then made 31 young, 2 middle and no full collections, 1.7 s in all);
 both are restored when the run ends, so a process that
-calls ``run_config`` from Python gets its collector back as it was. Garbage
+mines or refreshes from Python (``run.mine.run``, ``refresh.update.refresh``)
+gets its collector back as it was. Garbage
 in reference cycles is still collected, later.
 
 Only the launching process is tuned: the workers of
