@@ -153,13 +153,11 @@ class LanguageCheck:
     def _load(self) -> Any:
         """The identifier, restricted to what ``self.languages`` needs.
 
-        The model file is read once (half a second); a language declared
-        later restricts the same model again (py3langid keeps the full one).
+        The model is read once a process (``_full_model``); a language
+        declared later restricts it again (py3langid keeps the full one).
         """
         if self._identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            self._identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            self._identifier = _new_identifier()
         if self._restricted != self.languages:
             identifier = self._identifier
             identifier.set_languages(None)
@@ -314,8 +312,35 @@ class LanguageCheck:
 
 @functools.cache
 def _known_labels() -> frozenset[str]:
-    """Every language py3langid knows, as ``detector_label`` names them (read once, 0.5 s)."""
+    """Every language py3langid knows, as ``detector_label`` names them."""
+    return frozenset(detector_label(label) for label in _full_model().nb_classes)
+
+
+@functools.cache
+def _full_model() -> Any:
+    """py3langid's model, every language, read once a process (half a second of LZMA).
+
+    Never restricted itself: each check restricts an identifier of its own
+    over the same arrays (``_new_identifier``), which py3langid only reads.
+    A mining run builds its checks anew (a worker's DoFns, each pipeline of a
+    process), and each read the file again before.
+    """
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    return frozenset(detector_label(label) for label in identifier.nb_classes)
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _new_identifier() -> Any:
+    """An identifier of the full model's own, free to be restricted."""
+    from py3langid.langid import LanguageIdentifier
+
+    full = _full_model()
+    return LanguageIdentifier(
+        full.nb_ptc,
+        full.nb_pc,
+        full.nb_classes,
+        full.tk_nextmove,
+        full.tk_output,
+        norm_probs=True,
+        tk_row=full.tk_row,
+    )

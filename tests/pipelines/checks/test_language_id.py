@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 from paramine.pipelines.checks.detectors import LanguageDetector
-from paramine.pipelines.checks.language_id import PASSES, LanguageCheck, competitors, detector_label
+from paramine.pipelines.checks.language_id import (
+    PASSES,
+    LanguageCheck,
+    _full_model,
+    competitors,
+    detector_label,
+)
 
 from tests.paths import TATOEBA
 
@@ -165,6 +171,7 @@ def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
         return read(cls, *args, **kwargs)
 
     monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counted))
+    _full_model.cache_clear()  # as in a new worker process
     texts = sample_lines()[:600]
     declared = ["pl", "en", "cs", "sr-latn"]
     learning = LanguageCheck(())  # as the prefilter's is: it learns each batch's languages
@@ -172,7 +179,6 @@ def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
     for lang in declared:
         got += verdicts(learning, [(text, lang) for text in texts])
     assert learning.languages == sorted(detector_label(lang) for lang in declared)
-    assert reads == ["model"]
     # Each batch judged as a check told the languages known by then would judge it.
     expected = []
     for i, lang in enumerate(declared):
@@ -180,6 +186,11 @@ def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
         expected += [passes(told, text, lang) for text in texts]
     assert got == expected
     assert 0 < got.count(True) < len(got)
+    # Five checks, each restricted its own way, and the file read once in the process;
+    # the others' restrictions left the first one's answers as they were.
+    assert reads == ["model"]
+    more = [(text, "pl") for text in sample_lines()[600:800]]
+    assert verdicts(learning, more) == verdicts(LanguageCheck(declared), more)
 
 
 def test_a_language_py3langid_lacks_is_not_judged_and_heliport_judges_it() -> None:
