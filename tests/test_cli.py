@@ -157,7 +157,7 @@ def test_find_paramine_error_reads_a_wrapped_worker_error() -> None:
     relayed = RuntimeError(
         "Pipeline failed:\n"
         + "".join(traceback.format_exception(misaligned("a.en", 3, "a.pl", 2)))
-        + " [while running 'MineParaphrases/ReadBitext/Split']\n"
+        + " [while running 'MineDataset/MineParaphrases/ReadAndPrefilter/ReadBitext/Split']\n"
     )
     found = find_paramine_error(relayed)
     assert isinstance(found, MisalignedShardError)

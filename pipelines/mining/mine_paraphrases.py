@@ -1,8 +1,9 @@
 """MineParaphrases: the whole mining graph as one composite transform.
 
 Shards or a bitext PCollection in; paraphrase pairs, rejects, the stages'
-count rows and the threshold record out. ``paramine mine`` puts it between
-nothing and ``WriteDataset``; a user can put it into a pipeline of their own::
+count rows and the threshold record out. ``paramine mine`` runs it with
+``WriteDataset`` inside ``MineDataset`` (mining/mine_dataset.py); a user can
+put it into a pipeline of their own::
 
     settings = MiningSettings(src_lang="en", tgt_lang="pl", model="e5-small")
     with beam.Pipeline() as p:
@@ -152,10 +153,3 @@ class _ScoreAll(beam.PTransform):
         return scored | "MarkPassed" >> beam.Map(
             lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(groups.cut)
         )
-
-
-#: The composites that hold the stages, labelled by their class names: the
-#: report times each step under the first label of its path that is none of these.
-COMPOSITES: tuple[str, ...] = tuple(
-    composite.__name__ for composite in (MineParaphrases, ReadAndPrefilter, MineGroups, PairGroups)
-)

@@ -22,7 +22,7 @@ def stage_seconds(result: Any, composites: Sequence[str] = ()) -> dict[str, floa
         result: The finished run's ``PipelineResult``.
         composites: Labels of the composites that hold stages: a step is
             timed under the first label of its path that is none of these
-            (``MineParaphrases/MineGroups/EncodeTexts/...`` as ``EncodeTexts``).
+            (``MineDataset/MineParaphrases/MineGroups/EncodeTexts/...`` as ``EncodeTexts``).
 
     Returns ``{}`` where the runner reports no execution times (Dataflow
     reports them in its own UI).

@@ -1,6 +1,6 @@
 """``paramine mine``: bitext in, a Parquet dataset of paraphrase pairs out.
 
-shards | "MineParaphrases" (pipelines/mining/) | "WriteDataset"
+shards | "MineDataset" (pipelines/mining/: "MineParaphrases", then "WriteDataset")
 
 The launcher is the one place that holds both kinds of settings: what
 decides the pairs (``MiningSettings``, all the graph takes) and where and how
@@ -262,38 +262,30 @@ def _build(
     checked: CheckedRun,
     base: RunHeader,
 ) -> None:
-    """The job's graph: ``MineParaphrases``, then ``WriteDataset`` into the staging folder."""
-    from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
+    """The job's graph, ``MineDataset``: the pairs mined and written into the staging folder."""
+    from paramine.pipelines.mining.mine_dataset import MineDataset
     from paramine.pipelines.run.encoder import encoder_for
-    from paramine.pipelines.stages.write_dataset import WriteDataset
 
-    mined = pipeline | "MineParaphrases" >> MineParaphrases(
+    # The run writes beside --output, report included; the dataset is
+    # swapped in only when complete, and a failed run leaves the old one as it was.
+    _ = pipeline | "MineDataset" >> MineDataset(
         settings,
         checked.shards,
+        checked.output.staging,
+        base,
         encoder=encoder_for(settings, running),
         split_bytes=running.split_bytes,
         write_scored=running.write_scored,
         excluded=checked.excluded,
+        num_shards=running.num_shards,
     )
-    tables = {
-        "pairs": mined.pairs,
-        "rejects": mined.rejects,
-        "counts": mined.counts,
-        "threshold": mined.threshold,
-        "sides": mined.sides,
-    }
-    if mined.scored is not None:
-        tables["scored"] = mined.scored
-    # The run writes beside --output, report included; the dataset is
-    # swapped in only when complete, and a failed run leaves the old one as it was.
-    _ = tables | "WriteDataset" >> WriteDataset(checked.output.staging, base, running.num_shards)
 
 
 def _launch(
     settings: MiningSettings, deployment: Deployment, checked: CheckedRun, test_pipeline: Any
 ) -> MineRun:
     """Build, run and publish: the dataset is swapped in whole, or nothing is left behind."""
-    from paramine.pipelines.mining.mine_paraphrases import COMPOSITES
+    from paramine.pipelines.mining.mine_dataset import COMPOSITES
     from paramine.pipelines.report.build import build_report
     from paramine.pipelines.report.timing import run_timing
     from paramine.pipelines.run.launch import GraphRun

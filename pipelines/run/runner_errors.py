@@ -4,7 +4,7 @@ What this relies on, as Beam 2.77 behaves:
 
 - The in-process runner (FnApiRunner, the local default) re-raises a
   worker's exception in the launcher with the step added to its message
-  (``... [while running 'MineParaphrases/...']``). It keeps the exception's
+  (``... [while running 'MineDataset/MineParaphrases/...']``). It keeps the exception's
   type where it can build one with the new message, and chains the original
   as ``__cause__``; an ``OSError`` it cannot rebuild comes back as a
   ``RuntimeError`` whose text holds the original's.

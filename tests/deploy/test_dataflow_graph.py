@@ -95,6 +95,8 @@ MINE_STEPS = [
     "ThresholdRecord",
 ]
 WRITE_STEPS = ["WritePairs", "WriteRejects", "WriteManifest"]
+#: Where those stages are: mine's one composite holds MineParaphrases, then WriteDataset.
+MINE = "MineDataset/MineParaphrases"
 #: The composites refresh shares with mine, and its own steps.
 REFRESH_STEPS = [
     "ReadAndPrefilter/ReadBitext",
@@ -128,7 +130,7 @@ class Translated(NamedTuple):
     local_tempdir: str  # the launcher's own temp folder for this pipeline
 
     def steps(self) -> dict[str, Any]:
-        """Transforms by their full label (``MineParaphrases/MineGroups/EncodeTexts``)."""
+        """Transforms by their full label (``MineDataset/MineParaphrases/MineGroups/...``)."""
         return {t.unique_name: t for t in self.pipeline.components.transforms.values()}
 
 
@@ -420,9 +422,11 @@ def local_paths(job: Translated, tmp_path_factory: pytest.TempPathFactory) -> li
 
 def test_mine_job_has_the_stage_labels(mine_job: Translated) -> None:
     steps = mine_job.steps()
-    assert {"MineParaphrases", "WriteDataset"} <= {name for name in steps if "/" not in name}
-    missing = [s for s in MINE_STEPS if f"MineParaphrases/{s}" not in steps]
-    missing += [s for s in WRITE_STEPS if f"WriteDataset/{s}" not in steps]
+    # One transform applied by the launcher: the graph writes its own dataset.
+    top = {name for name in steps if "/" not in name}
+    assert "MineDataset" in top and not top & {"MineParaphrases", "WriteDataset"}
+    missing = [s for s in MINE_STEPS if f"{MINE}/{s}" not in steps]
+    missing += [s for s in WRITE_STEPS if f"MineDataset/WriteDataset/{s}" not in steps]
     assert not missing, f"steps missing from the Dataflow graph: {missing}"
     # Every step runs in the worker image: one Docker environment.
     environments = mine_job.pipeline.components.environments
@@ -435,10 +439,10 @@ def test_mine_job_has_the_stage_labels(mine_job: Translated) -> None:
 def test_mine_job_encodes_through_one_run_inference(mine_job: Translated) -> None:
     steps = mine_job.steps()
     (name,) = [n for n in steps if n.endswith(RUN_INFERENCE)]
-    assert name == f"MineParaphrases/MineGroups/{RUN_INFERENCE}"
+    assert name == f"{MINE}/MineGroups/{RUN_INFERENCE}"
     assert steps[name].spec.urn == "beam:transform:pardo:v1"
     # Batched by the handler's token budget, before the model sees them.
-    assert "MineParaphrases/MineGroups/EncodeTexts/Encode/BatchElements" in steps
+    assert f"{MINE}/MineGroups/EncodeTexts/Encode/BatchElements" in steps
     handler = run_inference_handler(mine_job)
     # The worker resolves the model from the bucket; the launcher's copy stays here.
     assert handler.model_name == MODEL
