@@ -17,7 +17,7 @@ export HF_HUB_OFFLINE := 1
 # anew: 18 s against 7 s to import the stack.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup demo test lint
+.PHONY: setup demo test lint bytecode
 setup: $(VENV)/.installed
 
 # torch first, pinned: it resolves to the CPU wheel; a bare `torch` requirement
@@ -52,5 +52,12 @@ $(MYPY_TREE):
 # this process, as plain pytest does. --durations prints the 25 slowest
 # steps, so a CI log says where the suite's time goes.
 TEST_WORKERS ?= 2
-test: lint
+test: setup
+	$(MAKE) -j2 lint bytecode
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
+
+# Collecting the tests imports what they import, so its bytecode is written
+# on the core mypy leaves idle, not by both test workers at once as they start
+# (collection: 26 s with no bytecode, 10 s with it).
+bytecode: setup
+	$(BIN)/python -m pytest --collect-only -q -p no:cacheprovider > /dev/null
