@@ -265,6 +265,17 @@ class RunProgress:
         # Exclusive: the name is this run's alone; workers append, never create.
         # First, so that nothing is switched before a failure here.
         os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            self._switch_on()
+        except BaseException:
+            # A signal (launch.py's Stopped) may land anywhere in here, fd 2
+            # already pointed at the log: undo what was switched, as on exit.
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def _switch_on(self) -> None:
+        """Quiet the other libraries, capture fd 2, start the bar and the watcher."""
         self._quiet_env = silence_third_party()
         if self.capture_output:
             self._capture()
@@ -289,11 +300,10 @@ class RunProgress:
             )
         self._thread = threading.Thread(target=self._watch, name="paramine-progress", daemon=True)
         self._thread.start()
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread.is_alive():
             self._thread.join()
         # Counts of the last moments were flushed by the workers' bundles.
         tap_for(self.path).flush()

@@ -7,6 +7,8 @@ import json
 import multiprocessing
 import os
 import re
+import sys
+import tempfile
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -405,6 +407,30 @@ class TestProgress:
         silence_third_party()
         hf_logging.enable_progress_bar()
         hf_logging.set_verbosity_warning()
+
+    def test_a_signal_while_it_starts_leaves_nothing_switched(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """launch.py's handler raises Stopped wherever the main thread is: here, fd 2 captured."""
+        from paramine.pipelines.run import progress as progress_module
+        from paramine.pipelines.run.launch import Stopped
+
+        def signal_arrives(_: object) -> bool:
+            raise Stopped("SIGTERM")
+
+        monkeypatch.setattr(progress_module, "_isatty", signal_arrives)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        before, env = os.fstat(2), dict(os.environ)
+        progress = RunProgress(100)
+        with pytest.raises(Stopped), progress:
+            pytest.fail("the run went on")
+        after = os.fstat(2)
+        # stderr is stderr again (the stop's one line must reach the user)...
+        assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+        assert progress.stream is sys.stderr
+        # ...and neither the progress file nor the run's log is left, the environment as it was.
+        assert os.listdir(tmp_path) == []
+        assert dict(os.environ) == env
 
     @pytest.mark.slow
     def test_a_multi_process_mine_reports_every_byte_and_pair(
