@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +106,15 @@ def test_a_good_config_loads(tmp_path: Path) -> None:
     assert config.output == str(Path.cwd() / "table")
     assert config.inputs == [str(Path.cwd() / "corpus")]
     assert (config.tgt_lang, config.buckets, config.mining.tgt_lang) == ("cs", 4, "cs")
+
+
+def test_an_alias_bomb_in_a_refresh_config_is_one_line_at_once(tmp_path: Path) -> None:
+    """Nine levels of nine aliases under a key: refused where the first alias is, not expanded."""
+    lines = ['  a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    path = tmp_path / "c.yaml"
+    path.write_text("output: o\ninputs: [x]\noptions:\n" + "\n".join(lines) + "\n")
+    start = time.monotonic()
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}:5:\d+: a YAML alias \(\*a0\)"):
+        load_config(str(path))
+    assert time.monotonic() - start < 2
