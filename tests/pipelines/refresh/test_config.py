@@ -15,6 +15,8 @@ from paramine.pipelines.cli import main
 from paramine.pipelines.refresh.config import load_config
 from paramine.schemas.errors import InputError
 
+from tests.schemas.test_yaml_files import alias_bomb
+
 #: Files that are not a YAML document, and where (line:column) each goes wrong.
 NOT_YAML = [
     # An unclosed flow sequence: the parser reaches the end of the file (3:1),
@@ -110,10 +112,9 @@ def test_a_good_config_loads(tmp_path: Path) -> None:
 
 def test_an_alias_bomb_in_a_refresh_config_is_one_line_at_once(tmp_path: Path) -> None:
     """Nine levels of nine aliases under a key: refused where the first alias is, not expanded."""
-    lines = ['  a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
-    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    bomb = "".join("  " + line + "\n" for line in alias_bomb().splitlines())
     path = tmp_path / "c.yaml"
-    path.write_text("output: o\ninputs: [x]\noptions:\n" + "\n".join(lines) + "\n")
+    path.write_text("output: o\ninputs: [x]\noptions:\n" + bomb)
     start = time.monotonic()
     with pytest.raises(InputError, match=rf"^{re.escape(str(path))}:5:\d+: a YAML alias \(\*a0\)"):
         load_config(str(path))
