@@ -1,9 +1,10 @@
-"""Shared fixtures: a tiny offline model, and the GPU skip."""
+"""Shared fixtures: a tiny offline model, private cache and temporary folders, and the GPU skip."""
 
 from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,22 @@ def private_paramine_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PARAMINE_CACHE", str(tmp_path_factory.mktemp("paramine-cache")))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The session's temporary folder, in pytest's own (which keeps the last three sessions').
+
+    What others leave in TMPDIR goes there, not into the machine's /tmp:
+    Beam's ``beam-pipeline-temp*`` folder of each pipeline a test builds and
+    never runs, and the progress file and log of a run a test SIGKILLs. Set
+    in the environment too, for CLI subprocesses and Beam's workers.
+    """
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", folder)
+        patch.setattr(tempfile, "tempdir", folder)
         yield
 
 
