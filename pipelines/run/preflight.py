@@ -145,8 +145,15 @@ def unchecked_warning(unchecked: dict[str, list[str]]) -> str | None:
     if whole:
         parts.append(f"the language check cannot judge {', '.join(whole)} (no detector knows it)")
     if scripts:
-        shown = ", ".join(f"{code.split('-')[0]} lines in {code.split('-')[1]}" for code in scripts)
-        parts.append(f"nor {shown} (the detector knows the language in another script)")
+        by_language: dict[str, list[str]] = {}
+        for code in scripts:
+            lang, _, script = code.partition("-")
+            by_language.setdefault(lang, []).append(script)
+        shown = ", ".join(
+            f"{lang} lines in {' or '.join(found)}" for lang, found in by_language.items()
+        )
+        lead = "nor" if whole else "the language check cannot judge"
+        parts.append(f"{lead} {shown} (the detector knows the language in another script)")
     if unchecked.get("script"):
         parts.append(
             f"no table knows the scripts of {', '.join(unchecked['script'])}: they are learned "
