@@ -157,12 +157,26 @@ def _phase(name: str, root: Path) -> Callable[[list[str]], bool]:
     if name == "mining":
         return lambda lines: any(re.search(r": run \S+: mining", line) for line in lines)
     if name == "writing":
-        files = set(root.rglob("part-*.parquet"))
-        return lambda _: bool(set(root.rglob("part-*.parquet")) - files)
+        files = _bucket_files(root)
+        return lambda _: bool(_bucket_files(root) - files)
     if name == "committed":
         version = _versions(root / STATE_DIR)
         return lambda _: _versions(root / STATE_DIR) > version
     raise ValueError(f"unknown phase {name!r}; mining, writing or committed")
+
+
+def _bucket_files(root: Path) -> set[Path]:
+    """The ``part-*.parquet`` files under ``root``, read while a refresh writes and removes folders.
+
+    ``os.walk`` passes over a folder that goes as it is read (Beam's
+    ``beam-temp-*`` ones); ``Path.rglob`` raises FileNotFoundError there.
+    """
+    return {
+        Path(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.startswith("part-") and name.endswith(".parquet")
+    }
 
 
 def _versions(table: Path) -> int:
