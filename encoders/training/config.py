@@ -19,7 +19,13 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 from paramine.encoders.evaluation.config import EVALUATION, EvalOptions, parse_holdout_share
-from paramine.encoders.training.recipes import RECIPE_KEYS, RECIPES, TRAIN_ON, resolve_recipe
+from paramine.encoders.training.recipes import (
+    LOSS_DIRECTIONS,
+    RECIPE_KEYS,
+    RECIPES,
+    TRAIN_ON,
+    resolve_recipe,
+)
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     one_of,
@@ -119,7 +125,7 @@ class TrainConfig(EvalOptions):
     )
     recipe: str = option(
         "paper",
-        "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs, --loss and "
+        "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs, --loss, "
         "--train-on; explicit flags override it. paper (default): Dadas 2022, for large data "
         "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
         "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
@@ -175,6 +181,15 @@ class TrainConfig(EvalOptions):
         group=TRAINING,
         parse=optional(one_of(LOSSES)),
         choices=LOSSES,
+    )
+    loss_directions: str = option(
+        None,
+        "which in-batch contests the loss scores: forward (each anchor against the batch's "
+        "positives, as Dadas 2022); both (and each positive against the anchors); all (and "
+        "anchors against anchors, positives against positives) (default: the recipe's)",
+        group=TRAINING,
+        parse=optional(one_of(tuple(LOSS_DIRECTIONS))),
+        choices=tuple(LOSS_DIRECTIONS),
     )
     train_on: str = option(
         None,

@@ -70,6 +70,7 @@ def training_record(folder: str) -> dict[str, Any] | None:
         "base": summary.get("base", {}).get("model_id"),
         "recipe": settings.get("recipe"),
         "train_on": settings.get("train_on"),
+        "loss_directions": settings.get("loss_directions"),
         "seed": settings.get("seed"),
         "eval_share": settings.get("eval_share"),
         "train_rows": training.get("train_pairs"),

@@ -106,21 +106,30 @@ def learning_rate_mapping(
     return {HEAD_PARAMETERS: head_lr}
 
 
-def make_loss(model: SentenceTransformer, loss: str, mini_batch_size: int) -> Any:
+def make_loss(
+    model: SentenceTransformer, loss: str, mini_batch_size: int, directions: str = "forward"
+) -> Any:
     """MNRL, or its cached form (the same loss and gradient, in mini-batches of texts).
 
     The cached loss (GradCache) first embeds the batch without gradients in
     mini-batches, then recomputes each mini-batch with gradients: one more
     forward pass per step for memory that no longer grows with the batch.
+    ``directions`` (``recipes.LOSS_DIRECTIONS``) are the in-batch contests
+    either scores, in one softmax per anchor (sentence-transformers'
+    ``partition_mode="joint"``).
     """
+    from paramine.encoders.training.recipes import LOSS_DIRECTIONS
     from sentence_transformers.sentence_transformer.losses import (
         CachedMultipleNegativesRankingLoss,
         MultipleNegativesRankingLoss,
     )
 
+    contests = LOSS_DIRECTIONS[directions]
     if loss == "cached":
-        return CachedMultipleNegativesRankingLoss(model, mini_batch_size=mini_batch_size)
-    return MultipleNegativesRankingLoss(model)
+        return CachedMultipleNegativesRankingLoss(
+            model, mini_batch_size=mini_batch_size, directions=contests
+        )
+    return MultipleNegativesRankingLoss(model, directions=contests)
 
 
 def choose_precision(precision: str) -> str:

@@ -32,14 +32,35 @@ This module imports neither torch nor sentence-transformers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 #: The settings a recipe gives; every other flag has one default for all recipes.
-RECIPE_KEYS = ("pooling", "lr", "head_lr", "batch_size", "epochs", "loss", "train_on")
+RECIPE_KEYS = (
+    "pooling",
+    "lr",
+    "head_lr",
+    "batch_size",
+    "epochs",
+    "loss",
+    "loss_directions",
+    "train_on",
+)
 #: ``--train-on``: what a training row is. paraphrases: (sentence_a,
 #: sentence_b); bitext: (pivot_sentence, sentence_a) and (pivot_sentence,
 #: sentence_b), the aligned pairs every written pair carries; both.
 TRAIN_ON = ("paraphrases", "bitext", "both")
+#: ``--loss-directions``: which in-batch contests the loss scores, as
+#: sentence-transformers' ``directions`` of its MNRL. forward: each anchor
+#: against the batch's positives (MNRL as Dadas 2022 uses it); both: and each
+#: positive against the batch's anchors; all: and each anchor against the
+#: other anchors, each positive against the other positives (the "improved
+#: contrastive loss" of GTE, Li et al. 2023).
+Contest = Literal["query_to_doc", "doc_to_query", "query_to_query", "doc_to_doc"]
+LOSS_DIRECTIONS: dict[str, tuple[Contest, ...]] = {
+    "forward": ("query_to_doc",),
+    "both": ("query_to_doc", "doc_to_query"),
+    "all": ("query_to_doc", "doc_to_query", "query_to_query", "doc_to_doc"),
+}
 
 #: ``head_lr`` of a recipe that trains the head at the Transformer's rate.
 SAME_AS_LR = None
@@ -52,6 +73,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         "batch_size": 64,
         "epochs": 3.0,
         "loss": "mnrl",
+        "loss_directions": "forward",
         "train_on": "paraphrases",
     },
     "small": {
@@ -65,6 +87,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         "batch_size": 64,
         "epochs": 3.0,
         "loss": "cached",
+        "loss_directions": "forward",
         "train_on": "paraphrases",
     },
     # A language the base hardly knows (issue 53): the base's own pooling with
@@ -80,6 +103,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         "batch_size": 32,
         "epochs": 1.0,
         "loss": "mnrl",
+        "loss_directions": "forward",
         "train_on": "both",
     },
 }

@@ -89,7 +89,7 @@ def train_seed(
         model=model,
         args=args,
         train_dataset=dataset,
-        loss=make_loss(model, config.loss, config.mini_batch_size),
+        loss=make_loss(model, config.loss, config.mini_batch_size, config.loss_directions),
         callbacks=callbacks,
     )
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -109,3 +109,30 @@ def test_the_trainers_optimizer_gives_the_head_its_rate(
     assert set(rates) == set(names.values())  # every parameter trains, once
     for name, rate in rates.items():
         assert rate == (2e-5 if name.startswith("0.") else 1e-3), name
+
+
+@pytest.mark.parametrize("loss_name", ["mnrl", "cached"])
+def test_loss_directions_score_the_contests_they_name(tiny_model_dir: Path, loss_name: str) -> None:
+    """forward is InfoNCE of anchors over the positives; both and all add the other contests."""
+    model = build_model(load_encoder(str(tiny_model_dir)), "lstm-residual", 16, False, False, 128)
+    model.eval()
+    anchors, positives = TEXTS[:3], TEXTS[3:]
+    features = [model.tokenize(anchors), model.tokenize(positives)]
+    with torch.no_grad():
+        a, p = (model.encode(texts, convert_to_tensor=True) for texts in (anchors, positives))
+        values = {
+            directions: make_loss(model, loss_name, 4, directions)(features, None).item()
+            for directions in ("forward", "both", "all")
+        }
+    scale = 20.0  # MNRL's, 1 / temperature
+    cos = torch.nn.functional.normalize(a, dim=1) @ torch.nn.functional.normalize(p, dim=1).T
+    target = torch.arange(len(anchors))
+
+    def info_nce(logits: torch.Tensor) -> float:
+        return torch.nn.functional.cross_entropy(scale * logits, target).item()
+
+    assert values["forward"] == pytest.approx(info_nce(cos), abs=1e-4)
+    assert values["forward"] == pytest.approx(make_loss(model, loss_name, 4)(features, None).item())
+    # Each anchor's softmax also holds what the added directions contest it
+    # against (one partition per anchor), so the loss can only grow.
+    assert values["forward"] < values["both"] < values["all"]
