@@ -126,7 +126,8 @@ class TrainConfig(EvalOptions):
     recipe: str = option(
         "paper",
         "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs, --loss, "
-        "--train-on; explicit flags override it. paper (default): Dadas 2022, for large data "
+        "--loss-directions and --train-on; explicit flags override it. paper (default): Dadas "
+        "2022, for large data "
         "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
         "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
         "adapt: for a language the base hardly knows (lstm-residual, lr 2e-5, batch 32, 1 "
