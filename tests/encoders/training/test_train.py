@@ -170,6 +170,29 @@ def test_training_lowers_the_loss_and_resumes(
     assert loss_after_8 < loss_after_4 < loss_before
 
 
+def test_the_trainer_scores_the_loss_directions_it_is_given(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """``--loss-directions`` reaches the loss the steps minimize, not only the record.
+
+    Same seed, same rows, same first batch: the first step's loss is the
+    untrained model's, and each added contest puts more negatives in every
+    softmax, so ``forward < both < all`` (as ``test_modeling`` computes by hand).
+    """
+    url = write_dataset(tmp_path / "ds", make_rows(48))
+    first: dict[str, float] = {}
+    for directions in ("forward", "both", "all"):
+        out = tmp_path / directions
+        argv = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+        argv += ["--lstm-hidden", "32", "--batch-size", "8", "--max-steps", "1"]
+        argv += ["--logging-steps", "1", "--seed", "1", "--loss-directions", directions]
+        assert main(argv) == 0
+        summary = json.loads((out / "paramine_training.json").read_text())
+        assert summary["settings"]["loss_directions"] == directions
+        first[directions] = summary["training"]["first_logged_loss"]
+    assert first["forward"] < first["both"] < first["all"]
+
+
 def torch_seed(seed: int) -> None:
     import torch
 
