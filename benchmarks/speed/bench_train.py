@@ -1,4 +1,4 @@
-"""Training cost per step: MNRL vs cached MNRL, batch 64 vs 256, with and without hard negatives.
+"""Training cost per step: MNRL or cached MNRL, batch, hard negatives, the in-batch contests scored.
 
 Transformer (e5-small by default, built offline) + pooling (LSTM 1024, the
 paper's), AdamW, 128 tokens at most (Dadas 2022). The pairs are real
@@ -22,6 +22,8 @@ texts per forward pass), for one more forward pass per step.
     python -m benchmarks.speed.bench_train                        # the 8 rows, CPU, e5-small
     python -m benchmarks.speed.bench_train --device cuda          # where a GPU is lent
     python -m benchmarks.speed.bench_train --loss mnrl --batch-size 64 --hard-negatives 0 --steps 5
+    python -m benchmarks.speed.bench_train --loss mnrl --batch-size 32 --hard-negatives 0 \
+        --loss-directions forward all                            # what --loss-directions costs
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from paramine.encoders.training.recipes import LOSS_DIRECTIONS
 
 from benchmarks.lib.paths import LASER
 
@@ -93,7 +97,7 @@ def measure(args: argparse.Namespace, setting: dict) -> dict:
     batch_size = setting["batch_size"]
     model = build_model(base, setting["pooling"], args.lstm_hidden, False, False, 128, args.device)
     model.train()
-    loss_fn = make_loss(model, setting["loss"], args.mini_batch_size)
+    loss_fn = make_loss(model, setting["loss"], args.mini_batch_size, setting["directions"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
     device = model.device
     if device.type == "cuda":
@@ -144,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         "--pooling", nargs="+", default=["lstm"], choices=["lstm", "mean", "lstm-residual"]
     )
     parser.add_argument("--loss", nargs="+", default=["mnrl", "cached"], choices=["mnrl", "cached"])
+    parser.add_argument(
+        "--loss-directions",
+        nargs="+",
+        default=["forward"],
+        choices=list(LOSS_DIRECTIONS),
+        help="the in-batch contests the loss scores (paramine train --loss-directions)",
+    )
     parser.add_argument("--batch-size", nargs="+", type=int, default=[64, 256])
     parser.add_argument(
         "--hard-negatives", nargs="+", type=int, default=[0, 1], help="negatives per pair"
@@ -169,12 +180,17 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     memory = "peak GPU GB" if args.device.startswith("cuda") else "peak RSS GB"
-    print(f"| pooling | loss | batch | negatives | s/step | pairs/s | CPU-s/step | {memory} |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    grid = itertools.product(args.pooling, args.hard_negatives, args.batch_size, args.loss)
-    for pooling, negatives, batch_size, loss in grid:
+    print(
+        f"| pooling | loss | directions | batch | negatives | s/step | pairs/s | CPU-s/step "
+        f"| {memory} |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    grid = itertools.product(
+        args.pooling, args.hard_negatives, args.batch_size, args.loss, args.loss_directions
+    )
+    for pooling, negatives, batch_size, loss, directions in grid:
         setting = {"pooling": pooling, "loss": loss, "batch_size": batch_size}
-        setting["negatives"] = negatives
+        setting |= {"negatives": negatives, "directions": directions}
         # The flags as given, then the one setting: the child measures only it.
         command = [sys.executable, "-m", "benchmarks.speed.bench_train"]
         command += argv if argv is not None else sys.argv[1:]
@@ -183,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         r = json.loads(done.stdout.strip().splitlines()[-1])
         print(
-            f"| {pooling} | {loss} | {batch_size} | {negatives} | {r['s_per_step']:.2f} | "
+            f"| {pooling} | {loss} | {directions} | {batch_size} | {negatives} | "
+            f"{r['s_per_step']:.2f} | "
             f"{r['pairs_per_s']:.1f} | {r['cpu_s_per_step']:.2f} | {r['peak_gb']:.1f} |",
             flush=True,
         )

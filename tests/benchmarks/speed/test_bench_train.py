@@ -10,23 +10,25 @@ from benchmarks.speed import bench_train
 from tests.benchmarks.harness import markdown_rows, run_script
 
 
-def test_each_loss_with_and_without_a_hard_negative_is_trained_and_timed(
+def test_each_loss_in_each_direction_with_a_hard_negative_is_trained_and_timed(
     tiny_model_dir: Path, shared_corpora: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--base", str(tiny_model_dir), "--loss", "mnrl", "cached", "--batch-size", "8"]
-    argv += ["--hard-negatives", "0", "1", "--mini-batch-size", "4"]
+    # A hard negative (a third column) and both losses' directions: four processes,
+    # as many as CI can spare; negatives 0 is the GPU test's row.
+    argv += ["--hard-negatives", "1", "--mini-batch-size", "4"]
+    argv += ["--loss-directions", "forward", "all"]
     # A small LSTM: the figures must agree whatever its size (the paper's 1024 took 10 s more).
     argv += ["--lstm-hidden", "64"]
     assert bench_train.main([*argv, "--steps", "2", "--warmup", "1"]) == 0
     out, err = capsys.readouterr()
     assert f"base {tiny_model_dir}, LSTM hidden 64, cached mini-batch 4" in err
-    rows = {tuple(cells[:4]): [float(c) for c in cells[4:]] for cells in markdown_rows(out, "")[1:]}
-    # The grid, in the order printed: negatives, then batch, then loss.
+    rows = {tuple(cells[:5]): [float(c) for c in cells[5:]] for cells in markdown_rows(out, "")[1:]}
+    # The grid, in the order printed: loss, then directions.
     assert list(rows) == [
-        ("lstm", "mnrl", "8", "0"),
-        ("lstm", "cached", "8", "0"),
-        ("lstm", "mnrl", "8", "1"),
-        ("lstm", "cached", "8", "1"),
+        ("lstm", loss, directions, "8", "1")
+        for loss in ("mnrl", "cached")
+        for directions in ("forward", "all")
     ]
     for s_per_step, pairs_per_s, cpu_per_step, peak_gb in rows.values():
         assert s_per_step > 0 and cpu_per_step > 0 and 0 < peak_gb < 24
@@ -44,4 +46,4 @@ def test_a_training_step_runs_on_the_gpu(tiny_model_dir: Path, shared_corpora: P
     )  # fmt: skip
     assert "device cuda" in done.stderr
     [row] = markdown_rows(done.stdout, "lstm")
-    assert float(row[4]) > 0  # s/step
+    assert float(row[5]) > 0  # s/step
