@@ -131,7 +131,8 @@ class TrainConfig(EvalOptions):
         "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
         "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
         "adapt: for a language the base hardly knows (lstm-residual, lr 2e-5, batch 32, 1 "
-        "epoch, MNRL, paraphrases and their aligned pairs); see docs/training.md",
+        "epoch, MNRL over every in-batch contest, paraphrases and their aligned pairs); see "
+        "docs/training.md",
         group=TRAINING,
         choices=tuple(RECIPES),
     )

@@ -25,7 +25,10 @@ def test_the_adapt_recipe_trains_on_paraphrases_and_their_aligned_pairs() -> Non
         32,
         1.0,
     )
-    assert (config.loss, config.loss_directions, config.train_on) == ("mnrl", "forward", "both")
+    assert (config.loss, config.loss_directions, config.train_on) == ("mnrl", "all", "both")
+    assert TrainConfig(dataset="d", base="b", output="o", recipe="small").loss_directions == (
+        "forward"
+    )
     assert TrainConfig(dataset="d", base="b", output="o").train_on == "paraphrases"  # paper
     assert TrainConfig(
         dataset="d", base="b", output="o", recipe="adapt", train_on="bitext"
@@ -148,7 +151,7 @@ def test_mine_train_mine_records_the_first_pass(
         "both",
         2,
     )
-    assert training["loss_directions"] == "forward"
+    assert training["loss_directions"] == "all"
     stats = json.loads((second / "stats.json").read_text())["first_pass"]
     first_ids = set(pd.read_parquet(first / "pairs")["pair_id"])
     second_ids = set(pd.read_parquet(second / "pairs")["pair_id"])
