@@ -61,22 +61,17 @@ class Misses:
 
 def paraphrase_set(pivot_path: str, target_path: str, eval_share: float) -> ParaphraseSet:
     """The held-out paraphrase pairs of a bitext, as ``paramine evaluate`` scores them."""
-    from paramine.encoders.evaluation.eval_files import held_out_bitexts, read_bitext
-    from paramine.encoders.evaluation.holdout import split_key
-    from paramine.schemas.text_keys import hash_fraction
+    from paramine.encoders.evaluation.eval_files import held_out_bitexts
 
-    paths = [pivot_path, target_path]
-    sets = [s for s in held_out_bitexts(paths, eval_share) if "paraphrases" in s.name]
-    if not sets:
-        raise SystemExit(f"{target_path}: no held-out pivot has two translations")
-    [found] = sets
-    bitext = read_bitext(paths)
-    # Each query is the first translation of one held-out pivot (each text is used once).
-    pivot_of: dict[str, str] = {}
-    for pivot, target in zip(bitext.source, bitext.target, strict=True):
-        if hash_fraction(split_key(pivot)) < eval_share:
-            pivot_of.setdefault(target, pivot)
-    return ParaphraseSet(found.source, found.target, [pivot_of[q] for q in found.source])
+    # The translations first, then the paraphrases, each where it has 2+ pairs.
+    sets = held_out_bitexts([pivot_path, target_path], eval_share)
+    if len(sets) < 2:
+        raise SystemExit(f"{target_path}: fewer than 2 held-out pivots have two translations")
+    translations, paraphrases = sets
+    # A paraphrase query is its pivot's first translation: a translation pair's target.
+    pivot_of = dict(zip(translations.target, translations.source, strict=True))
+    queries = paraphrases.source
+    return ParaphraseSet(queries, paraphrases.target, [pivot_of[q] for q in queries])
 
 
 def encode(spec: str, texts: list[str]) -> np.ndarray:
