@@ -210,9 +210,9 @@ class TrainConfig(EvalOptions):
     )
     hard_negatives: int = option(
         0,
-        "mine N hard negatives per training pair with faiss, from the dataset's own sentences "
-        "by the base model's embeddings, never from the pair's pivot group (default 0: none; "
-        "needs paramine[faiss])",
+        "mine N hard negatives per training row with faiss, from the dataset's candidate "
+        "sentences by the base model's embeddings, never from the row's pivot group (default "
+        "0: none; needs paramine[faiss])",
         group=TRAINING,
         parse=parse_non_negative,
         metavar="N",
@@ -301,11 +301,6 @@ class TrainConfig(EvalOptions):
         if self.select_on == "dev" and not self.suite:
             raise UsageError(
                 "--select-on dev scores the dev splits of a suite: give --suite (and --suite-data)"
-            )
-        if self.hard_negatives and self.train_on != "paraphrases":
-            raise UsageError(
-                f"--hard-negatives mines negatives for paraphrase rows; with --train-on "
-                f"{self.train_on} give --hard-negatives 0"
             )
         if self.select_on == "none" and (self.select_every or self.select_tasks):
             raise UsageError("--select-every and --select-tasks need --select-on dev")

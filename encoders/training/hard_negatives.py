@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paramine.encoders.neighbours import build_index, faiss_module
 from paramine.schemas.errors import UsageError
@@ -67,6 +67,7 @@ def mine_hard_negatives(
     encode: Callable[[list[str]], np.ndarray],
     count: int,
     margin: float = 0.05,
+    pool: Sequence[str] | None = None,
 ) -> MinedNegatives:
     """Mine ``count`` negatives per (anchor, positive) row from the rows' own sentences.
 
@@ -79,12 +80,16 @@ def mine_hard_negatives(
         count: Negatives per row.
         margin: A negative's cosine to the anchor is at most ``(1 - margin)``
             times the positive's.
+        pool: The sentences a negative may be (default: every anchor and
+            positive). Aligned rows pass the candidates' side only, so a
+            pivot's negative is a near miss in the language it is paired with.
     """
     import numpy as np
 
     faiss_module("--hard-negatives")  # a clear error before anything is encoded
     groups = [comparison_key(pivot) for pivot in pivots]
-    texts = sorted(set(anchors) | set(positives))
+    pool_texts = set(anchors) | set(positives) if pool is None else set(pool)
+    texts = sorted(set(anchors) | set(positives) | pool_texts)
     row_of = {text: i for i, text in enumerate(texts)}
     keys = [comparison_key(text) for text in texts]
     # A group's sentences by key, and each text's groups (a text may sit in two).
@@ -95,14 +100,15 @@ def mine_hard_negatives(
             group_keys.setdefault(group, set()).add(keys[row_of[text]])
             text_groups[row_of[text]].add(group)
     vectors = np.ascontiguousarray(encode(texts), dtype="float32")  # (texts, dim)
-    index = build_index(vectors)
+    pool_rows = [row_of[text] for text in sorted(pool_texts)]  # index position -> text row
+    index = build_index(np.ascontiguousarray(vectors[pool_rows]))
     anchor_rows = np.asarray([row_of[a] for a in anchors])
     positive_cos = np.einsum(
         "ij,ij->i", vectors[anchor_rows], vectors[[row_of[b] for b in positives]]
     )  # (rows,)
 
-    def allowed(i: int, j: int, cosine: float) -> bool:
-        group = groups[i]
+    def allowed(i: int, hit: int, cosine: float) -> bool:
+        j, group = pool_rows[hit], groups[i]
         return (
             group not in text_groups[j]
             and keys[j] not in group_keys[group]
@@ -114,8 +120,9 @@ def mine_hard_negatives(
     # for the rows that still lack some.
     largest = max(len(k) for k in group_keys.values()) if group_keys else 0
     queries = vectors[anchor_rows]
+    searched = [texts[j] for j in pool_rows]
     negatives, cosines = _nearest_allowed(
-        index, queries, texts, count, min(len(texts), count + largest + 2), allowed
+        index, queries, searched, count, min(len(searched), count + largest + 2), allowed
     )
     kept = [i for i in range(len(anchors)) if negatives[i]]
     return MinedNegatives(
@@ -125,7 +132,7 @@ def mine_hard_negatives(
             "margin": margin,
             "rows": len(anchors),
             "rows_with_negatives": len(kept),
-            "texts_searched": len(texts),
+            "texts_searched": len(pool_rows),
             "mean_cos_negative": _mean([c for i in kept for c in cosines[i]]),
             "mean_cos_positive": _mean([float(positive_cos[i]) for i in kept]),
         },
@@ -178,7 +185,15 @@ def negative_columns(count: int) -> list[str]:
     return [f"negative_{n}" for n in range(1, count + 1)]
 
 
-def training_rows(train: pd.DataFrame, train_on: str) -> tuple[list[str], list[str]]:
+class TrainingRows(NamedTuple):
+    """The trainer's (anchor, positive) rows, and the pivot whose group each row is of."""
+
+    anchors: list[str]
+    positives: list[str]
+    pivots: list[str]
+
+
+def training_rows(train: pd.DataFrame, train_on: str) -> TrainingRows:
     """The (anchor, positive) rows ``--train-on`` makes of the training pairs.
 
     ``paraphrases``: (sentence_a, sentence_b) of each pair; ``bitext``: the
@@ -187,21 +202,22 @@ def training_rows(train: pd.DataFrame, train_on: str) -> tuple[list[str], list[s
     order; ``both``: the paraphrases, then the aligned pairs. The pairs are
     the training split's, so no held-out pivot is among them.
     """
-    anchors: list[str] = []
-    positives: list[str] = []
+    rows = TrainingRows([], [], [])
+    pivots = train["pivot_sentence"].tolist()
     if train_on in ("paraphrases", "both"):
-        anchors += train["sentence_a"].tolist()
-        positives += train["sentence_b"].tolist()
+        rows.anchors.extend(train["sentence_a"].tolist())
+        rows.positives.extend(train["sentence_b"].tolist())
+        rows.pivots.extend(pivots)
     if train_on in ("bitext", "both"):
         seen: set[tuple[str, str]] = set()
-        pivots = train["pivot_sentence"].tolist()
         for side in ("sentence_a", "sentence_b"):
             for pivot, candidate in zip(pivots, train[side].tolist(), strict=True):
                 if (pivot, candidate) not in seen:
                     seen.add((pivot, candidate))
-                    anchors.append(pivot)
-                    positives.append(candidate)
-    return anchors, positives
+                    rows.anchors.append(pivot)
+                    rows.positives.append(candidate)
+                    rows.pivots.append(pivot)
+    return rows
 
 
 def training_columns(
@@ -222,18 +238,20 @@ def training_columns(
     Raises:
         UsageError: Fewer rows than one batch got their negatives.
     """
-    anchors, positives = training_rows(data.train, config.train_on)
+    anchors, positives, pivots = training_rows(data.train, config.train_on)
     columns = {"anchor": anchors, "positive": positives}
     if not config.hard_negatives:
         return columns, None
     log.info("mining %d hard negatives per pair with the base model", config.hard_negatives)
+    candidates = data.train["sentence_a"].tolist() + data.train["sentence_b"].tolist()
     mined = mine_hard_negatives(
         anchors,
         positives,
-        data.train["pivot_sentence"].tolist(),
+        pivots,
         encode,
         config.hard_negatives,
         config.hard_negative_margin,
+        pool=candidates,
     )
     keep = [i for i, negatives in enumerate(mined.negatives) if negatives]
     columns = {name: [values[i] for i in keep] for name, values in columns.items()}

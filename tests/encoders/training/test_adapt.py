@@ -46,9 +46,10 @@ def test_rows_of_each_kind() -> None:
     assert training_rows(train, "paraphrases") == (
         ["Cześć.", "Siema.", "Pa."],
         ["Siema.", "Hej.", "Do widzenia."],
+        ["Hi.", "Hi.", "Bye."],
     )
     # Each aligned pair once: (Hi., Siema.) is carried by both of the first rows.
-    anchors, positives = training_rows(train, "bitext")
+    anchors, positives, pivots = training_rows(train, "bitext")
     assert list(zip(anchors, positives, strict=True)) == [
         ("Hi.", "Cześć."),
         ("Hi.", "Siema."),
@@ -56,8 +57,10 @@ def test_rows_of_each_kind() -> None:
         ("Hi.", "Hej."),
         ("Bye.", "Do widzenia."),
     ]
+    assert pivots == anchors  # an aligned row's group is its own pivot's
     both = training_rows(train, "both")
-    assert len(both[0]) == 3 + 5
+    assert len(both.anchors) == len(both.pivots) == 3 + 5
+    assert both.pivots[:3] == ["Hi.", "Hi.", "Bye."]
 
 
 def test_the_aligned_pairs_of_a_dataset_never_hold_a_held_out_pivot(tmp_path: Path) -> None:
@@ -69,7 +72,7 @@ def test_the_aligned_pairs_of_a_dataset_never_hold_a_held_out_pivot(tmp_path: Pa
         dataset=url, base="b", output=str(tmp_path / "o"), recipe="adapt", eval_share=0.3
     )
     data = prepare_data(config)
-    anchors, _ = training_rows(data.train, "bitext")
+    anchors = training_rows(data.train, "bitext").anchors
     held = {
         split_key(r["pivot_sentence"])
         for r in rows

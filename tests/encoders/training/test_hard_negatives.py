@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from paramine.encoders.evaluation.suite_eval import model_encoder
 from paramine.encoders.lstm_pooling import load_encoder
-from paramine.encoders.training.hard_negatives import mine_hard_negatives
+from paramine.encoders.training.hard_negatives import mine_hard_negatives, training_rows
 from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.errors import UsageError
 from paramine.schemas.text_keys import comparison_key
@@ -91,6 +92,63 @@ def test_negatives_never_come_from_the_anchors_pivot_group(tiny_model_dir: Path)
         assert set(negatives) <= set(texts)  # the dataset's own sentences
     # The hardest allowed ones: on average nearer the anchor than a random sentence.
     assert mined.stats["mean_cos_negative"] > float(np.mean(similarity[similarity > -2]))
+
+
+def test_aligned_rows_get_negatives_from_the_candidates_side(tiny_model_dir: Path) -> None:
+    """A pivot's negative is a near miss among the candidates, never another pivot."""
+    train = pd.DataFrame(group_rows())
+    rows = training_rows(train, "both")
+    candidates = set(train["sentence_a"]) | set(train["sentence_b"])
+    pivots = set(train["pivot_sentence"])
+    encode = model_encoder(load_encoder(str(tiny_model_dir), device="cpu"), "", 16)
+    # The test has teeth: among every row's sentences, an aligned row's nearest
+    # one outside its group is another pivot (near-identical "Pivot sentence
+    # number g.") nearly always.
+    texts = sorted(candidates | pivots)
+    vectors = encode(texts)
+    similarity = vectors @ vectors.T
+    aligned = range(len(train), len(rows.anchors))
+    nearest_pivot = 0
+    for i in aligned:
+        anchor, group = rows.anchors[i], comparison_key(rows.pivots[i])
+        order = np.argsort(-similarity[texts.index(anchor)])
+        outside = [texts[j] for j in order if comparison_key(texts[j]) != group]
+        nearest_pivot += outside[0] in pivots and comparison_key(outside[0]) != group
+    assert nearest_pivot >= 0.9 * len(aligned)
+
+    mined = mine_hard_negatives(*rows, encode, count=1, margin=0.0, pool=sorted(candidates))
+    assert len(rows.anchors) == len(train) + 3 * 24 + 1  # group 0's c2 under both spellings
+    assert mined.stats["rows_with_negatives"] >= 0.9 * len(rows.anchors)
+    assert mined.stats["texts_searched"] == len(candidates)
+    group_of = {
+        text: comparison_key(r["pivot_sentence"])
+        for r in group_rows()
+        for text in (r["sentence_a"], r["sentence_b"])
+    }
+    for anchor, pivot, negatives in zip(rows.anchors, rows.pivots, mined.negatives, strict=True):
+        for negative in negatives:
+            assert negative in candidates, (anchor, negatives)
+            assert group_of[negative] != comparison_key(pivot), (anchor, negatives)
+
+
+def test_the_adapt_recipe_trains_with_hard_negatives(tmp_path: Path, tiny_model_dir: Path) -> None:
+    rows = group_rows(32)
+    url = write_dataset(tmp_path / "ds", rows)
+    out = tmp_path / "model"
+    args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
+    args += ["--recipe", "adapt", "--lstm-hidden", "16", "--batch-size", "8"]
+    args += ["--max-steps", "2", "--eval-share", "0", "--hard-negatives", "1"]
+    args += ["--hard-negative-margin", "0"]
+    assert cli_main(["train", *args]) == 0
+    summary = json.loads((out / "paramine_training.json").read_text())
+    stats = summary["counts"]["hard_negatives"]
+    assert stats["rows"] == 64 + 3 * 32 + 1  # the paraphrases, then each distinct aligned pair
+    assert stats["rows_with_negatives"] + stats["rows_dropped_without_negatives"] == stats["rows"]
+    assert summary["training"]["train_pairs"] == stats["rows_with_negatives"]
+    assert summary["settings"]["train_on"] == "both"
+    # Negatives were searched among the candidates only, not the pivots.
+    candidates = {r[side] for r in rows for side in ("sentence_a", "sentence_b")}
+    assert stats["texts_searched"] == len(candidates)
 
 
 def test_the_margin_keeps_negatives_below_the_positive(tiny_model_dir: Path) -> None:
