@@ -69,7 +69,7 @@ def mine_hard_negatives(
     margin: float = 0.05,
     pool: Sequence[str] | None = None,
 ) -> MinedNegatives:
-    """Mine ``count`` negatives per (anchor, positive) row from the rows' own sentences.
+    """Mine ``count`` negatives per (anchor, positive) row from the rows' sentences, or ``pool``.
 
     Args:
         anchors: The rows' first sentences; the negatives are near these.
@@ -88,8 +88,9 @@ def mine_hard_negatives(
 
     faiss_module("--hard-negatives")  # a clear error before anything is encoded
     groups = [comparison_key(pivot) for pivot in pivots]
-    pool_texts = set(anchors) | set(positives) if pool is None else set(pool)
-    texts = sorted(set(anchors) | set(positives) | pool_texts)
+    # The pool's texts first: the index holds them, and a hit's number is its text's row.
+    searched = sorted(set(anchors) | set(positives) if pool is None else set(pool))
+    texts = searched + sorted((set(anchors) | set(positives)) - set(searched))
     row_of = {text: i for i, text in enumerate(texts)}
     keys = [comparison_key(text) for text in texts]
     # A group's sentences by key, and each text's groups (a text may sit in two).
@@ -100,15 +101,14 @@ def mine_hard_negatives(
             group_keys.setdefault(group, set()).add(keys[row_of[text]])
             text_groups[row_of[text]].add(group)
     vectors = np.ascontiguousarray(encode(texts), dtype="float32")  # (texts, dim)
-    pool_rows = [row_of[text] for text in sorted(pool_texts)]  # index position -> text row
-    index = build_index(np.ascontiguousarray(vectors[pool_rows]))
+    index = build_index(vectors[: len(searched)])
     anchor_rows = np.asarray([row_of[a] for a in anchors])
     positive_cos = np.einsum(
         "ij,ij->i", vectors[anchor_rows], vectors[[row_of[b] for b in positives]]
     )  # (rows,)
 
-    def allowed(i: int, hit: int, cosine: float) -> bool:
-        j, group = pool_rows[hit], groups[i]
+    def allowed(i: int, j: int, cosine: float) -> bool:
+        group = groups[i]
         return (
             group not in text_groups[j]
             and keys[j] not in group_keys[group]
@@ -120,7 +120,6 @@ def mine_hard_negatives(
     # for the rows that still lack some.
     largest = max(len(k) for k in group_keys.values()) if group_keys else 0
     queries = vectors[anchor_rows]
-    searched = [texts[j] for j in pool_rows]
     negatives, cosines = _nearest_allowed(
         index, queries, searched, count, min(len(searched), count + largest + 2), allowed
     )
@@ -132,7 +131,7 @@ def mine_hard_negatives(
             "margin": margin,
             "rows": len(anchors),
             "rows_with_negatives": len(kept),
-            "texts_searched": len(pool_rows),
+            "texts_searched": len(searched),
             "mean_cos_negative": _mean([c for i in kept for c in cosines[i]]),
             "mean_cos_positive": _mean([float(positive_cos[i]) for i in kept]),
         },
