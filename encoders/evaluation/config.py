@@ -108,6 +108,14 @@ class EvalOptions:
         group=EVALUATION,
         metavar="DIR",
     )
+    no_suite_cache: bool = option(
+        False,
+        "score the --suite anew and keep nothing: by default a model's suite figures are kept "
+        "in the paramine cache and read back for the same model files, encoding, suite data, "
+        "code and library versions (`paramine models` lists them)",
+        group=EVALUATION,
+        switch=True,
+    )
     device: str | None = option(
         None, "cpu, cuda, ... (default: automatic)", group=None, metavar="DEVICE"
     )

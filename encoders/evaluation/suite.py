@@ -289,6 +289,16 @@ def read_task(task: SuiteTask, root: str) -> dict[str, Split]:
     return {split: read_split(task, path) for split, path in task_paths(task, root).items()}
 
 
+def read_suite(suite: Suite, data_root: str) -> dict[str, dict[str, Split]]:
+    """Every task's splits, by task name, the files checked first.
+
+    Raises:
+        InputError: a file is missing or cannot be read.
+    """
+    check_files(suite, data_root)
+    return {task.name: read_task(task, data_root) for task in suite.tasks}
+
+
 def read_split(task: SuiteTask, path: str) -> Split:
     """Read one split file in the task's format."""
     import fsspec

@@ -30,9 +30,8 @@ from paramine.encoders.evaluation.suite import (
     Split,
     Suite,
     SuiteTask,
-    check_files,
     load_suite,
-    read_task,
+    read_suite,
     resolve_data_root,
 )
 from paramine.schemas.errors import UsageError
@@ -127,6 +126,7 @@ def run_suite(
     data_root: str,
     grid: Sequence[float] = probes.C_GRID,
     details: dict[str, dict[str, Any]] | None = None,
+    data: dict[str, dict[str, Split]] | None = None,
 ) -> dict[str, Any]:
     """Score the vectors ``encode`` gives on every task of ``suite``.
 
@@ -137,6 +137,7 @@ def run_suite(
         grid: The ``C`` values tried on dev.
         details: If given, filled per task with the dev score, the chosen ``C``,
             the split sizes, the majority-class accuracy and the seconds spent.
+        data: The suite's splits, if already read (:func:`read_suite`).
 
     Returns:
         ``{"tasks": {name: figure, ...}, "average": figure}``, x100, 2 decimals.
@@ -144,8 +145,7 @@ def run_suite(
     Raises:
         InputError: a file is missing or cannot be read.
     """
-    check_files(suite, data_root)
-    data = {task.name: read_task(task, data_root) for task in suite.tasks}
+    data = data or read_suite(suite, data_root)
     needed = [_distinct_texts(data[task.name]) for task in suite.tasks]
     vectors: dict[str, np.ndarray] = {}
     figures: dict[str, float] = {}
@@ -189,9 +189,41 @@ def evaluate_on_suite(
     data_root: str,
     prefix: str = "",
     batch_size: int = 64,
+    data: dict[str, dict[str, Split]] | None = None,
 ) -> dict[str, Any]:
     """:func:`run_suite` for a loaded SentenceTransformer (``prefix``: ``query: `` for e5)."""
-    return run_suite(model_encoder(model, prefix, batch_size), suite, data_root)
+    return run_suite(model_encoder(model, prefix, batch_size), suite, data_root, data=data)
+
+
+def encoding_name(backend: str, quantize: str, device: str, dtype: str, prefix: str) -> str:
+    """How a model encodes, as a suite cache key holds it (``suite_cache``).
+
+    ``device`` counts by kind (``cuda:1`` is ``cuda``); ``dtype`` is the
+    weights' (``float16`` where ``load_for_backend`` runs torch on a GPU).
+    """
+    return f"{backend}|{quantize}|{device.partition(':')[0]}|{dtype}|{prefix!r}"
+
+
+def scored_on_suite(
+    revision: str | None,
+    encoding: str,
+    suite: Suite,
+    data: dict[str, dict[str, Split]],
+    model: str,
+    compute: Callable[[], dict[str, Any]],
+    use_cache: bool = True,
+) -> dict[str, Any]:
+    """``compute()``'s figures, or those kept for the same model, encoding and data.
+
+    Only a model with a content fingerprint (``revision``) is cached
+    (:mod:`paramine.encoders.evaluation.suite_cache`).
+    """
+    if not use_cache or not revision:
+        return compute()
+    from paramine.encoders.evaluation.suite_cache import cached_figures, suite_key
+
+    key = suite_key(revision, encoding, suite, data, probes.C_GRID)
+    return cached_figures(key, suite, model, compute)
 
 
 def suite_table(rows: Sequence[tuple[str, dict[str, Any]]], suite: Suite) -> str:
@@ -212,7 +244,8 @@ def suite_table(rows: Sequence[tuple[str, dict[str, Any]]], suite: Suite) -> str
     return "\n".join(lines)
 
 
-def _default_device() -> str:
+def default_device() -> str:
+    """``cuda`` where torch sees a GPU, else ``cpu``."""
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -222,22 +255,33 @@ def suite_command(config: EvaluateConfig) -> int:
     """``paramine evaluate MODEL... --suite S``: print the suite's table, maybe write JSON."""
     from paramine.encoders.inference.backends import choose_backend
     from paramine.encoders.inference.loading import load_for_backend
-    from paramine.encoders.models.resolve import resolve_model
+    from paramine.encoders.models.resolve import ResolvedModel, resolve_model
 
     if config.suite is None:
         raise UsageError("no --suite given")
     suite = load_suite(config.suite)
     root = resolve_data_root(suite, config.suite_data)
-    check_files(suite, root)  # before minutes of model loading
-    device = config.device or _default_device()
+    data = read_suite(suite, root)  # before minutes of model loading
+    device = config.device or default_device()
     choice = choose_backend(config.backend, None, "cuda" if device.startswith("cuda") else "cpu")
     rows: list[tuple[str, dict[str, Any]]] = []
     for spec in config.scored:
         started = time.perf_counter()
         resolved = resolve_model(spec, flag="MODEL")
-        model = load_for_backend(resolved.path, choice, resolved.revision)
-        log.info("%s on %s, backend %s", resolved.model_id, device, choice.backend)
-        result = evaluate_on_suite(model, suite, root, resolved.prefix, config.batch_size)
+
+        def score(resolved: ResolvedModel = resolved) -> dict[str, Any]:
+            model = load_for_backend(resolved.path, choice, resolved.revision)
+            log.info("%s on %s, backend %s", resolved.model_id, device, choice.backend)
+            return evaluate_on_suite(
+                model, suite, root, resolved.prefix, config.batch_size, data=data
+            )
+
+        half = choice.backend == "torch" and choice.device == "cuda"  # load_for_backend's
+        dtype = "float16" if half else "float32"
+        encoding = encoding_name(choice.backend, choice.quantize, device, dtype, resolved.prefix)
+        result = scored_on_suite(
+            resolved.revision, encoding, suite, data, spec, score, not config.no_suite_cache
+        )
         log.info("%s: suite %s in %.0f s", spec, suite.name, time.perf_counter() - started)
         name = f"{spec} (base)" if config.base and spec == config.base and not rows else spec
         rows.append((name, result))
@@ -246,6 +290,6 @@ def suite_command(config: EvaluateConfig) -> int:
     if config.json_path:
         from paramine.schemas.storage import atomic_write
 
-        data: Any = rows[0][1] if len(rows) == 1 else [{"model": n, **r} for n, r in rows]
-        atomic_write(config.json_path, json.dumps(data, indent=2) + "\n")
+        written: Any = rows[0][1] if len(rows) == 1 else [{"model": n, **r} for n, r in rows]
+        atomic_write(config.json_path, json.dumps(written, indent=2) + "\n")
     return 0

@@ -32,10 +32,12 @@ STALE_TEMP_SECONDS = 6 * 3600
 #: the model, and a shared cache should not take a write from each.
 USE_RECORD_SECONDS = 3600
 #: Where in the cache paramine builds folders: the offline default and URL
-#: copies, and the backends' exports.
+#: copies, the backends' exports, and models' figures on evaluation suites
+#: (``encoders.evaluation.suite_cache``).
 MODELS_DIR = "models"
 EXPORTS_DIR = "models/exports"
-BUILT_FOLDERS_IN = (MODELS_DIR, EXPORTS_DIR)
+SUITES_DIR = "suites"
+BUILT_FOLDERS_IN = (MODELS_DIR, EXPORTS_DIR, SUITES_DIR)
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:

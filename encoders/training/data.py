@@ -14,9 +14,8 @@ from paramine.encoders.evaluation.overlap import EVAL_OVERLAP, eval_keys, overla
 from paramine.encoders.evaluation.suite import (
     Split,
     Suite,
-    check_files,
     load_suite,
-    read_task,
+    read_suite,
     resolve_data_root,
 )
 from paramine.schemas.text_keys import edit_similarity
@@ -76,7 +75,13 @@ class EvalData:
     sts: list[tuple[str, StsData]] = field(default_factory=list)
     suite: Suite | None = None
     suite_root: str = ""
-    suite_splits: list[Split] = field(default_factory=list)
+    #: The suite's splits by task name, then split name, as read.
+    suite_data: dict[str, dict[str, Split]] = field(default_factory=dict)
+
+    @property
+    def suite_splits(self) -> list[Split]:
+        """Every split of the suite, for the overlap filter."""
+        return [split for splits in self.suite_data.values() for split in splits.values()]
 
 
 def read_evaluation(config: TrainConfig) -> EvalData:
@@ -86,9 +91,7 @@ def read_evaluation(config: TrainConfig) -> EvalData:
     if config.suite:
         data.suite = load_suite(config.suite)
         data.suite_root = resolve_data_root(data.suite, config.suite_data)
-        check_files(data.suite, data.suite_root)
-        for task in data.suite.tasks:
-            data.suite_splits += read_task(task, data.suite_root).values()
+        data.suite_data = read_suite(data.suite, data.suite_root)
     return data
 
 

@@ -183,7 +183,7 @@ def _train(
 
     base_suite = None
     if evaluation.suite is not None:
-        base_suite = _base_on_suite(config, resolved_path, evaluation, prefix)
+        base_suite = _base_on_suite(config, base_facts, evaluation)
         for seed, (place, model) in as_base.items():
             runs[seed]["suite"] = {"trained": {**base_suite, "same_as_base": True}}
             if len(places) > 1:
@@ -266,15 +266,39 @@ def _load_base(config: TrainConfig) -> tuple[SentenceTransformer, dict[str, Any]
 
 
 def _base_on_suite(
-    config: TrainConfig, path: str, evaluation: EvalData, prefix: str
+    config: TrainConfig, base_facts: dict[str, Any], evaluation: EvalData
 ) -> dict[str, Any]:
-    """The base's suite figures: after training, so the test table is computed once per model."""
+    """The base's suite figures: after training, so the test table is computed once per model.
+
+    Kept in the paramine cache and read back on the next run with the same
+    base (``suite_cache``), unless ``--no-suite-cache``.
+    """
+    from paramine.encoders.evaluation.suite_eval import (
+        default_device,
+        encoding_name,
+        scored_on_suite,
+    )
     from paramine.encoders.lstm_pooling import load_encoder
 
-    assert evaluation.suite is not None
-    log.info("scoring the base model on the suite %s", evaluation.suite.name)
-    fresh = load_encoder(path, device=config.device)
-    return _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
+    suite = evaluation.suite
+    assert suite is not None
+    prefix = base_facts["prefix"]
+
+    def score() -> dict[str, Any]:
+        log.info("scoring the base model on the suite %s", suite.name)
+        fresh = load_encoder(base_facts["path"], device=config.device)
+        return _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
+
+    device = config.device or default_device()
+    return scored_on_suite(
+        base_facts["revision"],
+        encoding_name("torch", "none", device, "float32", prefix),  # as load_encoder loads
+        suite,
+        evaluation.suite_data,
+        f"{config.base} (base)",
+        score,
+        not config.no_suite_cache,
+    )
 
 
 def _save_seed(
@@ -359,5 +383,7 @@ def _on_suite(
 
     assert evaluation.suite is not None
     started = time.perf_counter()
-    result = evaluate_on_suite(model, evaluation.suite, evaluation.suite_root, prefix, batch_size)
+    result = evaluate_on_suite(
+        model, evaluation.suite, evaluation.suite_root, prefix, batch_size, evaluation.suite_data
+    )
     return {**result, "seconds": round(time.perf_counter() - started, 1)}

@@ -223,6 +223,8 @@ def test_a_kept_step_0_is_the_base_and_is_not_scored_again(
     args = selecting_run(url, tiny_model_dir, out, root)
     # Too slow to move a rounded dev figure: every step ties with step 0, which is kept.
     args += ["--max-steps", "2", "--lr", "1e-12", "--head-lr", "1e-12", "--seeds", "2"]
+    # Counted encodings: the base's figures must not come from an earlier test's cache.
+    args += ["--no-suite-cache"]
     watch = Watch(monkeypatch)
     assert cli_main(["train", *args]) == 0
     after_training = [text for text, training in watch.encoded if not training]

@@ -330,6 +330,13 @@ def test_training_scores_the_suite_before_and_after(
     assert "| model | avg | ONE | PAIR | REL |" in card
     assert f"| {tiny_model_dir} (base) | {suite['base']['average']:.2f} |" in card
     assert "Evaluation data kept out of training" in card
+    assert "cached" not in suite["base"]
+    # The next run with the same base reads the base's figures from the cache.
+    again = tmp_path / "again"
+    assert main([*args[:4], str(again), *args[5:]]) == 0
+    base = json.loads((again / "paramine_training.json").read_text())["suite"]["base"]
+    assert base.pop("cached")
+    assert base == suite["base"]
 
 
 def test_seeds_report_mean_and_spread(tmp_path: Path, tiny_model_dir: Path) -> None:
