@@ -18,7 +18,8 @@ Loading a saved model: ``SentenceTransformer(path)`` imports this class from
 the installed paramine (``modules.json`` names it,
 ``paramine.encoders.lstm_pooling.LSTMPooling``). paramine pins
 sentence-transformers < 6 for that: 6.x imports module classes outside its own
-namespace only with ``trust_remote_code=True``, even from a local folder.
+namespace only when the caller opts in to running a model's own code, even
+from a local folder, and paramine never does.
 Models saved before the ``paramine`` namespace name the class
 ``encoders.lstm_pooling.LSTMPooling``, a module that no longer exists:
 :func:`load_encoder` loads those too, without touching the folder.

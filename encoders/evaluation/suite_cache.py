@@ -26,6 +26,7 @@ and ``--no-suite-cache`` neither reads nor writes them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -43,6 +44,7 @@ from paramine.encoders.models.cache import (
     cache_root,
     is_complete,
     mark_used,
+    remove_folder,
 )
 
 log = logging.getLogger(__name__)
@@ -158,6 +160,9 @@ def cached_figures(
             marker = json.loads((folder / COMPLETE_MARKER).read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             log.warning("%s: cached suite figures unreadable (%s); scoring again", folder, error)
+            # Moved aside, so that the figures scored now take its place.
+            with contextlib.suppress(OSError):
+                remove_folder(folder)
         else:
             built = str(marker.get("built_at", "?"))
             log.info("%s: suite %s figures from the cache (scored %s)", model, suite.name, built)

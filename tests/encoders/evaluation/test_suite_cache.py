@@ -97,6 +97,20 @@ def test_changed_data_or_model_files_are_scored_anew(
     assert "cached" in _evaluate(tiny_model_copy, tmp_path, tmp_path / "fourth.json")
 
 
+def test_unreadable_kept_figures_are_scored_again_and_replaced(
+    tmp_path: Path, tiny_model_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _words_suite(tmp_path)
+    first = _evaluate(tiny_model_dir, tmp_path, tmp_path / "first.json")
+    [kept] = [f for f in cached_folders(cache) if f.path.parent.name == "suites"]
+    (kept.path / suite_cache.FIGURES).write_text("{cut short", encoding="utf-8")
+    assert _evaluate(tiny_model_dir, tmp_path, tmp_path / "second.json") == first
+    # The folder now holds the figures scored again: the next run reads them back.
+    _scoring_fails(monkeypatch)
+    again = _evaluate(tiny_model_dir, tmp_path, tmp_path / "third.json")
+    assert again.pop("cached") and again == first
+
+
 def test_no_suite_cache_neither_reads_nor_writes(
     tmp_path: Path, tiny_model_dir: Path, cache: Path
 ) -> None:
