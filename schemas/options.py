@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from paramine.schemas.errors import UsageError
 
@@ -282,6 +282,37 @@ def from_mapping(
             )
         kwargs[name] = value
     return config(**kwargs)
+
+
+class Settings:
+    """A command's settings as a frozen dataclass of ``option`` fields.
+
+    Checked when built, read from a mapping (a job file, a refresh config),
+    written back as one, copied with changes. A subclass names in ``COMMAND``
+    the command whose flags its fields are.
+    """
+
+    COMMAND: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        parse_fields(self)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> Self:
+        """Build the settings from ``{name: value}``; names as fields or flags (``src-lang``).
+
+        Raises:
+            UsageError: An unknown name (naming ``source``) or a bad value.
+        """
+        return from_mapping(cls, values, source, cls.COMMAND)
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as JSON types, by field name: what a job file or ``from_mapping`` takes."""
+        return record_of(self)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` applied and checked."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # a dataclass subclass
 
 
 class ConfigParser(argparse.ArgumentParser):

@@ -28,9 +28,8 @@ asks them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_backend
 from paramine.encoders.neighbours import require_faiss
@@ -73,15 +72,13 @@ from paramine.pipelines.thresholds.cuts import CalibrationOptions
 from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
-    from_mapping,
+    Settings,
     one_of,
     option,
     optional,
-    parse_fields,
     parse_non_negative,
     parse_positive,
     parse_share,
-    record_of,
 )
 
 DEFAULT_MODEL = "e5-small"
@@ -90,7 +87,7 @@ SCORES = ("cosine", "margin")
 
 
 @dataclass(frozen=True)
-class MiningSettings:
+class MiningSettings(Settings):
     """What decides a run's pairs; checked when built, whatever built it.
 
     Construct it directly from Python (``MiningSettings(tgt_lang="cs")``),
@@ -98,6 +95,8 @@ class MiningSettings:
     Template) or from a command line (``settings.command_line``). An invalid
     value raises ``UsageError`` naming the flag and what it allows.
     """
+
+    COMMAND: ClassVar[str] = "paramine mine"
 
     src_lang: str = option(
         "en",
@@ -442,7 +441,7 @@ class MiningSettings:
     )
 
     def __post_init__(self) -> None:
-        parse_fields(self)
+        super().__post_init__()
         self._check_combinations()
 
     def _check_combinations(self) -> None:
@@ -572,20 +571,3 @@ class MiningSettings:
     def fixed_threshold(self) -> float | None:
         """The fixed cut, or ``None`` where it is calibrated."""
         return None if self.calibrated else float(self.threshold)
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> MiningSettings:
-        """Build the settings from ``{name: value}``; names as fields or flags (``src-lang``).
-
-        Raises:
-            UsageError: An unknown name (naming ``source``) or a bad value.
-        """
-        return from_mapping(cls, values, source, "paramine mine")
-
-    def to_record(self) -> dict[str, Any]:
-        """The settings as JSON types, by field name: what a job file or ``from_mapping`` takes."""
-        return record_of(self)
-
-    def replace(self, **changes: Any) -> MiningSettings:
-        """A copy with ``changes`` applied and checked."""
-        return dataclasses.replace(self, **changes)

@@ -10,23 +10,19 @@ are not fields: they pass through to Beam untouched.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 from paramine.encoders.inference.backends import DEVICES
 from paramine.pipelines.formats.base import DEFAULT_SPLIT_BYTES
 from paramine.pipelines.settings.values import DEPLOY, IO, MODEL
 from paramine.schemas.options import (
-    from_mapping,
+    Settings,
     one_of,
     option,
     optional,
-    parse_fields,
     parse_non_negative,
     parse_positive,
-    record_of,
 )
 
 #: The runner when none is named: Beam's in-process batch runner. Beam 2.77's
@@ -52,8 +48,10 @@ GPU_TYPES: dict[str, tuple[tuple[int, ...], str]] = {
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class RunSettings(Settings):
     """Where and how a job runs; checked when built, whatever built it."""
+
+    COMMAND: ClassVar[str] = "paramine mine"
 
     inputs: tuple[str, ...] = option(
         (),
@@ -178,23 +176,3 @@ class RunSettings:
         group=DEPLOY,
         switch=True,
     )
-
-    def __post_init__(self) -> None:
-        parse_fields(self)
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> RunSettings:
-        """Build the settings from ``{name: value}``; names as fields or flags (``--output``).
-
-        Raises:
-            UsageError: An unknown name (naming ``source``) or a bad value.
-        """
-        return from_mapping(cls, values, source, "paramine mine")
-
-    def to_record(self) -> dict[str, Any]:
-        """The settings as JSON types, by field name: what a job file or ``from_mapping`` takes."""
-        return record_of(self)
-
-    def replace(self, **changes: Any) -> RunSettings:
-        """A copy with ``changes`` applied and checked."""
-        return dataclasses.replace(self, **changes)
