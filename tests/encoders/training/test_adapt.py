@@ -25,7 +25,7 @@ def test_the_adapt_recipe_trains_on_paraphrases_and_their_aligned_pairs() -> Non
         32,
         1.0,
     )
-    assert (config.loss, config.loss_directions, config.train_on) == ("mnrl", "all", "both")
+    assert (config.loss, config.loss_directions, config.train_on) == ("mnrl", "both", "both")
     assert TrainConfig(dataset="d", base="b", output="o", recipe="small").loss_directions == (
         "forward"
     )
@@ -154,7 +154,7 @@ def test_mine_train_mine_records_the_first_pass(
         "both",
         2,
     )
-    assert training["loss_directions"] == "all"
+    assert training["loss_directions"] == "both"
     stats = json.loads((second / "stats.json").read_text())["first_pass"]
     first_ids = set(pd.read_parquet(first / "pairs")["pair_id"])
     second_ids = set(pd.read_parquet(second / "pairs")["pair_id"])
