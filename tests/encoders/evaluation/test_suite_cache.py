@@ -161,3 +161,24 @@ def test_the_encoding_names_backend_device_precision_and_prefix() -> None:
     assert name("torch", "none", "cuda:1", "float16", "") == name(
         "torch", "none", "cuda", "float16", ""
     )
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_figures_unkept(
+    tmp_path: Path,
+    tiny_model_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _words_suite(tmp_path)
+    # A cache path under a file: no folder can be made there (a read-only
+    # mount gives the same OSError; root would write through a chmod).
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("PARAMINE_CACHE", str(blocker / "cache"))
+    with caplog.at_level(logging.WARNING, logger="paramine.encoders.evaluation.suite_cache"):
+        unkept = _evaluate(tiny_model_dir, tmp_path, tmp_path / "a.json")
+    assert "suite figures not kept in the cache" in caplog.text
+    assert blocker.read_text(encoding="utf-8") == ""
+    # The same figures as a run that keeps them.
+    monkeypatch.setenv("PARAMINE_CACHE", str(tmp_path / "cache"))
+    assert _evaluate(tiny_model_dir, tmp_path, tmp_path / "b.json") == unkept
