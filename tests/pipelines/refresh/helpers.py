@@ -35,6 +35,16 @@ def write_shard(path: Path, tag: str, variants: range = range(3)) -> Path:
     return path
 
 
+def input_folder(tmp_path: Path, *shards: str | tuple[str, range]) -> Path:
+    """``tmp_path/in``, with a shard ``<tag>.tsv`` (``write_shard``) per tag or (tag, variants)."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for shard in shards:
+        tag, variants = shard if isinstance(shard, tuple) else (shard, range(3))
+        write_shard(inputs / f"{tag}.tsv", tag, variants)
+    return inputs
+
+
 def make_config(root: Path, model: Path, inputs: list[Path], **options: Any) -> RefreshConfig:
     return RefreshConfig(
         output=str(root),

@@ -47,6 +47,7 @@ from paramine.schemas.table import (
 
 from tests.pipelines.refresh.helpers import (
     FIXED_ALL,
+    input_folder,
     make_config,
     mined_ids,
     pair_ids,
@@ -58,9 +59,7 @@ def test_a_concurrent_refresh_is_refused(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two refreshes of one table at once: the first to commit wins, the other fails clean."""
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs])
     refresh(config)
@@ -196,9 +195,7 @@ def test_killed_in_each_phase_the_next_run_completes(tmp_path: Path, tiny_model_
     too short to hit from outside:
     ``test_a_run_stopped_between_its_two_commits_is_finished`` covers it.
     """
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     state_root = root / STATE_DIR
     config_path = _write_config(tmp_path / "refresh.yaml", root, inputs, tiny_model_dir)
@@ -249,9 +246,7 @@ def test_a_signal_stops_a_refresh_and_commits_nothing(tmp_path: Path, tiny_model
     The refresh shares the launcher of ``paramine mine`` (``run/launch.py``):
     the same signal handling, progress file and Beam temp folder.
     """
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     config_path = _write_config(tmp_path / "refresh.yaml", root, inputs, tiny_model_dir)
     config = load_config(str(config_path))
@@ -307,9 +302,7 @@ def test_a_run_stopped_between_its_two_commits_is_finished(
     folder is still there. The next run commits the state from the record
     of the pairs commit, then has nothing to do.
     """
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     state_root = root / STATE_DIR
     config = make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"})
@@ -365,9 +358,7 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     import duckdb
     from deltalake import DeltaTable
 
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs])
     refresh(config)
@@ -400,8 +391,7 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
 def test_a_bucket_stays_one_file_and_compaction_keeps_the_pairs(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
-    inputs = tmp_path / "in"
-    inputs.mkdir()
+    inputs = input_folder(tmp_path)
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"})
     for tag in ("a", "b"):

@@ -31,6 +31,7 @@ from tests.pipelines.refresh.helpers import (
     FIXED_ALL,
     PIVOTS,
     VARIANTS,
+    input_folder,
     make_config,
     mined_ids,
     names,
@@ -46,8 +47,7 @@ def test_two_refreshes_equal_one_run_on_real_bitext(
     source = shared_corpora / CES_ENG
     english = (source.parent / (source.name + ".eng")).read_text(encoding="utf-8").splitlines()
     czech = (source.parent / (source.name + ".ces")).read_text(encoding="utf-8").splitlines()
-    inputs = tmp_path / "in"
-    inputs.mkdir()
+    inputs = input_folder(tmp_path)
     # Tatoeba is sorted by the Czech sentence: the halves share many pivots.
     for name, rows in (("a", slice(0, 1500)), ("b", slice(1500, 3000))):
         (tmp_path / f"{name}.en").write_text("\n".join(english[rows]) + "\n", encoding="utf-8")
@@ -96,9 +96,7 @@ def test_a_new_candidate_encodes_at_most_its_group(
     tmp_path: Path, tiny_model_dir: Path, rival_margin: Any, encoded: int
 ) -> None:
     """A new candidate of an old pivot is encoded, never the untouched groups, and paired."""
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a", range(2))
+    inputs = input_folder(tmp_path, ("a", range(2)))
     options = {"pair-mode": "all", "rival-margin": rival_margin}
     config = make_config(tmp_path / "t", tiny_model_dir, [inputs], **options)
     refresh(config)
@@ -125,9 +123,7 @@ def test_a_new_candidate_encodes_at_most_its_group(
 def test_cover_mode_keeps_old_pairs_and_covers_every_candidate(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a", range(3))
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs])
     refresh(config)
@@ -147,10 +143,7 @@ def test_cover_mode_keeps_old_pairs_and_covers_every_candidate(
 
 
 def test_changed_and_removed_shards_are_retracted(tmp_path: Path, tiny_model_dir: Path) -> None:
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
-    write_shard(inputs / "b.tsv", "b")
+    inputs = input_folder(tmp_path, "a", "b")
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"})
     refresh(config)
@@ -175,11 +168,7 @@ def test_changed_and_removed_shards_are_retracted(tmp_path: Path, tiny_model_dir
 
 def test_retraction_repairs_cover(tmp_path: Path, tiny_model_dir: Path) -> None:
     """A candidate whose partner is retracted gets a new pair (cover mode)."""
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a", range(1))
-    write_shard(inputs / "b.tsv", "b", range(1, 2))
-    write_shard(inputs / "c.tsv", "c", range(2, 3))
+    inputs = input_folder(tmp_path, ("a", range(1)), ("b", range(1, 2)), ("c", range(2, 3)))
     root = tmp_path / "t"
     config = make_config(root, tiny_model_dir, [inputs])
     refresh(config)
@@ -196,9 +185,7 @@ def test_retraction_repairs_cover(tmp_path: Path, tiny_model_dir: Path) -> None:
 
 
 def test_settings_change_mines_everything_again(tmp_path: Path, tiny_model_dir: Path) -> None:
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     refresh(make_config(root, tiny_model_dir, [inputs]))
     result = refresh(make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"}))
@@ -214,9 +201,7 @@ def test_editing_the_licence_or_corpus_name_mines_nothing_again(
 ) -> None:
     # license and corpus are where a job's rows come from, not what decides
     # its pairs: they are RunSettings, outside the settings' fingerprint.
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     first = make_config(root, tiny_model_dir, [inputs], license="cc-by-2.0")
     refresh(first)
@@ -231,9 +216,7 @@ def test_a_refresh_says_what_its_checks_cannot_judge_as_mine_does(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
     # Toki Pona: a code the installed registry lacks, which no detector knows.
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     config = dataclasses.replace(
         make_config(tmp_path / "t", tiny_model_dir, [inputs]), tgt_lang="tok"
     )
@@ -262,9 +245,7 @@ def test_a_refresh_says_what_its_checks_cannot_judge_as_mine_does(
 def test_auto_threshold_records_the_cut_of_each_commit(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    write_shard(inputs / "a.tsv", "a")
+    inputs = input_folder(tmp_path, "a")
     root = tmp_path / "t"
     config = RefreshConfig(
         output=str(root),
