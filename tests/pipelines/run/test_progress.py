@@ -15,10 +15,9 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from paramine.pipelines.core.accounting import progress_file
 from paramine.pipelines.core.tap import count_reads, tap_for
-from paramine.pipelines.run.mine import run
 from paramine.pipelines.run.progress import RunProgress, silence_third_party
 
-from tests.pipelines.report.test_report import write_tsv
+from tests.pipelines.report.test_report import mine_and_report
 
 
 def _worker(path: str, n: int) -> None:
@@ -153,7 +152,6 @@ class TestProgress:
     ) -> None:
         from paramine.pipelines.run import launch
 
-        tsv = write_tsv(tmp_path / "bitext.en-pl.tsv")
         stream = io.StringIO()
         shown: list[RunProgress] = []
 
@@ -163,25 +161,17 @@ class TestProgress:
             return shown[-1]
 
         monkeypatch.setattr(launch, "RunProgress", to_stream)
-        manifest = run(
-            [
-                str(tsv),
-                "--src-lang",
-                "en",
-                "--tgt-lang",
-                "pl",
-                "--model",
-                str(tiny_model_dir),
-                "--output",
-                str(tmp_path / "out"),
-                "--threshold",
-                "0.0",
-                "--direct_running_mode",
-                "multi_processing",
-                "--direct_num_workers",
-                "2",
-            ]
+        _, manifest = mine_and_report(
+            tmp_path,
+            tiny_model_dir,
+            "--threshold",
+            "0.0",
+            "--direct_running_mode",
+            "multi_processing",
+            "--direct_num_workers",
+            "2",
         )
+        tsv = tmp_path / "bitext.en-pl.tsv"
         (progress,) = shown
         assert progress.total_bytes == progress.totals.bytes == tsv.stat().st_size
         assert progress.totals.pairs == manifest.counts["ReadBitext"]["kept"] == 13
