@@ -204,6 +204,13 @@ def encoding_name(backend: str, quantize: str, device: str, dtype: str, prefix: 
     return f"{backend}|{quantize}|{device.partition(':')[0]}|{dtype}|{prefix!r}"
 
 
+def describe_encoding(encoding: str) -> str:
+    """``encoding_name``'s string in words: "encoded with torch, float32, on cpu"."""
+    backend, quantize, device, dtype, _ = encoding.split("|", 4)
+    quantized = "" if quantize == "none" else f" {quantize}"
+    return f"encoded with {backend}{quantized}, {dtype}, on {device}"
+
+
 def scored_on_suite(
     revision: str | None,
     encoding: str,
@@ -264,6 +271,8 @@ def suite_command(config: EvaluateConfig) -> int:
     data = read_suite(suite, root)  # before minutes of model loading
     device = config.device or default_device()
     choice = choose_backend(config.backend, None, "cuda" if device.startswith("cuda") else "cpu")
+    half = choice.backend == "torch" and choice.device == "cuda"  # load_for_backend's
+    dtype = "float16" if half else "float32"
     rows: list[tuple[str, dict[str, Any]]] = []
     for spec in config.scored:
         started = time.perf_counter()
@@ -276,17 +285,20 @@ def suite_command(config: EvaluateConfig) -> int:
                 model, suite, root, resolved.prefix, config.batch_size, data=data
             )
 
-        half = choice.backend == "torch" and choice.device == "cuda"  # load_for_backend's
-        dtype = "float16" if half else "float32"
         encoding = encoding_name(choice.backend, choice.quantize, device, dtype, resolved.prefix)
         result = scored_on_suite(
             resolved.revision, encoding, suite, data, spec, score, not config.no_suite_cache
         )
+        result = {**result, "encoding": encoding}
         log.info("%s: suite %s in %.0f s", spec, suite.name, time.perf_counter() - started)
         name = f"{spec} (base)" if config.base and spec == config.base and not rows else spec
         rows.append((name, result))
 
     print(suite_table(rows, suite))
+    # The figures depend on how the texts are encoded (torch and OpenVINO differ
+    # in the first or second decimal); paramine train scores with torch.
+    how = encoding_name(choice.backend, choice.quantize, device, dtype, "")
+    print(f"\n{describe_encoding(how)}")
     if config.json_path:
         from paramine.schemas.storage import atomic_write
 

@@ -198,7 +198,7 @@ def _train(
             config, data, base_facts, place, kept, run, tasks, evaluation, base_suite
         )
     else:
-        table = _finish_seeds(config, runs, base_results, base_suite, tasks, evaluation)
+        table = _finish_seeds(config, base_facts, runs, base_results, base_suite, tasks, evaluation)
     print(table or "no evaluation: --eval-share 0 and no --eval-bitext, --eval-sts or --suite")
     return 0
 
@@ -273,11 +273,7 @@ def _base_on_suite(
     Kept in the paramine cache and read back on the next run with the same
     base (``suite_cache``), unless ``--no-suite-cache``.
     """
-    from paramine.encoders.evaluation.suite_eval import (
-        default_device,
-        encoding_name,
-        scored_on_suite,
-    )
+    from paramine.encoders.evaluation.suite_eval import scored_on_suite
     from paramine.encoders.lstm_pooling import load_encoder
 
     suite = evaluation.suite
@@ -289,16 +285,34 @@ def _base_on_suite(
         fresh = load_encoder(base_facts["path"], device=config.device)
         return _on_suite(fresh, evaluation, prefix, config.eval_batch_size)
 
-    device = config.device or default_device()
     return scored_on_suite(
         base_facts["revision"],
-        encoding_name("torch", "none", device, "float32", prefix),  # as load_encoder loads
+        _suite_encoding(config, base_facts),
         suite,
         evaluation.suite_data,
         f"{config.base} (base)",
         score,
         not config.no_suite_cache,
     )
+
+
+def _suite_encoding(config: TrainConfig, base_facts: dict[str, Any]) -> str:
+    """How the trainer encodes a suite's texts (``suite_eval.encoding_name``).
+
+    torch in float32, as ``load_encoder`` loads the base and as training
+    leaves the model: ``paramine evaluate --backend torch`` encodes the same
+    way, its default backend (OpenVINO on a CPU) not quite (docs/training.md).
+    """
+    from paramine.encoders.evaluation.suite_eval import default_device, encoding_name
+
+    device = config.device or default_device()
+    return encoding_name("torch", "none", device, "float32", base_facts["prefix"])
+
+
+def _suite_title(name: str, encoding: str) -> str:
+    from paramine.encoders.evaluation.suite_eval import describe_encoding
+
+    return f"Suite {name} ({describe_encoding(encoding)}):"
 
 
 def _save_seed(
@@ -323,13 +337,15 @@ def _save_seed(
         columns = [(names[0], results["base"]), (names[1], results["trained"])]
         tables.append(results_table(columns, tasks))
     if evaluation.suite is not None:
-        suite = {"name": evaluation.suite.name, **run["suite"]}
+        encoding = _suite_encoding(config, base_facts)
+        suite = {"name": evaluation.suite.name, "encoding": encoding, **run["suite"]}
         rows = [(names[1], run["suite"]["trained"])]
         if base_suite is not None:
             suite["base"] = base_suite
             rows.insert(0, (names[0], base_suite))
         summary["suite"] = suite
-        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+        title = _suite_title(evaluation.suite.name, encoding)
+        tables.append(f"{title}\n\n" + suite_table(rows, evaluation.suite))
     table = "\n\n".join(tables)
     save_model(model, place.output, summary, table)
     log.info("saved %s", place.output)
@@ -338,6 +354,7 @@ def _save_seed(
 
 def _finish_seeds(
     config: TrainConfig,
+    base_facts: dict[str, Any],
     runs: dict[int, dict[str, Any]],
     base_results: dict[str, float],
     base_suite: dict[str, Any] | None,
@@ -367,8 +384,10 @@ def _finish_seeds(
             (f"mean of {n} seeds", summary["suite"]["mean"]),
             ("sample std", summary["suite"]["std"]),
         ]
-        summary["suite"]["name"] = evaluation.suite.name
-        tables.append(f"Suite {evaluation.suite.name}:\n\n" + suite_table(rows, evaluation.suite))
+        encoding = _suite_encoding(config, base_facts)
+        summary["suite"].update(name=evaluation.suite.name, encoding=encoding)
+        title = _suite_title(evaluation.suite.name, encoding)
+        tables.append(f"{title}\n\n" + suite_table(rows, evaluation.suite))
     table = "\n\n".join(tables)
     write_seeds_summary(config.output, summary, table)
     log.info("saved %d seeds' models and their summary in %s", n, config.output)

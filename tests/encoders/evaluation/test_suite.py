@@ -387,10 +387,14 @@ def test_cli_prints_the_table_and_writes_json(
     argv = [str(tiny_model_dir), "--suite", str(tmp_path / "toy.yaml")]
     status = main([*argv, "--suite-data", str(tmp_path), "--json", str(out)])
     assert status == 0
-    header, _, row = capsys.readouterr().out.splitlines()
+    header, _, row, _, how = capsys.readouterr().out.splitlines()
     assert header == "| model | avg | ONE | PAIR | REL |"
+    # How the texts were encoded, under the table and in the JSON: the
+    # default backend on a CPU is OpenVINO, where paramine train uses torch.
+    assert how == "encoded with openvino, float32, on cpu"
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert list(result) == ["tasks", "average"]
+    assert list(result) == ["tasks", "average", "encoding"]
+    assert result["encoding"].startswith("openvino|none|cpu|float32|")
     assert list(result["tasks"]) == ["ONE", "PAIR", "REL"]
     assert all(0.0 <= result["tasks"][n] <= 100.0 for n in ("ONE", "PAIR"))
     assert -100.0 <= result["tasks"]["REL"] <= 100.0

@@ -146,7 +146,7 @@ def test_selection_reads_dev_never_test_and_keeps_the_best(
     )
     best = max(history, key=lambda e: e["average"])  # max keeps the earliest of ties
     assert selection["kept_step"] == best["step"]
-    assert set(summary["suite"]) == {"name", "base", "trained"}
+    assert set(summary["suite"]) == {"name", "encoding", "base", "trained"}
     assert f"Kept the model of step {best['step']} of 4" in (out / "README.md").read_text()
 
     # Step 0 of --recipe small is the base: selection scored the base's dev figures.

@@ -320,7 +320,9 @@ def test_training_scores_the_suite_before_and_after(
     assert main(args) == 0
     summary = json.loads((out / "paramine_training.json").read_text())
     suite = summary["suite"]
-    assert suite["name"] and set(suite) == {"name", "base", "trained"}
+    assert suite["name"] and set(suite) == {"name", "encoding", "base", "trained"}
+    # Scored with torch, as paramine evaluate --backend torch scores.
+    assert suite["encoding"].startswith("torch|none|cpu|float32|")
     for when in ("base", "trained"):
         assert list(suite[when]["tasks"]) == ["ONE", "PAIR", "REL"]
         assert 0.0 <= suite[when]["average"] <= 100.0
@@ -328,6 +330,7 @@ def test_training_scores_the_suite_before_and_after(
     assert summary["counts"]["eval_sentences"] > 0
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "| model | avg | ONE | PAIR | REL |" in card
+    assert "(encoded with torch, float32, on cpu):" in card
     assert f"| {tiny_model_dir} (base) | {suite['base']['average']:.2f} |" in card
     assert "Evaluation data kept out of training" in card
     assert "cached" not in suite["base"]
@@ -358,6 +361,7 @@ def test_seeds_report_mean_and_spread(tmp_path: Path, tiny_model_dir: Path) -> N
         assert (tmp_path / "model-checkpoints" / f"seed-{seed}" / "checkpoint-2").is_dir()
     summary = json.loads((out / "paramine_training.json").read_text())
     assert summary["seeds"] == [7, 8]
+    assert summary["suite"]["encoding"].startswith("torch|none|cpu|float32|")
     per_seed = [summary["per_seed"][s]["suite"] for s in ("7", "8")]
     averages = [result["average"] for result in per_seed]
     assert summary["suite"]["mean"]["average"] == round(sum(averages) / 2, 2)
