@@ -211,6 +211,21 @@ def describe_encoding(encoding: str) -> str:
     return f"encoded with {backend}{quantized}, {dtype}, on {device}"
 
 
+def trainer_encoding(device: str | None, prefix: str) -> str:
+    """How ``paramine train`` encodes a suite's texts (``encoding_name``).
+
+    torch in float32, as ``load_encoder`` loads the base and as training
+    leaves the model: ``paramine evaluate --backend torch`` encodes the same
+    way, its default backend (OpenVINO on a CPU) not quite (docs/training.md).
+    """
+    return encoding_name("torch", "none", device or default_device(), "float32", prefix)
+
+
+def suite_title(name: str, encoding: str) -> str:
+    """A suite table's title, saying how its texts were encoded."""
+    return f"Suite {name} ({describe_encoding(encoding)}):"
+
+
 def scored_on_suite(
     revision: str | None,
     encoding: str,

@@ -273,7 +273,7 @@ def _base_on_suite(
     Kept in the paramine cache and read back on the next run with the same
     base (``suite_cache``), unless ``--no-suite-cache``.
     """
-    from paramine.encoders.evaluation.suite_eval import scored_on_suite
+    from paramine.encoders.evaluation.suite_eval import scored_on_suite, trainer_encoding
     from paramine.encoders.lstm_pooling import load_encoder
 
     suite = evaluation.suite
@@ -287,32 +287,13 @@ def _base_on_suite(
 
     return scored_on_suite(
         base_facts["revision"],
-        _suite_encoding(config, base_facts),
+        trainer_encoding(config.device, base_facts["prefix"]),
         suite,
         evaluation.suite_data,
         f"{config.base} (base)",
         score,
         not config.no_suite_cache,
     )
-
-
-def _suite_encoding(config: TrainConfig, base_facts: dict[str, Any]) -> str:
-    """How the trainer encodes a suite's texts (``suite_eval.encoding_name``).
-
-    torch in float32, as ``load_encoder`` loads the base and as training
-    leaves the model: ``paramine evaluate --backend torch`` encodes the same
-    way, its default backend (OpenVINO on a CPU) not quite (docs/training.md).
-    """
-    from paramine.encoders.evaluation.suite_eval import default_device, encoding_name
-
-    device = config.device or default_device()
-    return encoding_name("torch", "none", device, "float32", base_facts["prefix"])
-
-
-def _suite_title(name: str, encoding: str) -> str:
-    from paramine.encoders.evaluation.suite_eval import describe_encoding
-
-    return f"Suite {name} ({describe_encoding(encoding)}):"
 
 
 def _save_seed(
@@ -327,7 +308,7 @@ def _save_seed(
     base_suite: dict[str, Any] | None,
 ) -> str:
     """Write one seed's model folder with its card and summary; return its tables."""
-    from paramine.encoders.evaluation.suite_eval import suite_table
+    from paramine.encoders.evaluation.suite_eval import suite_table, suite_title, trainer_encoding
 
     summary = training_summary(config, data, base_facts, run, run["results"])
     names = [f"{config.base} (base)", "trained"]
@@ -337,14 +318,14 @@ def _save_seed(
         columns = [(names[0], results["base"]), (names[1], results["trained"])]
         tables.append(results_table(columns, tasks))
     if evaluation.suite is not None:
-        encoding = _suite_encoding(config, base_facts)
+        encoding = trainer_encoding(config.device, base_facts["prefix"])
         suite = {"name": evaluation.suite.name, "encoding": encoding, **run["suite"]}
         rows = [(names[1], run["suite"]["trained"])]
         if base_suite is not None:
             suite["base"] = base_suite
             rows.insert(0, (names[0], base_suite))
         summary["suite"] = suite
-        title = _suite_title(evaluation.suite.name, encoding)
+        title = suite_title(evaluation.suite.name, encoding)
         tables.append(f"{title}\n\n" + suite_table(rows, evaluation.suite))
     table = "\n\n".join(tables)
     save_model(model, place.output, summary, table)
@@ -362,7 +343,7 @@ def _finish_seeds(
     evaluation: EvalData,
 ) -> str:
     """Write OUTPUT's summary of several seeds (mean and sample std); return its tables."""
-    from paramine.encoders.evaluation.suite_eval import suite_table
+    from paramine.encoders.evaluation.suite_eval import suite_table, suite_title, trainer_encoding
     from paramine.encoders.training.seeds import seeds_summary, write_seeds_summary
 
     summary = seeds_summary(runs, base_results, base_suite)
@@ -384,9 +365,9 @@ def _finish_seeds(
             (f"mean of {n} seeds", summary["suite"]["mean"]),
             ("sample std", summary["suite"]["std"]),
         ]
-        encoding = _suite_encoding(config, base_facts)
+        encoding = trainer_encoding(config.device, base_facts["prefix"])
         summary["suite"].update(name=evaluation.suite.name, encoding=encoding)
-        title = _suite_title(evaluation.suite.name, encoding)
+        title = suite_title(evaluation.suite.name, encoding)
         tables.append(f"{title}\n\n" + suite_table(rows, evaluation.suite))
     table = "\n\n".join(tables)
     write_seeds_summary(config.output, summary, table)
