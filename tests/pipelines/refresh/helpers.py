@@ -40,8 +40,8 @@ def input_folder(tmp_path: Path, *shards: str | tuple[str, range]) -> Path:
     inputs = tmp_path / "in"
     inputs.mkdir()
     for shard in shards:
-        tag, variants = shard if isinstance(shard, tuple) else (shard, range(3))
-        write_shard(inputs / f"{tag}.tsv", tag, variants)
+        tag, *variants = shard if isinstance(shard, tuple) else (shard,)
+        write_shard(inputs / f"{tag}.tsv", tag, *variants)
     return inputs
 
 
