@@ -6,7 +6,7 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paramine.pipelines.checks.junk import RULES, Limits, Sides, failures, numbers
+from paramine.pipelines.checks.junk import RULES, Limits, Sides, failures, numbers, repeats
 from paramine.pipelines.checks.scripts import expected_scripts, letter_share, script_share
 from paramine.pipelines.core.text import normalize
 
@@ -84,6 +84,49 @@ def test_structural_rules_drop_next_to_nothing_of_curated_bitext() -> None:
     structural = ("urls", "markup", "letters", "script", "repeats")
     dropped = [r for r in rows if first_failure(structural, r[2], r[3], "en", "pl", Limits())]
     assert len(dropped) <= 2, dropped[:5]  # measured: 1 of 10,099 (a line of digits)
+
+
+def repeats_by_words(text: str) -> bool:
+    """The repeats rule as defined: five equal characters, or three equal lowercased words."""
+    if regex.search(r"(.)\1{4}", text):
+        return True
+    words = regex.split(r"\W+", text.lower())
+    return any(words[i] == words[i + 1] == words[i + 2] != "" for i in range(len(words) - 2))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Go go GO!",
+        "No, no, no.",
+        "ha-ha-ha",
+        "Nie, nie, nie!",
+        "Да да да",
+        "Tak tak, tak i nie.",
+        "nono no no",
+        "no no non",
+        "ano no no",
+        "So so good, so.",
+        "a_a a_a a_a",
+        "Zzzzz...",
+        "AaAaA",
+        "",
+    ],
+)
+def test_repeats_is_its_definition(text: str) -> None:
+    assert repeats(text) is repeats_by_words(text)
+
+
+def test_repeats_agrees_with_its_definition_on_many_lines() -> None:
+    """Tatoeba's curated lines (none repeats) and synthetic subtitles (some do)."""
+    from benchmarks.lib.synthetic import Bitext
+
+    text = (TATOEBA / "eng-pol" / "test.txt").read_text(encoding="utf-8")
+    lines = [normalize(field) for line in text.splitlines() for field in line.split("\t")[2:4]]
+    lines += [normalize(line) for pair in Bitext(5_000, 0).pairs() for line in pair]
+    assert len(lines) > 30_000
+    assert sum(map(repeats_by_words, lines)) > 10
+    assert [line for line in lines if repeats(line) is not repeats_by_words(line)] == []
 
 
 def letter_share_by_character(text: str) -> float:
