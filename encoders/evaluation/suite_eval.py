@@ -311,9 +311,9 @@ def suite_command(config: EvaluateConfig) -> int:
 
     print(suite_table(rows, suite))
     # The figures depend on how the texts are encoded (torch and OpenVINO differ
-    # in the first or second decimal); paramine train scores with torch.
-    how = encoding_name(choice.backend, choice.quantize, device, dtype, "")
-    print(f"\n{describe_encoding(how)}")
+    # in the first or second decimal); paramine train scores with torch. Every
+    # row was encoded the same way but for its model's prefix, which is not said.
+    print(f"\n{describe_encoding(rows[0][1]['encoding'])}")
     if config.json_path:
         from paramine.schemas.storage import atomic_write
 
