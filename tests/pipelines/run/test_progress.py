@@ -171,9 +171,10 @@ class TestProgress:
             "--direct_num_workers",
             "2",
         )
-        tsv = tmp_path / "bitext.en-pl.tsv"
+        # The one input file, as the manifest names it.
+        ((file,),) = [shard["files"] for shard in manifest.inputs]
         (progress,) = shown
-        assert progress.total_bytes == progress.totals.bytes == tsv.stat().st_size
+        assert progress.total_bytes == progress.totals.bytes == Path(file["url"]).stat().st_size
         assert progress.totals.pairs == manifest.counts["ReadBitext"]["kept"] == 13
         # The workers' INFO logs went to the run's log, not to the progress stream.
         assert "sdk_worker" not in stream.getvalue()
