@@ -287,7 +287,7 @@ def _base_on_suite(
 
     return scored_on_suite(
         base_facts["revision"],
-        trainer_encoding(config.device, base_facts["prefix"]),
+        trainer_encoding(config.device, prefix),
         suite,
         evaluation.suite_data,
         f"{config.base} (base)",
