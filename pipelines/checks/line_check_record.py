@@ -22,7 +22,9 @@ from paramine.pipelines.checks.line_checks import (
     SCRIPT,
     SCRIPTED,
     decide,
+    figure,
     split_figure,
+    with_earlier,
 )
 from paramine.pipelines.checks.scripts import known_scripts
 
@@ -31,6 +33,7 @@ def run_record(
     profile: Mapping[str, int],
     declared: Mapping[str, frozenset[str]] | None = None,
     samples: Iterable[tuple[str, dict[str, Any]]] = (),
+    earlier: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The manifest's record of each side: its decisions, what each check dropped, flags.
 
@@ -38,8 +41,10 @@ def run_record(
         profile: The run's ``line_checks`` figures.
         declared: As ``decide`` takes it.
         samples: ``(side key and reason, sample)`` pairs: dropped lines.
+        earlier: The figures of the lines earlier runs read, which the
+            decisions count too (``line_checks.with_earlier``): a refresh's.
     """
-    decisions = decide(profile, declared)
+    decisions = decide(with_earlier(profile, earlier), declared)
     by_side: dict[str, dict[str, dict[str, int]]] = {}
     for key, n in profile.items():
         side, name, item = split_figure(key)
@@ -70,8 +75,11 @@ def run_record(
             for reason, figures_of in dropped.items()
             if figures_of["share"] > FLAG_SHARE
         ]
+        before = (earlier or {}).get(figure(side, LINES), 0)
         record[side] = {
             "lines": lines,
+            # The lines the decisions were made on: this run's and earlier runs'.
+            "decided_on": {"lines": lines + before, "earlier": before},
             "scripts": {
                 "judged_against": sorted(decision.scripts) if decision.scripts else None,
                 "source": decision.source,
@@ -123,6 +131,12 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
             parts.append(
                 "length "
                 + ", ".join(f"{scale:.2f}x the {pivot} side's" for pivot, scale in ratios.items())
+            )
+        decided_on = found.get("decided_on") or {}
+        if decided_on.get("earlier"):
+            parts.append(
+                f"decided on {decided_on['lines']:,} lines, {decided_on['earlier']:,} of them "
+                "read by the table's earlier commits"
             )
         dropped = found.get("dropped") or {}
         if dropped:

@@ -97,6 +97,20 @@ def split_figure(key: str) -> tuple[str, str, str]:
     return f"{side}:{lang}", name, item[0] if item else ""
 
 
+def with_earlier(profile: Mapping[str, int], earlier: Mapping[str, int] | None) -> dict[str, int]:
+    """A run's figures and those of the lines earlier runs read, summed.
+
+    A refresh decides on every line its table's commits have read
+    (``refresh/plan.py``), not on its new shards alone: a shard of four
+    Ladino lines in Latin letters is judged as one run over the whole input
+    would judge it.
+    """
+    total = dict(profile)
+    for key, n in (earlier or {}).items():
+        total[key] = total.get(key, 0) + n
+    return total
+
+
 def ratio_bin(ratio: float) -> int:
     """The bin of a pair's length ratio, (candidate + 1) / (pivot + 1) words."""
     return round(math.log(ratio) / RATIO_BIN)

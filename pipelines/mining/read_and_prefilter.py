@@ -5,7 +5,7 @@ shards | "ReadBitext" | "Prefilter" -> clean aligned pairs (entries; records whe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -60,6 +60,8 @@ class ReadAndPrefilter(beam.PTransform):
         split_bytes: Read uncompressed text files in spans of about this many bytes.
         records: Make a record of every kept pair (``Prefiltered.kept``), for
             a caller that reads them all: ``--write-scored``, ``paramine refresh``.
+        earlier: The ``line_checks`` figures of lines earlier runs read, which
+            the sides' decisions count too (``Prefilter``): a refresh's table.
     """
 
     #: The stages whose books this keeps, in order.
@@ -72,12 +74,14 @@ class ReadAndPrefilter(beam.PTransform):
         *,
         split_bytes: int = DEFAULT_SPLIT_BYTES,
         records: bool = False,
+        earlier: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
         self.shards = list(shards)
         self.split_bytes = split_bytes
         self.records = records
+        self.earlier = earlier
 
     def expand(self, source: beam.pvalue.PBegin | beam.PCollection) -> CleanBitext:
         if isinstance(source, beam.pvalue.PBegin):
@@ -85,7 +89,9 @@ class ReadAndPrefilter(beam.PTransform):
             read = source | "ReadBitext" >> ReadBitext(self.shards, options)
         else:
             read = source | "Bitext" >> _AsRead()
-        prefilter = Prefilter(self.settings.prefilter_options, self.shards, self.records)
+        prefilter = Prefilter(
+            self.settings.prefilter_options, self.shards, self.records, self.earlier
+        )
         prefiltered = read.kept | "Prefilter" >> prefilter
         counts = (
             StageResult(read.kept, read.dropped) | "CountReadBitext" >> CountStage(READ_BITEXT),

@@ -25,13 +25,11 @@ them until the launcher commits them (pipelines/refresh/update.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-import fsspec
 from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.core.accounting import (
     ENCODING,
@@ -58,6 +56,7 @@ from paramine.pipelines.refresh.state_files import (
     read_state_file,
     state_row,
 )
+from paramine.pipelines.refresh.write_summary import WriteSummary
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.schemas.stages import Stage
 from paramine.schemas.table import (
@@ -105,6 +104,9 @@ class RefreshJob:
         state_dir: Where the new state files go (the state table's root).
         rejects_dir: Where this run's rejects go.
         summary_url: Where the job writes its counts and threshold for the launcher.
+        earlier_figures: The ``line_checks`` figures of the lines the table's
+            earlier commits read: the sides are decided on them and the new
+            shards' lines together (``Plan.earlier_figures``).
     """
 
     root: str
@@ -117,6 +119,7 @@ class RefreshJob:
     state_dir: str
     rejects_dir: str
     summary_url: str
+    earlier_figures: tuple[tuple[str, int], ...] = ()
 
 
 def _updated_row(joined: tuple[tuple[str, str], dict[str, list]]) -> Iterator[StateRow]:
@@ -217,7 +220,7 @@ class RefreshParaphrases(beam.PTransform):
         # New input (perhaps none), read and prefiltered as by `paramine mine`.
         reading = {} if self.split_bytes is None else {"split_bytes": self.split_bytes}
         clean = pbegin | "ReadAndPrefilter" >> ReadAndPrefilter(
-            settings, job.shards, records=True, **reading
+            settings, job.shards, records=True, earlier=dict(job.earlier_figures), **reading
         )
         new = clean.prefiltered.kept
 
@@ -263,8 +266,15 @@ class RefreshParaphrases(beam.PTransform):
             written.pair_rows | "CountPairRows" >> CountNote(TABLE, PAIR_ROWS),
         ) | "AllCounts" >> GatherCounts(REFRESH_STAGES, REFRESH_FIGURES)
         threshold = p | "ThresholdRecord" >> ThresholdRecord(groups)
-        summary = p | "WriteSummary" >> _WriteSummary(
-            job.summary_url, counts, threshold, rejects.files, rejects.written, written
+        summary = p | "WriteSummary" >> WriteSummary(
+            job.summary_url,
+            counts,
+            threshold,
+            rejects.files,
+            rejects.written,
+            written.state_files,
+            written.pair_files,
+            clean.prefiltered.sides,
         )
         return RefreshedParaphrases(written.state_files, written.pair_files, summary)
 
@@ -346,48 +356,3 @@ class _Written(NamedTuple):
     pair_rows: beam.PCollection
     state_files: beam.PCollection
     pair_files: beam.PCollection
-
-
-class _WriteSummary(beam.PTransform):
-    """The job's summary for the launcher (counts, threshold, files), written once all is."""
-
-    def __init__(
-        self,
-        url: str,
-        counts: beam.PCollection,
-        threshold: beam.PCollection,
-        reject_files: beam.PCollection,
-        written_rejects: beam.PCollection,
-        written: _Written,
-    ) -> None:
-        super().__init__()
-        self.url = url
-        self.side = {
-            "counts": beam.pvalue.AsList(counts),
-            "threshold": beam.pvalue.AsSingleton(threshold),
-            "rejects": beam.pvalue.AsList(reject_files),
-            "written": beam.pvalue.AsList(written_rejects),
-            "state": beam.pvalue.AsList(written.state_files),
-            "pairs": beam.pvalue.AsList(written.pair_files),
-        }
-
-    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
-        url = self.url
-
-        def write_summary(_: None, **side: Any) -> str:
-            record = {
-                "counts": [list(row) for row in side["counts"]],
-                "threshold": side["threshold"],
-                "rejects": {
-                    "files": sorted(side["rejects"]),
-                    "written": dict(sorted(side["written"])),
-                },
-                "files": {"state": sorted(side["state"]), "pairs": sorted(side["pairs"])},
-            }
-            with fsspec.open(url, "w", encoding="utf-8") as handle:
-                json.dump(record, handle, sort_keys=True)
-            return url
-
-        return (
-            pbegin | "Once" >> beam.Create([None]) | "Write" >> beam.Map(write_summary, **self.side)
-        )

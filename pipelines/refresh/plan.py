@@ -9,12 +9,16 @@ removed: the table is current and nothing is committed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.run.input_fingerprint import fingerprint
+
+#: The key of a commit's record that holds the ``line_checks`` figures of
+#: every line the table's commits have read (``Plan.earlier_figures``).
+LINE_CHECK_FIGURES = "line_check_figures"
 
 
 def shard_key(files: Iterable[str]) -> str:
@@ -56,6 +60,12 @@ class Plan:
         removed: Keys of shards that are no longer among the inputs.
         shards: The shards the table holds after this run: key -> record
             (``url``, ``format``, ``corpus``, ``files`` fingerprints).
+        earlier_figures: The ``line_checks`` figures of every line the
+            table's commits have read, which this run's decisions about each
+            side count too (``checks.line_checks.with_earlier``); none after
+            a change of settings, which mines every shard again. The figures
+            of a changed or removed shard stay in them: they are not kept
+            per shard.
     """
 
     previous: int | None
@@ -66,6 +76,7 @@ class Plan:
     shards: dict[str, dict[str, Any]]
     #: ``AlignedPair.shard`` of the retracted shards' rows.
     retracted_urls: frozenset[str] = frozenset()
+    earlier_figures: dict[str, int] = field(default_factory=dict)
 
     @property
     def nothing_to_do(self) -> bool:
@@ -136,4 +147,5 @@ def plan_refresh(
     retracted = sorted([k for k, why in reasons.items() if why == "changed"] + removed)
     urls = frozenset(before[k]["url"] for k in retracted)
     to_mine = [shard for key, (shard, _) in now.items() if key in reasons]
-    return Plan(version, to_mine, reasons, retracted, removed, records, urls)
+    earlier = dict(record.get(LINE_CHECK_FIGURES) or {})
+    return Plan(version, to_mine, reasons, retracted, removed, records, urls, earlier)

@@ -39,11 +39,13 @@ from typing import Any
 
 import fsspec
 from deltalake.exceptions import CommitFailedError
-from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
+from paramine.pipelines.checks.line_check_record import summary_lines
+from paramine.pipelines.checks.line_checks import with_earlier
+from paramine.pipelines.core.accounting import LINE_CHECKS, counts_from_rows, encoding_figures
 from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
-from paramine.pipelines.refresh.plan import Plan, plan_refresh, shard_key
+from paramine.pipelines.refresh.plan import LINE_CHECK_FIGURES, Plan, plan_refresh, shard_key
 from paramine.pipelines.refresh.retract_rows import RETRACT_ROWS
 from paramine.pipelines.refresh.table import (
     RefreshConflict,
@@ -213,6 +215,8 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     _delete([run.folder])
     vacuumed = vacuum(root, config.retention_hours)
     print(_committed_line(version, commits, vacuumed), file=out)
+    for line in summary_lines(commits.manifest.extra.get("line_checks") or {}):
+        print(line, file=out)
     return RefreshResult(version, plan, commits.manifest)
 
 
@@ -244,6 +248,7 @@ def _start(root: str, plan: Plan, buckets: int) -> _Run:
         state_dir=state_url(root),
         rejects_dir=f"{root}/{REJECTS_DIR}/{run_id}",
         summary_url=f"{root}/{RUNS_DIR}/{run_id}/summary.json",
+        earlier_figures=tuple(sorted(plan.earlier_figures.items())),
     )
     return _Run(run_id, job, pairs_table, state_table, time.monotonic())
 
@@ -304,6 +309,8 @@ def _prepare_commits(
         "manifest": dataclasses.asdict(manifest),
         "shards": plan.shards,
         "config_fingerprint": config.fingerprint(),
+        # What the next run's decisions about each side count (Plan.earlier_figures).
+        LINE_CHECK_FIGURES: with_earlier(counts.get(LINE_CHECKS, {}), plan.earlier_figures),
         "buckets": run.job.buckets,
         "state": {"base_version": run.state_table.version(), "actions": state_actions},
     }
@@ -340,6 +347,7 @@ def _manifest(
             "unchecked_languages": found.unchecked,
             "filters": config.mining.filters,
             "runner": found.runner,
+            **({"line_checks": summary["line_checks"]} if summary.get("line_checks") else {}),
         },
     )
     return header.manifest(

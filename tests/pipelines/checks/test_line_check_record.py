@@ -38,3 +38,19 @@ def test_the_record_says_which_scripts_and_where_from(lang: str) -> None:
     assert scripts["shares"] == {"Latn": 1.0}
     expected = {"pl": "tables", "lad": "tables+run", "tlh": "run"}[lang]
     assert scripts["source"] == expected
+
+
+def test_earlier_lines_count_in_the_decisions_not_in_the_runs_figures() -> None:
+    """A refresh's four Latin Ladino lines: too few to learn Latin alone, not with its table's."""
+    run = figures("candidate:lad", lines=4, scripted=4, script_Latn=4)
+    assert run_record(run)["candidate:lad"]["scripts"]["judged_against"] == ["Hebr"]
+    earlier = figures("candidate:lad", lines=30, scripted=30, script_Latn=30)
+    found = run_record(run, earlier=earlier)["candidate:lad"]
+    assert found["scripts"]["judged_against"] == ["Hebr", "Latn"]
+    assert found["scripts"]["learned"] == {"Latn": 1.0}
+    # What the run's own lines were and what the decisions were made on.
+    assert found["lines"] == 4 and found["scripts"]["shares"] == {"Latn": 1.0}
+    assert found["decided_on"] == {"lines": 34, "earlier": 30}
+    assert "decided on 34 lines, 30 of them read by the table's earlier commits" in "\n".join(
+        summary_lines({"candidate:lad": found})
+    )

@@ -262,3 +262,43 @@ def test_auto_threshold_records_the_cut_of_each_commit(
     assert threshold["mode"] != "fixed" and isinstance(threshold["value"], float)
     assert read_pairs(str(root))[1].threshold["value"] == threshold["value"]
     assert f"{round(threshold['value'], 6)}" in history(str(root))[1]
+
+
+def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """A shard too small to learn a script from is judged as one run over the table's input.
+
+    The tables know Ladino in Hebrew only; shard a's 12 Latin lines teach the
+    run Latin (checks/line_checks.py). Shard b's 4 Latin lines alone would
+    not (``LEARN_LINES``), and were dropped as wrong_script when a refresh
+    decided from its own shards.
+    """
+    inputs = input_folder(tmp_path, "a")
+    root = tmp_path / "t"
+    config = dataclasses.replace(
+        make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"}), tgt_lang="lad"
+    )
+    first = refresh(config)
+    assert first.manifest is not None
+    assert first.manifest.extra["line_checks"]["candidate:lad"]["scripts"]["learned"] == {
+        "Latn": 1.0
+    }
+    write_shard(inputs / "b.tsv", "b", range(3, 4))
+    second = refresh(config)
+    assert second.manifest is not None
+    assert "wrong_script" not in second.manifest.counts["Prefilter"]["dropped"]
+    side = second.manifest.extra["line_checks"]["candidate:lad"]
+    assert side["lines"] == len(PIVOTS)
+    assert side["scripts"]["judged_against"] == ["Hebr", "Latn"]
+    assert side["decided_on"] == {
+        "lines": 3 * len(PIVOTS) + len(PIVOTS),
+        "earlier": 3 * len(PIVOTS),
+    }
+    assert pair_ids(root) == mined_ids(
+        tmp_path, tiny_model_dir, [inputs], ("en", "lad"), threshold=-1.0, pair_mode="all"
+    )
+    # A change of settings mines every shard again, and forgets what earlier runs saw.
+    again = refresh(dataclasses.replace(config, options={**config.options, "pair-mode": "cover"}))
+    assert again.manifest is not None
+    assert again.manifest.extra["line_checks"]["candidate:lad"]["decided_on"]["earlier"] == 0
