@@ -214,9 +214,7 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
         commit_files(run.state_table, STATE_SCHEMA, commits.state_actions, {"run_id": run.run_id})
     _delete([run.folder])
     vacuumed = vacuum(root, config.retention_hours)
-    print(_committed_line(version, commits, vacuumed), file=out)
-    for line in summary_lines(commits.manifest.extra.get("line_checks") or {}):
-        print(line, file=out)
+    print("\n".join(_committed_lines(version, commits, vacuumed)), file=out)
     return RefreshResult(version, plan, commits.manifest)
 
 
@@ -379,16 +377,17 @@ def _manifest(
     )
 
 
-def _committed_line(version: int, commits: _Commits, vacuumed: int) -> str:
-    """The line a refresh ends with: the new version and what it changed."""
+def _committed_lines(version: int, commits: _Commits, vacuumed: int) -> list[str]:
+    """What a refresh ends with: the new version and what it changed, then its per-line checks."""
     rows = commits.manifest.rows
-    return (
+    return [
         f"paramine refresh: committed version {version}: {rows['pairs']:,} pairs "
         f"({rows['pair_rows_added']:,} rows written in {len(commits.pair_actions['add'])} "
         f"bucket file(s), {rows['pair_rows_removed']:,} replaced); cut "
         f"{commits.manifest.threshold.get('value')}"
-        + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else "")
-    )
+        + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
+        *summary_lines(commits.manifest.extra.get("line_checks") or {}),
+    ]
 
 
 def _delete(urls: Iterable[str]) -> None:

@@ -285,7 +285,8 @@ def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
         "Latn": 1.0
     }
     write_shard(inputs / "b.tsv", "b", range(3, 4))
-    second = refresh(config)
+    log = io.StringIO()
+    second = refresh(config, log=log)
     assert second.manifest is not None
     assert "wrong_script" not in second.manifest.counts["Prefilter"]["dropped"]
     side = second.manifest.extra["line_checks"]["candidate:lad"]
