@@ -21,6 +21,7 @@ from paramine.pipelines.checks.line_checks import (
     SAMPLES,
     SCRIPT,
     SCRIPTED,
+    SideDecision,
     decide,
     figure,
     split_figure,
@@ -45,6 +46,7 @@ def run_record(
             decisions count too (``line_checks.with_earlier``): a refresh's.
     """
     decisions = decide(with_earlier(profile, earlier), declared)
+    decided_before = decide(earlier, declared) if earlier else {}
     by_side: dict[str, dict[str, dict[str, int]]] = {}
     for key, n in profile.items():
         side, name, item = split_figure(key)
@@ -98,8 +100,31 @@ def run_record(
             "judged_by_detector": figures.get(JUDGED, {}).get("", 0),
             "dropped": dropped,
             "flagged": flagged,
+            # What the run's lines changed of the earlier lines' decisions (a refresh).
+            "moved": _moved(decided_before.get(side), decision),
         }
     return record
+
+
+def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, list[list[str]]]:
+    """What the run's lines moved of what the earlier lines alone decided: before, after.
+
+    A refresh judges its new lines by the decisions over every line its
+    table has read (``with_earlier``), while the lines of earlier commits
+    were judged by the decisions of their day and are not judged again.
+    Compared: what moves whole classes of lines, the scripts a side is
+    judged against and the pivot languages it has a typical length ratio
+    to. Not the languages present: one or two strong lines more or less move
+    them, and they decide only the lines with weak evidence.
+    """
+    if then is None:  # no earlier line was on the side: none was judged the old way
+        return {}
+    moved = {}
+    if then.scripts != now.scripts:
+        moved["scripts"] = [sorted(then.scripts or ()), sorted(now.scripts or ())]
+    if then.length_scales.keys() != now.length_scales.keys():
+        moved["length_ratio_to"] = [sorted(then.length_scales), sorted(now.length_scales)]
+    return moved
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
@@ -154,6 +179,17 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
             flagged.append(
                 f"  check flagged: {flag['reason']} dropped {flag['share']:.1%} of the "
                 f"{side.replace(':', ' ')} lines (over {FLAG_SHARE:.0%}){shown}"
+            )
+        moved = found.get("moved") or {}
+        if moved:
+            changes = "; ".join(
+                f"{what.replace('_', ' ')} {', '.join(old) or 'none'} -> {', '.join(new) or 'none'}"
+                for what, (old, new) in moved.items()
+            )
+            flagged.append(
+                f"  decisions moved: {side.replace(':', ' ')} {changes} with this run's lines; "
+                "lines of earlier commits were judged the old way (refresh --mine-all judges "
+                "them again)"
             )
     if not lines:
         return []

@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="print what would be mined and retracted; mine and commit nothing",
     )
     parser.add_argument(
+        "--mine-all",
+        action="store_true",
+        help="mine every shard again, as a change of settings does, so that every line is "
+        "judged by the per-line checks' decisions of today (a refresh says when they moved)",
+    )
+    parser.add_argument(
         "--history",
         metavar="ROOT",
         help="list the commits of the table at ROOT with their counts, and exit",
@@ -76,5 +82,5 @@ def main(argv: list[str] | None = None) -> int:
 
     from paramine.pipelines.refresh.update import refresh
 
-    refresh(config, dry_run=args.dry_run)
+    refresh(config, dry_run=args.dry_run, mine_all=args.mine_all)
     return 0

@@ -54,16 +54,16 @@ class Plan:
         previous: The pairs table version of the last paramine commit, or
             ``None`` when the table has none yet.
         to_mine: Shards to mine in this run.
-        reasons: Why each shard is mined, by shard key: ``new``, ``changed``
-            or ``settings changed``.
+        reasons: Why each shard is mined, by shard key: ``new``, ``changed``,
+            ``settings changed`` or ``requested`` (``--mine-all``).
         retracted: Shard keys whose rows leave the state (changed or removed).
         removed: Keys of shards that are no longer among the inputs.
         shards: The shards the table holds after this run: key -> record
             (``url``, ``format``, ``corpus``, ``files`` fingerprints).
         earlier_figures: The ``line_checks`` figures of every line the
             table's commits have read, which this run's decisions about each
-            side count too (``checks.line_checks.with_earlier``); none after
-            a change of settings, which mines every shard again. The figures
+            side count too (``checks.line_checks.with_earlier``); none when
+            every shard is mined again (a change of settings, ``--mine-all``). The figures
             of a changed or removed shard stay in them: they are not kept
             per shard.
     """
@@ -84,7 +84,7 @@ class Plan:
         return self.previous is not None and not self.to_mine and not self.retracted
 
     def describe(self) -> list[str]:
-        """The plan as the lines a refresh prints before it mines."""
+        """The plan as the lines a refresh prints before it mines (or says it will not)."""
         previous = "none (first run)" if self.previous is None else f"version {self.previous}"
         lines = [f"paramine refresh: last commit {previous}"]
         tally: dict[str, int] = {}
@@ -104,6 +104,10 @@ class Plan:
             lines.append(f"    mine     {key}  ({self.reasons[key]})")
         for key in self.removed:
             lines.append(f"    retract  {key}  (removed)")
+        if self.nothing_to_do:
+            lines.append(
+                f"paramine refresh: nothing new since version {self.previous}; nothing committed"
+            )
         return lines
 
 
@@ -118,7 +122,10 @@ def shard_record(shard: Shard) -> dict[str, Any]:
 
 
 def plan_refresh(
-    config: RefreshConfig, shards: list[Shard], previous: tuple[int, dict[str, Any]] | None
+    config: RefreshConfig,
+    shards: list[Shard],
+    previous: tuple[int, dict[str, Any]] | None,
+    mine_all: bool = False,
 ) -> Plan:
     """Compare the shards with the last commit's and decide what to mine and retract.
 
@@ -126,6 +133,8 @@ def plan_refresh(
         config: The refresh config.
         shards: The shards the inputs resolve to now.
         previous: The version and paramine record of the last commit, if any.
+        mine_all: Mine every shard again (``--mine-all``), as a change of
+            settings does: every line is judged by today's decisions.
     """
     now = {shard_key(s.files): (s, shard_record(s)) for s in shards}
     records = {key: record for key, (_, record) in now.items()}
@@ -133,9 +142,10 @@ def plan_refresh(
         return Plan(None, list(shards), {k: "new" for k in now}, [], [], records)
     version, record = previous
     before: dict[str, dict[str, Any]] = record.get("shards", {})
-    if record.get("config_fingerprint") != config.fingerprint():
+    changed = record.get("config_fingerprint") != config.fingerprint()
+    if changed or mine_all:
         urls = frozenset(r["url"] for r in before.values())
-        reasons = {k: "settings changed" for k in now}
+        reasons = {k: "settings changed" if changed else "requested" for k in now}
         return Plan(version, list(shards), reasons, sorted(before), [], records, urls)
     reasons = {}
     for key, (_shard, current) in now.items():

@@ -16,6 +16,7 @@ import json
 import posixpath
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import fsspec
@@ -210,6 +211,14 @@ def _modified(fs: Any, path: str) -> float:
     """The newest modification time (epoch seconds) of a file or anything in a folder."""
     times = [fs.modified(p).timestamp() for p in fs.find(path)] or [fs.modified(path).timestamp()]
     return max(times)
+
+
+def delete_run_files(urls: Iterable[str]) -> None:
+    """Remove files and folders of a run that will not be committed."""
+    for url in urls:
+        fs, path = fsspec.core.url_to_fs(url)
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
 
 
 def vacuum(root: str, retention_hours: int) -> int:

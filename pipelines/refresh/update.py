@@ -33,7 +33,6 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +49,7 @@ from paramine.pipelines.refresh.retract_rows import RETRACT_ROWS
 from paramine.pipelines.refresh.table import (
     RefreshConflict,
     commit_files,
+    delete_run_files,
     ensure_tables,
     file_actions,
     recover,
@@ -136,13 +136,16 @@ class _Commits:
     record: dict[str, Any]
 
 
-def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> RefreshResult:
+def refresh(
+    config: RefreshConfig, dry_run: bool = False, log: Any = None, mine_all: bool = False
+) -> RefreshResult:
     """Run one refresh: recover, plan, mine, commit the pairs then the state, vacuum.
 
     Args:
         config: The refresh config.
         dry_run: Print the plan and stop.
         log: Where progress lines go; stderr by default.
+        mine_all: Mine every shard again (``plan_refresh``).
 
     Raises:
         RefreshConflict: Another refresh committed while this one ran; this
@@ -154,14 +157,9 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
     out = log or sys.stderr
     root = config.output
     recover(root, out)
-    plan, buckets = _plan(config)
-    for line in plan.describe():
-        print(line, file=out)
+    plan, buckets = _plan(config, mine_all)
+    print("\n".join(plan.describe()), file=out)
     if plan.nothing_to_do:
-        print(
-            f"paramine refresh: nothing new since version {plan.previous}; nothing committed",
-            file=out,
-        )
         return RefreshResult(None, plan, None)
     # What paramine mine says before it reads, said of the shards to mine.
     unchecked = unchecked_languages(config.mining, plan.to_mine)
@@ -190,7 +188,7 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
                 run.pairs_table, PAIRS_TABLE_SCHEMA, commits.pair_actions, commits.record
             )
         except CommitFailedError:
-            _delete([*written, run.folder, run.job.rejects_dir])
+            delete_run_files([*written, run.folder, run.job.rejects_dir])
             raise RefreshConflict(
                 f"{root}: another refresh committed while this one (run {run.run_id}) ran, so "
                 "its result is out of date; nothing of it was committed and its files were "
@@ -199,7 +197,7 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
         except BaseException as error:
             # Uncommitted files are invisible to readers; vacuum removes them
             # if this process cannot.
-            _delete([*written, run.folder])
+            delete_run_files([*written, run.folder])
             if launch.stopped_by is not None:
                 name = signal.Signals(launch.stopped_by).name
                 raise RunInterrupted(
@@ -212,20 +210,20 @@ def refresh(config: RefreshConfig, dry_run: bool = False, log: Any = None) -> Re
         # The run is committed. If it stops before the state commit, the next
         # run's recover() makes that commit from the record just written.
         commit_files(run.state_table, STATE_SCHEMA, commits.state_actions, {"run_id": run.run_id})
-    _delete([run.folder])
+    delete_run_files([run.folder])
     vacuumed = vacuum(root, config.retention_hours)
     print("\n".join(_committed_lines(version, commits, vacuumed)), file=out)
     return RefreshResult(version, plan, commits.manifest)
 
 
-def _plan(config: RefreshConfig) -> tuple[Plan, int]:
+def _plan(config: RefreshConfig, mine_all: bool) -> tuple[Plan, int]:
     """The plan against the table's last commit, and the table's buckets."""
     shards, _ = check_inputs(config.mining, config.running)
     root = config.output
     found = latest_record(open_table(root)) if is_table(root) else None
     # A table keeps the buckets it was created with.
     buckets = found[1]["buckets"] if found is not None else config.buckets
-    return plan_refresh(config, shards, found), buckets
+    return plan_refresh(config, shards, found, mine_all), buckets
 
 
 def _start(root: str, plan: Plan, buckets: int) -> _Run:
@@ -388,11 +386,3 @@ def _committed_lines(version: int, commits: _Commits, vacuumed: int) -> list[str
         + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
         *summary_lines(commits.manifest.extra.get("line_checks") or {}),
     ]
-
-
-def _delete(urls: Iterable[str]) -> None:
-    """Remove files and folders of a run that will not be committed."""
-    for url in urls:
-        fs, path = fsspec.core.url_to_fs(url)
-        if fs.exists(path):
-            fs.rm(path, recursive=True)

@@ -54,3 +54,15 @@ def test_earlier_lines_count_in_the_decisions_not_in_the_runs_figures() -> None:
     assert "decided on 34 lines, 30 of them read by the table's earlier commits" in "\n".join(
         summary_lines({"candidate:lad": found})
     )
+
+
+def test_the_record_says_what_the_runs_lines_moved_of_the_earlier_decisions() -> None:
+    earlier = figures("candidate:lad", lines=4, scripted=4, script_Latn=4)
+    run = figures("candidate:lad", lines=30, scripted=30, script_Latn=30)
+    found = run_record(run, earlier=earlier)["candidate:lad"]
+    assert found["moved"] == {"scripts": [["Hebr"], ["Hebr", "Latn"]]}
+    printed = "\n".join(summary_lines({"candidate:lad": found}))
+    assert "decisions moved: candidate lad scripts Hebr -> Hebr, Latn" in printed
+    # Nothing earlier (paramine mine), or the same decisions: nothing moved.
+    assert run_record(run)["candidate:lad"]["moved"] == {}
+    assert run_record(run, earlier=run)["candidate:lad"]["moved"] == {}

@@ -14,6 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+import yaml
+from paramine.pipelines.cli import main
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.table import (
     history,
@@ -303,3 +305,45 @@ def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
     again = refresh(dataclasses.replace(config, options={**config.options, "pair-mode": "cover"}))
     assert again.manifest is not None
     assert again.manifest.extra["line_checks"]["candidate:lad"]["decided_on"]["earlier"] == 0
+
+
+def test_a_refresh_says_when_its_lines_move_the_decisions_and_mine_all_judges_again(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four Latin Ladino lines first (dropped), then twelve: Latin is learned, the four stay out.
+
+    The refresh says so, and ``--mine-all`` mines every shard again, to the
+    pairs of one run over all the input.
+    """
+    inputs = input_folder(tmp_path, ("a", range(1)))
+    root = tmp_path / "t"
+    config = dataclasses.replace(
+        make_config(root, tiny_model_dir, [inputs], **{"pair-mode": "all"}), tgt_lang="lad"
+    )
+    first = refresh(config)
+    assert first.manifest is not None
+    assert first.manifest.counts["Prefilter"]["dropped"]["wrong_script"] == len(PIVOTS)
+    write_shard(inputs / "b.tsv", "b", range(1, 4))
+    log = io.StringIO()
+    second = refresh(config, log=log)
+    assert second.manifest is not None
+    side = second.manifest.extra["line_checks"]["candidate:lad"]
+    assert side["moved"] == {"scripts": [["Hebr"], ["Hebr", "Latn"]]}
+    said = log.getvalue()
+    assert "decisions moved: candidate lad scripts Hebr -> Hebr, Latn" in said
+    assert "refresh --mine-all judges them again" in said
+    one_run = mined_ids(
+        tmp_path, tiny_model_dir, [inputs], ("en", "lad"), threshold=-1.0, pair_mode="all"
+    )
+    assert pair_ids(root) < one_run  # shard a's lines were dropped by the old decision
+    # `paramine refresh CONFIG --mine-all`, as the line says.
+    path = tmp_path / "refresh.yaml"
+    record = {k: getattr(config, k) for k in ("output", "inputs", "src_lang", "tgt_lang", "model")}
+    path.write_text(yaml.safe_dump({**record, "options": config.options, "buckets": 4}))
+    assert main(["refresh", str(path), "--mine-all"]) == 0
+    said = capsys.readouterr().err
+    assert "shards to mine: 2 (2 requested)" in said and "committed version 3" in said
+    again = read_pairs(str(root))[1]
+    assert names(again.extra["refresh"]["retracted"]) == ["a.tsv", "b.tsv"]
+    assert again.extra["line_checks"]["candidate:lad"]["moved"] == {}
+    assert pair_ids(root) == one_run
