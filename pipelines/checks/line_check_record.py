@@ -106,6 +106,11 @@ def run_record(
     return record
 
 
+def sample_file(sample: Mapping[str, Any]) -> str:
+    """The file that holds a sample's dropped line (records made before ``file``: its shard)."""
+    return sample.get("file") or sample["shard"]
+
+
 def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, list[list[str]]]:
     """What the run's lines moved of what the earlier lines alone decided: before, after.
 
@@ -175,7 +180,7 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
             shown = ""
             if example is not None:
                 text = example["candidate" if side.startswith("candidate") else "pivot"]
-                shown = f"; e.g. {example['shard']}:{example['line']}: {text!r}"
+                shown = f"; e.g. {sample_file(example)}:{example['line']}: {text!r}"
             flagged.append(
                 f"  check flagged: {flag['reason']} dropped {flag['share']:.1%} of the "
                 f"{side.replace(':', ' ')} lines (over {FLAG_SHARE:.0%}){shown}"

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from paramine.pipelines.checks.line_check_record import sample_file
 from paramine.pipelines.formats.pivot_languages import several
 from paramine.pipelines.report.charts import (
     PALETTE,
@@ -156,7 +157,7 @@ def checks_section(sides: Mapping[str, Any]) -> str:
         for flag in found.get("flagged", []):
             text_side = "candidate" if side.startswith("candidate") else "pivot"
             samples = "".join(
-                f"<li><code>{esc(sample['shard'])}:{esc(sample['line'])}</code> "
+                f"<li><code>{esc(sample_file(sample))}:{esc(sample['line'])}</code> "
                 f"{esc(sample[text_side])}</li>"
                 for sample in flag["samples"]
             )

@@ -338,6 +338,9 @@ class Prefilter(beam.PTransform):
         super().__init__()
         self.options = options or PrefilterOptions()
         self.origins = Origins((s.url for s in shards), (s.corpus for s in shards))
+        # A shard is named by its first file; a Moses pair's candidate lines
+        # are in the other one, which a dropped candidate line's sample names.
+        self.candidate_files = {s.url: s.companion for s in shards if s.companion}
         self.records = records
         self.earlier = dict(earlier or {})
 
@@ -388,6 +391,7 @@ class Prefilter(beam.PTransform):
                 _side_record,
                 declared,
                 self.earlier,
+                self.candidate_files,
                 beam.pvalue.AsDict(figures | "SumAll" >> _SumFigures()),
                 beam.pvalue.AsList(samples),
             )
@@ -410,13 +414,27 @@ def _side_record(
     _: None,
     declared: tuple[tuple[str, frozenset[str]], ...],
     earlier: dict[str, int],
+    candidate_files: dict[str, str],
     figures: dict[str, int],
     samples: list[tuple[str, list[tuple]]],
 ) -> dict[str, Any]:
-    """The manifest's record of the sides (``checks.line_check_record.run_record``)."""
-    kept = [
-        (key, {"hash": h, "line": line, "shard": shard, "pivot": pivot, "candidate": candidate})
-        for key, found in samples
-        for h, line, shard, pivot, candidate in found
-    ]
+    """The manifest's record of the sides (``checks.line_check_record.run_record``).
+
+    Each sample names its shard and the file that holds the dropped line
+    (``file``): a Moses pair's candidate file for a candidate line.
+    """
+    kept = []
+    for key, found in samples:
+        candidate_side = key.startswith("candidate:")
+        for h, line, shard, pivot, candidate in found:
+            where = candidate_files.get(shard, shard) if candidate_side else shard
+            sample = {
+                "hash": h,
+                "line": line,
+                "shard": shard,
+                "file": where,
+                "pivot": pivot,
+                "candidate": candidate,
+            }
+            kept.append((key, sample))
     return run_record(figures, dict(declared), kept, earlier)

@@ -30,6 +30,23 @@ def test_the_record_flags_a_check_that_drops_a_tenth_of_a_side() -> None:
     assert "x.pl:12: 'Hi there.'" in printed
 
 
+def test_a_sample_is_shown_at_the_file_that_holds_its_line() -> None:
+    side = figures("candidate:pl", lines=10, scripted=10, script_Latn=10)
+    side |= {"candidate:pl:drop:wrong_language_candidate": 5}
+    # A Moses pair's shard is its pivot file; the candidate line is in the other.
+    sample = {
+        "hash": 7,
+        "line": 3,
+        "shard": "c.en",
+        "file": "c.pl",
+        "pivot": "Hi.",
+        "candidate": "Hej.",
+    }
+    record = run_record(side, samples=[("candidate:pl|wrong_language_candidate", sample)])
+    printed = "\n".join(summary_lines(record))
+    assert "e.g. c.pl:3: 'Hej.'" in printed and "c.en" not in printed
+
+
 @pytest.mark.parametrize("lang", ["pl", "lad", "tlh"])
 def test_the_record_says_which_scripts_and_where_from(lang: str) -> None:
     side = figures(f"candidate:{lang}", lines=40, scripted=40, script_Latn=40)

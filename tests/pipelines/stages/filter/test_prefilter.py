@@ -522,14 +522,23 @@ def test_a_check_that_drops_a_tenth_of_a_side_is_flagged_everywhere(
     [flag] = side["flagged"]
     assert (flag["reason"], flag["lines"], flag["share"]) == ("wrong_language_candidate", 4, 0.3333)
     assert flag["samples"][0]["candidate"] == english[0][1]
+    # A Moses shard is named by its pivot file; the sample names the file
+    # and line where its candidate line is, so a user finds that line there.
+    sample = flag["samples"][0]
+    assert sample["shard"].endswith("corpus.en-pl.en")
+    assert sample["file"].endswith("corpus.en-pl.pl")
+    candidate_lines = (tmp_path / "in" / "corpus.en-pl.pl").read_text().splitlines()
+    assert candidate_lines[sample["line"] - 1] == english[0][1]
     err = capsys.readouterr().err
     assert "check flagged: wrong_language_candidate dropped 33.3% of the candidate pl" in err
+    assert f"e.g. {sample['file']}:{sample['line']}: " in err
     stats = json.loads((output / "stats.json").read_text())
     assert stats["line_checks"]["candidate:pl"]["flagged"][0]["reason"] == (
         "wrong_language_candidate"
     )
     page = (output / "report.html").read_text()
     assert "dropped 33.3% of the candidate:pl side" in page and english[0][1] in page
+    assert f"<code>{sample['file']}:{sample['line']}</code>" in page
 
 
 def reason_of(pair: AlignedPair, options: PrefilterOptions) -> str:
