@@ -30,6 +30,14 @@ class InputError(ParamineError, ValueError):
     """Input that cannot be read as given: a missing file, a broken shard, a bad record."""
 
 
+class UnmatchedInput(InputError):
+    """An input that matches no file; ``url`` is the input as given (a job file names its line)."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 class OutputError(ParamineError, FileExistsError):
     """An output location paramine refuses to write to, or cannot write to."""
 

@@ -40,7 +40,7 @@ from paramine.pipelines.formats.moses_pairs import (
 )
 from paramine.pipelines.formats.pivot_languages import SELF_DESCRIBING, pivot_languages
 from paramine.pipelines.formats.unpaired import UNPAIRED
-from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.errors import InputError, UnmatchedInput, UsageError
 from paramine.schemas.languages import canonical_language
 
 log = logging.getLogger(__name__)
@@ -247,8 +247,8 @@ def resolve_inputs(
         if not files:
             files = moses_prefix(url, sides)
         if not files:
-            raise _missing_member(url) or InputError(
-                f"input {url!r} matches no file (nor a Moses prefix {url}.<lang>)"
+            raise _missing_member(url) or UnmatchedInput(
+                f"input {url!r} matches no file (nor a Moses prefix {url}.<lang>)", url
             )
         for file in files:
             for shard in _file_shards(file, many, sides, fmt, corpus, skipped, hints):

@@ -36,7 +36,7 @@ from paramine.pipelines.run import deploy as dataflow
 from paramine.pipelines.settings.job import JobFile, parse_command_line, read_job_file
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
-from paramine.schemas.errors import InputError, RunInterrupted, UsageError
+from paramine.schemas.errors import InputError, RunInterrupted, UnmatchedInput, UsageError
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
     from paramine.pipelines.run.deploy import Deployment
@@ -54,11 +54,18 @@ def demo_input() -> str:
 
 
 class MineJob(NamedTuple):
-    """One mining job, as the launcher holds it: both kinds of settings and Beam's flags."""
+    """One mining job, as the launcher holds it: both kinds of settings and Beam's flags.
+
+    ``job_file``: the job file it was read from, so that an input of the
+    file's that matches nothing is named by the file's line; ``overridden``:
+    the settings the command line gave over the file's.
+    """
 
     mining: MiningSettings
     running: RunSettings
     beam_args: list[str]
+    job_file: JobFile | None = None
+    overridden: tuple[str, ...] = ()
 
 
 class MineRun(NamedTuple):
@@ -112,10 +119,14 @@ def job_from_command_line(argv: Sequence[str]) -> MineJob:
     if not any(a == "--runner" or a.startswith("--runner=") for a in beam_args):
         beam_args.append(f"--runner={DEFAULT_RUNNER}")
     overridden = [*line.mining, *line.running]
+    if given_inputs:
+        overridden.append("inputs")
     return MineJob(
         _settings(MiningSettings, mining, job, overridden),
         _settings(RunSettings, running, job, overridden),
         beam_args,
+        job,
+        tuple(overridden),
     )
 
 
@@ -224,7 +235,12 @@ def run_job(job: MineJob, test_pipeline: Any = None) -> MineRun:
 
     from paramine.pipelines.run.preflight import check_run, warnings_before_reading
 
-    checked = check_run(job.mining, deployment.running)
+    try:
+        checked = check_run(job.mining, deployment.running)
+    except UnmatchedInput as error:
+        if job.job_file is None:
+            raise
+        raise job.job_file.explain_input(error, job.overridden) from None
     for warning in warnings_before_reading(job.mining, checked.unchecked):
         print(warning, file=sys.stderr)
     return _launch(job.mining, deployment, checked, test_pipeline)

@@ -19,7 +19,7 @@ from typing import Any
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.pipelines.settings.values import BAD, DEPLOY, FILTERS, IO, MODEL
-from paramine.schemas.errors import UsageError
+from paramine.schemas.errors import InputError, UnmatchedInput, UsageError
 from paramine.schemas.options import (
     ConfigParser,
     OptionError,
@@ -147,6 +147,14 @@ class JobFile:
             return error
         key = self.keys[error.field]
         return UsageError(f"{self.document.where(key)}: {key}: {error.problem}")
+
+    def explain_input(self, error: UnmatchedInput, overridden: Sequence[str] = ()) -> InputError:
+        """An input of the file's that matches no file, named by the file's line and key."""
+        key = self.keys.get("inputs")
+        given = [str(url) for url in self.running.get("inputs", ())]
+        if key is None or "inputs" in overridden or error.url not in given:
+            return error
+        return InputError(f"{self.document.where(key)}: {key}: {error}")
 
 
 def read_job_file(url: str) -> JobFile:

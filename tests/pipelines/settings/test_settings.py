@@ -16,7 +16,7 @@ from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
 from paramine.pipelines.settings.running import RunSettings
 from paramine.pipelines.thresholds.cuts import CalibrationOptions
 from paramine.pipelines.thresholds.margin import MarginOptions
-from paramine.schemas.errors import ParamineError, UsageError
+from paramine.schemas.errors import InputError, ParamineError, UsageError
 from paramine.schemas.options import flag_name
 
 
@@ -301,3 +301,22 @@ def test_a_bad_job_file_is_one_line_naming_the_file_line_and_key(
     with pytest.raises(ParamineError, match=message) as raised:
         job_of(tmp_path, text, "a.tsv")
     assert "\n" not in str(raised.value)
+
+
+def test_an_input_of_a_job_file_that_matches_nothing_is_named_by_its_line(
+    tmp_path: Path,
+) -> None:
+    from paramine.pipelines.run.mine import run_job
+
+    bitext = tmp_path / "a.tsv"
+    bitext.write_text("Hello.\tCześć.\n")
+    config = tmp_path / "job.yaml"
+    config.write_text(f"src_lang: en\ninputs:\n  - {bitext}\n  - 5\noutput: {tmp_path / 'o'}\n")
+    job = job_from_command_line(["--config", str(config)])
+    with pytest.raises(InputError, match=r"job\.yaml:2: inputs: input '5' matches no file"):
+        run_job(job)
+    # An input given on the command line is the command line's: named as it was given.
+    job = job_from_command_line(["--config", str(config), str(tmp_path / "b.tsv")])
+    with pytest.raises(InputError, match=r"^input '.*b\.tsv' matches no file"):
+        run_job(job)
+    assert not (tmp_path / "o").exists()
