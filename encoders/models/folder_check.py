@@ -4,8 +4,9 @@ A folder of damaged files, or one that names a module class or a setting
 the installed sentence-transformers does not take, would otherwise pass
 resolution and fail inside a Beam worker (a traceback of 184 lines) or in
 the middle of an evaluation. ``check_model_folder`` reads every JSON file,
-the module classes, each module's settings, then the config and tokenizer
-(not the weights): seconds, once, on the launcher.
+the module classes, each module's settings, then the config and tokenizer,
+and the header of every safetensors file against the file's size (not the
+weights themselves): seconds, once, on the launcher.
 """
 
 from __future__ import annotations
@@ -86,6 +87,43 @@ def check_model_folder(path: str, spec: str, flag: str = "--model") -> None:
         check_module_settings(str(folder), spec, flag)
     for transformer_dir in transformer_dirs:
         _load_config_and_tokenizer(transformer_dir, spec, flag)
+    for module_dir in dict.fromkeys([folder, *module_dirs]):
+        for weights in sorted(module_dir.glob("*.safetensors")):
+            _check_safetensors(weights, spec, flag)
+
+
+def _check_safetensors(path: Path, spec: str, flag: str) -> None:
+    """A safetensors file whole: its header parses and the file holds every tensor it lists.
+
+    The format is an 8-byte little-endian header length, a JSON header that
+    gives each tensor's byte range, then the data: a file cut short (a copy
+    or download stopped half way) is shorter than its last range's end.
+    Reads the header only, not the weights.
+    """
+    import struct
+
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(8)
+            length = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            header = json.loads(f.read(length)) if 0 < length <= size - 8 else None
+    except (OSError, ValueError) as error:
+        reason = f"its header does not read ({error})"
+    else:
+        if not isinstance(header, dict):
+            reason = f"its header is cut short or not a safetensors header ({size:,} bytes)"
+        else:
+            ends = [
+                int(t["data_offsets"][1])
+                for name, t in header.items()
+                if name != "__metadata__" and isinstance(t, dict) and "data_offsets" in t
+            ]
+            needed = 8 + length + max(ends, default=0)
+            if size >= needed:
+                return
+            reason = f"{size:,} bytes where its header lists tensors up to byte {needed:,}"
+    raise ModelError(f"{flag} {spec}: {path} is cut short or damaged ({reason}); {_DAMAGED}")
 
 
 def _read_json(path: Path, spec: str, flag: str) -> Any:

@@ -93,3 +93,33 @@ def test_evaluate_refuses_such_a_folder_in_one_line(tiny_model_copy: Path, tmp_p
     assert done.returncode == 2, done.stderr
     assert len(errors) == 1 and "holds trust_remote_code" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_weights_cut_short_are_one_line_naming_the_file(
+    tiny_model_copy: Path, tmp_path: Path
+) -> None:
+    weights = tiny_model_copy / "model.safetensors"
+    whole = weights.read_bytes()
+    weights.write_bytes(whole[: len(whole) // 2])  # a copy stopped half way
+    with pytest.raises(ModelError, match=r"model\.safetensors is cut short or damaged \(.* bytes"):
+        check_model_folder(str(tiny_model_copy), "tiny")
+    weights.write_bytes(b"\x05\x00")
+    with pytest.raises(ModelError, match=r"model\.safetensors is cut short or damaged"):
+        check_model_folder(str(tiny_model_copy), "tiny")
+    # As `paramine mine --model` says it: one line, before anything runs.
+    weights.write_bytes(whole[: len(whole) // 2])
+    bitext = tmp_path / "in.tsv"
+    bitext.write_text("Hello.\tCześć.\nHi.\tHej.\n", encoding="utf-8")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "paramine.pipelines.cli", "mine", str(bitext)),
+            *("--model", str(tiny_model_copy), "--output", str(tmp_path / "out")),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("paramine: error:")]
+    assert len(errors) == 1 and "model.safetensors is cut short" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
