@@ -11,6 +11,8 @@ from paramine.schemas.dataset import (
     PAIRS_RENAMED_FROM,
     PAIRS_SCHEMA,
     PAIRS_SCHEMA_VERSION,
+    SCORED_SCHEMA,
+    SCORED_SCHEMA_VERSION,
     schema_version,
 )
 from paramine.schemas.errors import DatasetError
@@ -90,4 +92,41 @@ def read_pairs(dataset_url: str, version: int | None = None) -> tuple[pa.Table, 
         tables.append(to_current_pairs(table, schema_version(table.schema), url))
     if not tables:
         return PAIRS_SCHEMA.empty_table(), manifest
+    return pa.concat_tables(tables), manifest
+
+
+def read_scored(dataset_url: str) -> tuple[pa.Table, Manifest]:
+    """Read a mined dataset's ``scored/`` table: every prefiltered aligned pair with its score.
+
+    Written by ``paramine mine --write-scored`` (and every pass of ``paramine
+    adapt``): the cleaned, scored parallel corpus a pass read, beside the
+    pairs it wrote.
+
+    Raises:
+        IncompleteDatasetError: The directory has no manifest.
+        DatasetError: The run wrote no scored table, or a file of it is
+            missing or of another schema version; the message says which.
+    """
+    manifest = read_manifest(dataset_url)
+    names = manifest.files.get("scored")
+    if not names:
+        raise DatasetError(
+            f"{dataset_url} has no scored/ table (every prefiltered aligned pair with its "
+            "score): mine it again with --write-scored"
+        )
+    tables = []
+    for name in names:
+        url = _join(dataset_url, name)
+        fs, path = fsspec.core.url_to_fs(url)
+        if not fs.exists(path):
+            raise DatasetError(
+                f"{url} is listed in the manifest but missing; the dataset is damaged"
+            )
+        table = pq.read_table(path, filesystem=fs)
+        version = schema_version(table.schema)
+        if version != SCORED_SCHEMA_VERSION:
+            raise DatasetError(
+                f"{url}: scored schema {version!r}; this paramine reads {SCORED_SCHEMA_VERSION!r}"
+            )
+        tables.append(table.cast(SCORED_SCHEMA))
     return pa.concat_tables(tables), manifest

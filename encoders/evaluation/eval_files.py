@@ -135,22 +135,39 @@ def held_out_bitexts(paths: Sequence[str], eval_share: float) -> list[Bitext]:
     A line is held out when its pivot (first file) falls in the held-out
     split, by the hash ``paramine train`` splits a dataset's pivots by
     (:mod:`paramine.encoders.evaluation.holdout`), so a model trained on a
-    dataset mined from this bitext never saw these pivots. Per distinct held-
-    out pivot: the pivot against its first translation (``held-out <src>-<tgt>``),
-    and, where it has two distinct translations, one against the other
-    (``held-out paraphrases <tgt>``). A text already taken by another pivot is
-    not used again: retrieval needs every text once.
+    dataset mined from this bitext never saw these pivots. The sets are
+    :func:`retrieval_sets`'.
     """
     from paramine.encoders.evaluation.holdout import split_key
     from paramine.schemas.text_keys import hash_fraction
 
     bitext = read_bitext(paths)
+    held = [
+        (pivot, candidate)
+        for pivot, candidate in zip(bitext.source, bitext.target, strict=True)
+        if hash_fraction(split_key(pivot)) < eval_share
+    ]
+    target = bitext.name.rsplit("-", 1)[-1]
+    return retrieval_sets(held, f"held-out {bitext.name}", f"held-out paraphrases {target}")
+
+
+def retrieval_sets(
+    lines: Sequence[tuple[str, str]], translations_name: str, paraphrases_name: str
+) -> list[Bitext]:
+    """Aligned (pivot, candidate) lines as two retrieval sets: translations, and paraphrases.
+
+    Per distinct pivot (by its split key): the pivot against its first
+    candidate (``translations_name``), and, where it has two distinct
+    candidates, one against the other (``paraphrases_name``). A text already
+    taken by another pivot is not used again: retrieval needs every text
+    once. A set of fewer than two pairs is left out, with a warning.
+    """
+    from paramine.encoders.evaluation.holdout import split_key
+
     groups: dict[str, list[str]] = {}
     first: dict[str, str] = {}
-    for pivot, candidate in zip(bitext.source, bitext.target, strict=True):
+    for pivot, candidate in lines:
         key = split_key(pivot)
-        if hash_fraction(key) >= eval_share:
-            continue
         first.setdefault(key, pivot)
         found = groups.setdefault(key, [])
         if candidate not in found:
@@ -169,11 +186,7 @@ def held_out_bitexts(paths: Sequence[str], eval_share: float) -> list[Bitext]:
             used.add(fresh[1])
             paraphrases.append((fresh[0], fresh[1]))
     found_sets = []
-    target = bitext.name.rsplit("-", 1)[-1]
-    for name, pairs in (
-        (f"held-out {bitext.name}", translations),
-        (f"held-out paraphrases {target}", paraphrases),
-    ):
+    for name, pairs in ((translations_name, translations), (paraphrases_name, paraphrases)):
         if len(pairs) < 2:
             log.warning("%s: %d pairs in the held-out split; not scored", name, len(pairs))
             continue

@@ -48,8 +48,10 @@ def eval_keys(
     return keys
 
 
-def overlap_mask(df: pd.DataFrame, keys: set[str]) -> pd.Series:
-    """True for the pairs one of whose sentences (``sentence_a``, ``sentence_b``) is in ``keys``."""
+def overlap_mask(
+    df: pd.DataFrame, keys: set[str], columns: tuple[str, str] = ("sentence_a", "sentence_b")
+) -> pd.Series:
+    """True for the rows one of whose sentences (``columns``: the pair's two) is in ``keys``."""
     import pandas as pd
 
     def seen(column: str) -> list[bool]:
@@ -57,5 +59,5 @@ def overlap_mask(df: pd.DataFrame, keys: set[str]) -> pd.Series:
 
     if not keys or not len(df):
         return pd.Series(False, index=df.index)
-    a, b = seen("sentence_a"), seen("sentence_b")
+    a, b = (seen(column) for column in columns)
     return pd.Series([x or y for x, y in zip(a, b, strict=True)], index=df.index)

@@ -20,6 +20,8 @@ from typing import Any
 
 from paramine.encoders.evaluation.config import EVALUATION, EvalOptions, parse_holdout_share
 from paramine.encoders.training.recipes import (
+    ALIGNED_ROWS,
+    EMBEDDINGS,
     LOSS_DIRECTIONS,
     RECIPE_KEYS,
     RECIPES,
@@ -42,11 +44,22 @@ LOSSES = ("mnrl", "cached")
 SELECT_ON = ("none", "dev")
 #: ``--drop-near-identical`` with no value: pairs this similar teach nothing.
 DEFAULT_NEAR_IDENTICAL = 0.9
+#: ``--aligned-max-false-accept``: an aligned line that scores below what half
+#: of the mismatched pairs reach looks more like a mismatch than a translation.
+DEFAULT_ALIGNED_FALSE_ACCEPT = 0.5
 
 DATA = "data"
 MODEL = "model"
 TRAINING = "training"
 SELECTION = "model selection and seeds"
+
+
+def parse_false_accept(value: Any) -> float:
+    """A share of mismatched pairs in (0, 1]."""
+    number = float(value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{number} is not a share in (0, 1]")
+    return number
 
 
 def parse_similarity(value: Any) -> float:
@@ -126,12 +139,13 @@ class TrainConfig(EvalOptions):
     recipe: str = option(
         "paper",
         "a set of defaults for --pooling, --lr, --head-lr, --batch-size, --epochs, --loss, "
-        "--loss-directions and --train-on; explicit flags override it. paper (default): Dadas "
-        "2022, for large data "
+        "--loss-directions, --train-on, --aligned-rows and --embeddings; explicit flags override "
+        "it. paper "
+        "(default): Dadas 2022, for large data "
         "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
         "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
         "adapt: for a language the base hardly knows (lstm-residual, lr 2e-5, batch 32, 1 "
-        "epoch, MNRL over every in-batch contest, paraphrases and their aligned pairs); see "
+        "epoch, MNRL both ways, the paraphrases and every aligned line of the dataset); see "
         "docs/training.md",
         group=TRAINING,
         choices=tuple(RECIPES),
@@ -144,6 +158,15 @@ class TrainConfig(EvalOptions):
         group=MODEL,
         parse=optional(one_of(POOLINGS)),
         choices=POOLINGS,
+    )
+    embeddings: str = option(
+        None,
+        "train: the Transformer's word embeddings learn with the rest; freeze: they stay the "
+        "base's, and each step costs about half as much on CPU (most of a multilingual "
+        "model's weights are its vocabulary's) (default: the recipe's)",
+        group=MODEL,
+        parse=optional(one_of(EMBEDDINGS)),
+        choices=EMBEDDINGS,
     )
     lstm_hidden: int = option(
         1024, "LSTM hidden size (paper: 1024/2048/4096)", group=MODEL, parse=parse_positive
@@ -201,6 +224,25 @@ class TrainConfig(EvalOptions):
         group=TRAINING,
         parse=optional(one_of(TRAIN_ON)),
         choices=TRAIN_ON,
+    )
+    aligned_rows: str = option(
+        None,
+        "where the aligned rows of --train-on bitext and both come from: written, the "
+        "(pivot, candidate) pairs the written pairs carry; all, every aligned line the "
+        "dataset's Prefilter kept (its scored/ table: mine with --write-scored), but those "
+        "that score as mismatched pairs do (default: the recipe's)",
+        group=DATA,
+        parse=optional(one_of(ALIGNED_ROWS)),
+        choices=ALIGNED_ROWS,
+    )
+    aligned_max_false_accept: float = option(
+        DEFAULT_ALIGNED_FALSE_ACCEPT,
+        "with --aligned-rows all, drop an aligned line whose score is below what this share "
+        "of the dataset's mismatched pairs reach (its calibration's null: candidates paired "
+        f"with other lines' pivots); 1 keeps every line (default {DEFAULT_ALIGNED_FALSE_ACCEPT})",
+        group=DATA,
+        parse=parse_false_accept,
+        metavar="SHARE",
     )
     mini_batch_size: int = option(
         32,

@@ -8,8 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from paramine.encoders.evaluation.eval_files import Bitext, StsData, read_eval_files
-from paramine.encoders.evaluation.holdout import eval_mask, read_dataset, sample_rows
+from paramine.encoders.evaluation.eval_files import (
+    Bitext,
+    StsData,
+    read_eval_files,
+    retrieval_sets,
+)
+from paramine.encoders.evaluation.holdout import eval_mask, read_dataset, sample_rows, split_key
 from paramine.encoders.evaluation.overlap import EVAL_OVERLAP, eval_keys, overlap_mask
 from paramine.encoders.evaluation.suite import (
     Split,
@@ -18,7 +23,8 @@ from paramine.encoders.evaluation.suite import (
     read_suite,
     resolve_data_root,
 )
-from paramine.schemas.text_keys import edit_similarity
+from paramine.encoders.training.aligned import AlignedLines, aligned_lines
+from paramine.schemas.text_keys import edit_similarity, hash_fraction
 
 if TYPE_CHECKING:
     from paramine.encoders.training.config import TrainConfig
@@ -97,12 +103,54 @@ def read_evaluation(config: TrainConfig) -> EvalData:
 
 @dataclass
 class TrainData:
-    """The rows a training run uses, and how they were chosen."""
+    """The rows a training run uses, and how they were chosen.
+
+    Attributes:
+        train: The training split's pairs, filtered.
+        eval: The held-out pairs that paraphrase retrieval scores.
+        manifest: The dataset's manifest.
+        counts: Rows read, held out and dropped, by reason.
+        aligned: With ``--aligned-rows all``: every aligned line of the
+            training split the run trains on (``aligned.COLUMNS``); None otherwise.
+    """
 
     train: pd.DataFrame
     eval: pd.DataFrame
     manifest: Manifest
     counts: dict[str, Any] = field(default_factory=dict)
+    aligned: pd.DataFrame | None = None
+
+
+#: The evaluation sets made of the dataset's held-out aligned lines (``--aligned-rows all``).
+HELD_OUT_LINES = "held-out lines"
+HELD_OUT_LINE_PARAPHRASES = "held-out line paraphrases"
+
+
+def _aligned_lines(
+    config: TrainConfig, manifest: Manifest, evaluation: EvalData
+) -> AlignedLines | None:
+    """Every aligned line of the dataset, with ``--aligned-rows all``; its held-out ones evaluated.
+
+    The lines of held-out pivots become two retrieval sets (pivot against
+    candidate, and two candidates of one pivot), added to ``evaluation``:
+    what ``paramine adapt``'s stop rule reads, scored on lines no round
+    trained on.
+    """
+    if config.aligned_rows != "all" or config.train_on == "paraphrases":
+        return None
+    from paramine.schemas.reader import read_scored
+
+    scored, _ = read_scored(config.dataset)
+    lines = aligned_lines(
+        scored.to_pandas(), manifest.threshold, config.eval_share, config.aligned_max_false_accept
+    )
+    held = list(zip(lines.held_out["pivot"], lines.held_out["candidate"], strict=True))
+    # Pivots in hash order, so a capped set is a fixed sample, not the first shards'.
+    held.sort(key=lambda line: (hash_fraction(split_key(line[0])), line))
+    sets = retrieval_sets(held, HELD_OUT_LINES, HELD_OUT_LINE_PARAPHRASES)
+    cap = config.eval_max_pairs or None
+    evaluation.bitexts += [Bitext(b.name, b.source[:cap], b.target[:cap]) for b in sets]
+    return lines
 
 
 def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> TrainData:
@@ -113,13 +161,15 @@ def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> Tra
     (:mod:`paramine.encoders.evaluation.overlap`).
     """
     df, manifest = read_dataset(config.dataset)
+    evaluation = evaluation or EvalData()
+    lines = _aligned_lines(config, manifest, evaluation)
     held_out = eval_mask(df["pivot_sentence"], config.eval_share)
     eval_df = sample_rows(df[held_out], config.eval_max_pairs)
     train_df = df[~held_out]
     dropped: dict[str, int] = {}
     keys: set[str] = set()
+    aligned = None if lines is None else lines.train
     if not config.keep_eval_overlap:
-        evaluation = evaluation or EvalData()
         keys = eval_keys(
             df[held_out],
             evaluation.bitexts,
@@ -129,6 +179,10 @@ def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> Tra
         overlap = overlap_mask(train_df, keys)
         dropped[EVAL_OVERLAP] = int(overlap.sum())
         train_df = train_df[~overlap]
+        if lines is not None and aligned is not None:
+            overlap = overlap_mask(aligned, keys, ("pivot", "candidate"))
+            lines.counts[EVAL_OVERLAP] = int(overlap.sum())
+            aligned = aligned[~overlap].reset_index(drop=True)
     train_df, filtered = filter_pairs(
         train_df, config.min_score, config.max_score, config.drop_near_identical
     )
@@ -142,6 +196,8 @@ def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> Tra
         "train_dropped": dropped,
         "train_rows": len(train_df),
     }
+    if lines is not None and aligned is not None:
+        counts["aligned"] = {**lines.counts, "train_lines": len(aligned)}
     return TrainData(
-        train_df.reset_index(drop=True), eval_df.reset_index(drop=True), manifest, counts
+        train_df.reset_index(drop=True), eval_df.reset_index(drop=True), manifest, counts, aligned
     )

@@ -192,14 +192,18 @@ class TrainingRows(NamedTuple):
     pivots: list[str]
 
 
-def training_rows(train: pd.DataFrame, train_on: str) -> TrainingRows:
+def training_rows(
+    train: pd.DataFrame, train_on: str, aligned: pd.DataFrame | None = None
+) -> TrainingRows:
     """The (anchor, positive) rows ``--train-on`` makes of the training pairs.
 
     ``paraphrases``: (sentence_a, sentence_b) of each pair; ``bitext``: the
-    aligned pairs the written pairs carry, (pivot_sentence, sentence_a) and
-    (pivot_sentence, sentence_b), each distinct one once, in the pairs'
-    order; ``both``: the paraphrases, then the aligned pairs. The pairs are
-    the training split's, so no held-out pivot is among them.
+    aligned pairs, each distinct one once: those of ``aligned`` (every
+    aligned line of the dataset, ``--aligned-rows all``) where given, else
+    those the written pairs carry, (pivot_sentence, sentence_a) and
+    (pivot_sentence, sentence_b), in the pairs' order; ``both``: the
+    paraphrases, then the aligned pairs. The rows are the training split's,
+    so no held-out pivot is among them.
     """
     rows = TrainingRows([], [], [])
     pivots = train["pivot_sentence"].tolist()
@@ -207,15 +211,22 @@ def training_rows(train: pd.DataFrame, train_on: str) -> TrainingRows:
         rows.anchors.extend(train["sentence_a"].tolist())
         rows.positives.extend(train["sentence_b"].tolist())
         rows.pivots.extend(pivots)
-    if train_on in ("bitext", "both"):
-        seen: set[tuple[str, str]] = set()
-        for side in ("sentence_a", "sentence_b"):
-            for pivot, candidate in zip(pivots, train[side].tolist(), strict=True):
-                if (pivot, candidate) not in seen:
-                    seen.add((pivot, candidate))
-                    rows.anchors.append(pivot)
-                    rows.positives.append(candidate)
-                    rows.pivots.append(pivot)
+    if train_on not in ("bitext", "both"):
+        return rows
+    if aligned is not None:
+        lines = [zip(aligned["pivot"].tolist(), aligned["candidate"].tolist(), strict=True)]
+    else:
+        lines = [
+            zip(pivots, train[side].tolist(), strict=True) for side in ("sentence_a", "sentence_b")
+        ]
+    seen: set[tuple[str, str]] = set()
+    for side in lines:
+        for pivot, candidate in side:
+            if (pivot, candidate) not in seen:
+                seen.add((pivot, candidate))
+                rows.anchors.append(pivot)
+                rows.positives.append(candidate)
+                rows.pivots.append(pivot)
     return rows
 
 
@@ -237,12 +248,14 @@ def training_columns(
     Raises:
         UsageError: Fewer rows than one batch got their negatives.
     """
-    anchors, positives, pivots = training_rows(data.train, config.train_on)
+    anchors, positives, pivots = training_rows(data.train, config.train_on, data.aligned)
     columns = {"anchor": anchors, "positive": positives}
     if not config.hard_negatives:
         return columns, None
     log.info("mining %d hard negatives per pair with the base model", config.hard_negatives)
     candidates = data.train["sentence_a"].tolist() + data.train["sentence_b"].tolist()
+    if data.aligned is not None:
+        candidates += data.aligned["candidate"].tolist()
     mined = mine_hard_negatives(
         anchors,
         positives,

@@ -88,6 +88,25 @@ def build_model(
     return SentenceTransformer(modules=modules, device=device)
 
 
+def freeze_word_embeddings(model: SentenceTransformer) -> int:
+    """Keep the Transformer's word embeddings as the base has them; return how many weights.
+
+    They are most of a multilingual model (e5-small: 96 of its 118 million
+    weights, a 250,002-piece vocabulary): AdamW updating them all, for the
+    few pieces a batch holds, took half of each step's time on a 2-core CPU
+    (2.76 s a step against 1.46 frozen, 32 Kabyle pairs). The layers above
+    still learn what the pieces mean in the language.
+    """
+    from sentence_transformers.sentence_transformer.modules import Transformer
+
+    transformer = model[0]
+    if not isinstance(transformer, Transformer):
+        return 0
+    weights = transformer.auto_model.get_input_embeddings().weight
+    weights.requires_grad_(False)
+    return int(weights.numel())
+
+
 def head_parameter_count(model: SentenceTransformer) -> int:
     """Trainable parameters after the Transformer: what ``--head-lr`` applies to."""
     return sum(p.numel() for module in list(model)[1:] for p in module.parameters())

@@ -44,11 +44,20 @@ RECIPE_KEYS = (
     "loss",
     "loss_directions",
     "train_on",
+    "aligned_rows",
+    "embeddings",
 )
 #: ``--train-on``: what a training row is. paraphrases: (sentence_a,
 #: sentence_b); bitext: (pivot_sentence, sentence_a) and (pivot_sentence,
 #: sentence_b), the aligned pairs every written pair carries; both.
 TRAIN_ON = ("paraphrases", "bitext", "both")
+#: ``--aligned-rows``: where the aligned rows of ``bitext`` and ``both`` come
+#: from. written: the (pivot, candidate) pairs the written pairs carry; all:
+#: every aligned line the pass's Prefilter kept (its ``scored/`` table, from
+#: ``paramine mine --write-scored``), but those that score as mismatched pairs do.
+ALIGNED_ROWS = ("written", "all")
+#: ``--embeddings``: the Transformer's word embeddings train, or stay the base's.
+EMBEDDINGS = ("train", "freeze")
 #: ``--loss-directions``: which in-batch contests the loss scores, as
 #: sentence-transformers' ``directions`` of its MNRL. forward: each anchor
 #: against the batch's positives (MNRL as Dadas 2022 uses it); both: and each
@@ -75,6 +84,8 @@ RECIPES: dict[str, dict[str, Any]] = {
         "loss": "mnrl",
         "loss_directions": "forward",
         "train_on": "paraphrases",
+        "aligned_rows": "written",
+        "embeddings": "train",
     },
     "small": {
         "pooling": "lstm-residual",
@@ -89,6 +100,8 @@ RECIPES: dict[str, dict[str, Any]] = {
         "loss": "cached",
         "loss_directions": "forward",
         "train_on": "paraphrases",
+        "aligned_rows": "written",
+        "embeddings": "train",
     },
     # A language the base hardly knows (issue 53): the base's own pooling with
     # the zero-initialized head, the Transformer at 2e-5, and the aligned
@@ -109,6 +122,8 @@ RECIPES: dict[str, dict[str, Any]] = {
         "loss": "mnrl",
         "loss_directions": "both",
         "train_on": "both",
+        "aligned_rows": "all",
+        "embeddings": "freeze",
     },
 }
 

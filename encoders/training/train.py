@@ -47,6 +47,7 @@ from paramine.encoders.training.data import (
     prepare_data,
     read_evaluation,
 )
+from paramine.encoders.training.hard_negatives import training_rows
 from paramine.encoders.training.model_card import SUMMARY_FILE, save_model, training_summary
 from paramine.encoders.training.seed_training import train_seed
 from paramine.encoders.training.seeds import SeedPlace, seed_places
@@ -92,10 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     config = parse_config(
         TrainConfig, "paramine train", description, sys.argv[1:] if argv is None else argv
     )
-    return _run(config)
+    return run_training(config)
 
 
-def _run(config: TrainConfig) -> int:
+def run_training(config: TrainConfig) -> int:
+    """Train (every seed), score and save: ``paramine train`` for a config built in Python."""
     from paramine.encoders.training.checkpoints import resume_from
     from paramine.encoders.training.modeling import choose_precision
 
@@ -107,10 +109,11 @@ def _run(config: TrainConfig) -> int:
 
         selected_tasks(evaluation.suite, config.select_tasks)  # names checked before training
     data = prepare_data(config, evaluation)
-    if len(data.train) < config.batch_size:
+    rows = len(training_rows(data.train, config.train_on, data.aligned).anchors)
+    if rows < config.batch_size:
         raise UsageError(
-            f"{len(data.train)} training pairs after filters ({data.counts}), fewer than one "
-            f"batch of {config.batch_size}; lower --batch-size or --eval-share, or relax filters"
+            f"{rows} training rows after filters ({data.counts}), fewer than one batch of "
+            f"{config.batch_size}; lower --batch-size or --eval-share, or relax filters"
         )
     if 0 < len(data.eval) < MIN_RETRIEVAL_PAIRS:
         log.warning(

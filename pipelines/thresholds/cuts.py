@@ -201,6 +201,10 @@ def summarize(scores: Sequence[float]) -> dict[str, Any]:
     }
 
 
+#: Percentiles of the null recorded with a calibrated cut: 0, 1, ..., 100.
+NULL_PERCENTILES = 101
+
+
 def choose_cut(
     mismatched: Sequence[float],
     max_false_accept: float,
@@ -247,6 +251,13 @@ def choose_cut(
     # The false-accept share the cut gives on the null itself (the target is
     # max_false_accept; ties at the cut can make it a little different).
     info["mismatched_kept"] = round(float(np.mean(np.asarray(mismatched) >= cut)), 4)
+    # The whole null in 101 numbers: the score any share of mismatched pairs
+    # reaches, for a looser cut than the run's (paramine adapt keeps a line for
+    # training unless it scores as most mismatched pairs do).
+    levels = np.linspace(0.0, 1.0, NULL_PERCENTILES)
+    info["mismatched_percentiles"] = [
+        round(float(q), 6) for q in np.quantile(np.asarray(mismatched), levels)
+    ]
     return info
 
 

@@ -65,3 +65,58 @@ def write_dataset(folder: Path, rows: list[dict], with_manifest: bool = True) ->
         )
         write_manifest(str(folder), manifest)
     return str(folder)
+
+
+#: A null as a run's calibration records it: mismatched pairs score 0.0 to 1.0, evenly.
+NULL_THRESHOLD = {
+    "value": 0.98,
+    "score": "cosine",
+    "mismatched_percentiles": [i / 100 for i in range(101)],
+}
+
+
+def write_scored_dataset(
+    folder: Path,
+    rows: list[dict],
+    lines: list[tuple[str, str, float]],
+    threshold: dict | None = None,
+) -> str:
+    """A dataset with a ``scored/`` table: its pairs, and every aligned line with its score.
+
+    ``lines``: (pivot, candidate, score); ``threshold``: the manifest's
+    record (default ``NULL_THRESHOLD``).
+    """
+    from paramine.schemas.dataset import SCORED_SCHEMA
+
+    url = write_dataset(folder, rows, with_manifest=False)
+    scored = [
+        {
+            "pivot": pivot,
+            "candidate": candidate,
+            "pivot_lang": "en",
+            "lang": "pl",
+            "corpus": "synthetic",
+            "shard": "synthetic.en",
+            "line": i + 1,
+            "score": score,
+            "passed": score >= 0.98,
+        }
+        for i, (pivot, candidate, score) in enumerate(lines)
+    ]
+    (folder / "scored").mkdir()
+    pq.write_table(
+        pa.Table.from_pylist(scored, schema=SCORED_SCHEMA), folder / "scored" / "part-0.parquet"
+    )
+    manifest = Manifest(
+        created_at="2026-01-01T00:00:00Z",
+        code_version="test",
+        options={},
+        model={"model_id": "tiny"},
+        threshold=dict(threshold or NULL_THRESHOLD),
+        inputs=[],
+        counts={},
+        files={"pairs": ["pairs-00000.parquet"], "scored": ["scored/part-0.parquet"]},
+        rows={"pairs": len(rows), "scored": len(scored)},
+    )
+    write_manifest(url, manifest)
+    return url

@@ -69,7 +69,12 @@ def test_the_aligned_pairs_of_a_dataset_never_hold_a_held_out_pivot(tmp_path: Pa
     rows = make_rows(300)
     url = write_dataset(tmp_path / "ds", rows)
     config = TrainConfig(
-        dataset=url, base="b", output=str(tmp_path / "o"), recipe="adapt", eval_share=0.3
+        dataset=url,
+        base="b",
+        output=str(tmp_path / "o"),
+        recipe="adapt",
+        eval_share=0.3,
+        aligned_rows="written",
     )
     data = prepare_data(config)
     anchors = training_rows(data.train, "bitext").anchors
@@ -132,12 +137,8 @@ def test_mine_train_mine_records_the_first_pass(
     shard = write_moses(tmp_path / "in", [p for p, _ in numbered], [c for _, c in numbered])
     common = ["--src-lang", "en", "--tgt-lang", "pl", "--threshold", "0.0", "--quiet"]
     first = tmp_path / "first"
-    assert (
-        cli_main(
-            ["mine", str(shard), *common, "--model", str(tiny_model_dir), "--output", str(first)]
-        )
-        == 0
-    )
+    model_flags = ["--model", str(tiny_model_dir), "--write-scored"]
+    assert cli_main(["mine", str(shard), *common, *model_flags, "--output", str(first)]) == 0
     model = tmp_path / "model"
     args = [str(first), "--base", str(tiny_model_dir), "--output", str(model), "--device", "cpu"]
     args += ["--recipe", "adapt", "--batch-size", "4", "--max-steps", "2", "--eval-share", "0"]

@@ -138,7 +138,7 @@ def test_the_adapt_recipe_trains_with_hard_negatives(tmp_path: Path, tiny_model_
     args = [url, "--base", str(tiny_model_dir), "--output", str(out), "--device", "cpu"]
     args += ["--recipe", "adapt", "--lstm-hidden", "16", "--batch-size", "8"]
     args += ["--max-steps", "2", "--eval-share", "0", "--hard-negatives", "1"]
-    args += ["--hard-negative-margin", "0"]
+    args += ["--hard-negative-margin", "0", "--aligned-rows", "written"]
     assert cli_main(["train", *args]) == 0
     summary = json.loads((out / "paramine_training.json").read_text())
     stats = summary["counts"]["hard_negatives"]

@@ -1,0 +1,114 @@
+"""Every aligned line of a pass as training rows: the held-out split, repeats, the null's cut."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from paramine.encoders.evaluation.holdout import split_key
+from paramine.encoders.training.aligned import aligned_lines, cut_at_false_accept
+from paramine.encoders.training.config import TrainConfig
+from paramine.encoders.training.data import HELD_OUT_LINES, EvalData, prepare_data
+from paramine.encoders.training.hard_negatives import training_rows
+from paramine.schemas.errors import DatasetError
+from paramine.schemas.text_keys import hash_fraction
+
+from tests.encoders.datasets import NULL_THRESHOLD, make_rows, write_scored_dataset
+
+
+def test_the_cut_is_the_score_that_share_of_mismatched_pairs_reach() -> None:
+    assert cut_at_false_accept(NULL_THRESHOLD, 0.5) == pytest.approx(0.5)
+    assert cut_at_false_accept(NULL_THRESHOLD, 0.25) == pytest.approx(0.75)
+    assert cut_at_false_accept(NULL_THRESHOLD, 1.0) is None  # every line kept
+    # A manifest written before the percentiles: between its seven quantiles.
+    older = {"mismatched": {"q02": 0.1, "q05": 0.2, "q25": 0.3, "q50": 0.4, "q75": 0.6}}
+    assert cut_at_false_accept(older, 0.5) == pytest.approx(0.4)
+    assert cut_at_false_accept(older, 0.375) == pytest.approx(0.5)
+    assert cut_at_false_accept({"value": 0.8, "mode": "fixed"}, 0.5) is None
+
+
+def _lines(n: int = 400) -> tuple[pd.DataFrame, set[int]]:
+    """n lines, every fifth a planted mismatch scoring low; line 7 twice."""
+    planted = {i for i in range(n) if i % 5 == 0}
+    rows = [
+        {
+            "pivot": f"Pivot sentence {i}.",
+            "candidate": f"zdanie {i}",
+            "pivot_lang": "en",
+            "score": 0.2 if i in planted else 0.9,
+        }
+        for i in range(n)
+    ]
+    rows.append(dict(rows[7]))
+    return pd.DataFrame(rows), planted
+
+
+def test_held_out_repeated_and_mismatched_lines_never_train() -> None:
+    frame, planted = _lines()
+    lines = aligned_lines(frame, NULL_THRESHOLD, eval_share=0.2, max_false_accept=0.5)
+    held = {i for i in range(400) if hash_fraction(split_key(f"Pivot sentence {i}.")) < 0.2}
+    trained = {int(p.split()[2].rstrip(".")) for p in lines.train["pivot"]}
+    assert trained == set(range(400)) - held - planted
+    assert set(lines.held_out["pivot"]) == {f"Pivot sentence {i}." for i in held}
+    counts = lines.counts
+    assert counts["cut"] == pytest.approx(0.5)
+    assert counts["repeated"] == (0 if 7 in held else 1)
+    assert counts["dropped_mismatched"] == len(planted - held)
+    # The books add up: every line read is held out, a repeat, dropped or trained on.
+    assert (
+        counts["lines_read"]
+        == 401
+        == (
+            counts["held_out_lines"]
+            + counts["repeated"]
+            + counts["dropped_mismatched"]
+            + counts["train_lines"]
+        )
+    )
+    every = aligned_lines(frame, NULL_THRESHOLD, eval_share=0.2, max_false_accept=1.0)
+    assert every.counts["dropped_mismatched"] == 0 and every.counts["cut"] is None
+
+
+def test_a_pass_with_a_fixed_threshold_has_no_null_to_cut_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    frame, _ = _lines(20)
+    lines = aligned_lines(frame, {"value": 0.8, "mode": "fixed"}, 0.1, 0.5)
+    assert "no null distribution" in caplog.text
+    assert lines.counts["cut"] is None and lines.counts["dropped_mismatched"] == 0
+
+
+def test_a_run_trains_on_every_line_but_planted_and_held_out_ones(tmp_path: Path) -> None:
+    frame, planted = _lines()
+    lines = list(frame[["pivot", "candidate", "score"]].itertuples(index=False, name=None))
+    url = write_scored_dataset(tmp_path / "ds", make_rows(40), lines)
+    config = TrainConfig(dataset=url, base="b", output="o", recipe="adapt", eval_share=0.2)
+    assert config.aligned_rows == "all"
+    evaluation = EvalData()
+    data = prepare_data(config, evaluation)
+    assert data.aligned is not None
+    anchors, positives, _ = training_rows(data.train, "bitext", data.aligned)
+    numbers = {int(c.split()[1]) for c in positives}
+    held = {i for i in range(400) if hash_fraction(split_key(f"Pivot sentence {i}.")) < 0.2}
+    assert numbers == set(range(400)) - planted - held
+    assert all(f"Pivot sentence {i}." in anchors for i in numbers)
+    # The held-out lines are scored (the loop's stop rule reads them), never trained on.
+    [held_set] = [b for b in evaluation.bitexts if b.name == HELD_OUT_LINES]
+    assert {split_key(p) for p in held_set.source} <= {
+        split_key(f"Pivot sentence {i}.") for i in held
+    }
+    assert data.counts["aligned"]["train_lines"] == len(data.aligned)
+    both = training_rows(data.train, "both", data.aligned)
+    assert len(both.anchors) == len(data.train) + len(data.aligned)
+
+
+def test_all_lines_need_a_scored_table(tmp_path: Path) -> None:
+    from tests.encoders.datasets import write_dataset
+
+    url = write_dataset(tmp_path / "ds", make_rows(40))
+    config = TrainConfig(dataset=url, base="b", output="o", recipe="adapt")
+    with pytest.raises(DatasetError, match="--write-scored"):
+        prepare_data(config)
+    written = TrainConfig(dataset=url, base="b", output="o", recipe="adapt", aligned_rows="written")
+    assert prepare_data(written).aligned is None
