@@ -31,6 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "paramine.pipelines.run.mine",
         "mine paraphrase pairs from bitext into a Parquet dataset",
     ),
+    "adapt": (
+        "paramine.pipelines.adapt.command",
+        "mine, teach the encoder the language from all the bitext, mine again (one command)",
+    ),
     "models": (
         "paramine.encoders.models.command",
         "list the encoders paramine can use and what is cached",
@@ -135,7 +139,7 @@ def _main(argv: list[str] | None) -> int:
     if name not in SUBCOMMANDS:
         print(f"paramine: error: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    if name in ("train", "evaluate") and not debug:
+    if name in ("train", "evaluate", "adapt") and not debug:
         _quiet_libraries()
     module = importlib.import_module(SUBCOMMANDS[name][0])
     return guarded(module.main, rest, debug)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from paramine.pipelines.report.adapt_section import adapt_section
 from paramine.pipelines.report.charts import lengths_chart
 from paramine.pipelines.report.sections import (
     checks_section,
@@ -26,8 +27,9 @@ from paramine.pipelines.report.sections import (
     scores_section,
 )
 
-#: Sections of the report, in order: (id, title).
+#: Sections of the report, in order: (id, title); a section with nothing to say is left out.
 SECTIONS = (
+    ("adapt", "Rounds: the paramine adapt loop that made this dataset"),
     ("funnel", "Funnel: what each stage kept and dropped"),
     ("checks", "Per-line checks: each side's scripts, languages and drops"),
     ("scores", "Scores and cuts"),
@@ -66,6 +68,7 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
     """The report page of a run's stats (``gather_stats``), as one HTML string."""
     languages = stats.get("languages", {})
     bodies = {
+        "adapt": adapt_section(stats.get("adapt")),
         "funnel": funnel_section(stats["funnel"]) + first_pass_note(stats.get("first_pass")),
         "checks": checks_section(stats.get("line_checks") or {}),
         "scores": scores_section(stats["cuts"], stats["samples"]),
@@ -76,10 +79,11 @@ def render_html(stats: Mapping[str, Any], title: str) -> str:
         "samples": samples_section(stats["samples"]),
         "run": run_section(stats),
     }
-    nav = "".join(f"<a href='#{sid}'>{esc(t.split(':')[0])}</a>" for sid, t in SECTIONS)
+    shown = [(sid, title_) for sid, title_ in SECTIONS if bodies[sid]]
+    nav = "".join(f"<a href='#{sid}'>{esc(t.split(':')[0])}</a>" for sid, t in shown)
     sections = "".join(
         f"<section id='{sid}'><h2>{esc(title_)}</h2>{bodies[sid]}</section>"
-        for sid, title_ in SECTIONS
+        for sid, title_ in shown
     )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"

@@ -330,6 +330,8 @@ def gather_stats(
         "line_checks": dict(manifest.extra.get("line_checks") or {}),
         # A second pass with a model trained on a first (docs/training.md).
         "first_pass": first_pass(manifest, pairs),
+        # The rounds of the paramine adapt loop whose last pass this is.
+        "adapt": manifest.extra.get("adapt"),
         "cuts": cuts,
         "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
         "near_duplicates": near_duplicate_share(pairs, manifest),

@@ -1,0 +1,110 @@
+"""AdaptSettings: what ``paramine adapt`` adds to ``paramine mine``'s settings: the loop's own.
+
+How many rounds, when to stop, which pivots are held out, and what each
+round's training changes from the ``adapt`` recipe. What decides a pass's
+pairs is ``MiningSettings`` (its ``model`` is the loop's base); where and how
+it runs is ``RunSettings`` (its ``device`` is the training's too).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from paramine.schemas.options import Settings, option, parse_positive
+
+#: The ``--help`` section of the loop's own flags.
+LOOP = "the loop (paramine adapt)"
+
+
+def parse_share_below_one(value: Any) -> float:
+    """A share in [0, 1)."""
+    number = float(value)
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{number} is not a share in [0, 1)")
+    return number
+
+
+def parse_held_out(value: Any) -> float:
+    """A share of pivots in (0, 0.5]: the stop rule needs some, training the rest."""
+    number = float(value)
+    if not 0.0 < number <= 0.5:
+        raise ValueError(f"{number} is not a share in (0, 0.5]")
+    return number
+
+
+def parse_points(value: Any) -> float:
+    """Points of accuracy; a negative number keeps a round that lost that many."""
+    return float(value)
+
+
+def parse_train_flags(value: Any) -> str:
+    """``paramine train`` flags as one string; the loop's own are refused.
+
+    The rest is checked by ``paramine train``'s parser before the loop starts.
+    """
+    text = str(value)
+    owned = ("--base", "--output", "--checkpoint-dir", "--eval-share", "--seeds", "--resume")
+    for word in shlex.split(text):
+        name = word.split("=", 1)[0]
+        if name in owned:
+            raise ValueError(f"{name} is the loop's to set; leave it out")
+    return text
+
+
+@dataclass(frozen=True)
+class AdaptSettings(Settings):
+    """The loop of ``paramine adapt``: its rounds, its stop rule, its held-out pivots."""
+
+    COMMAND: ClassVar[str] = "paramine adapt"
+
+    rounds: int = option(
+        3,
+        "train and mine again at most this many times after the first pass (default: %(default)s)",
+        group=LOOP,
+        parse=parse_positive,
+    )
+    min_gain: float = option(
+        0.5,
+        "stop when a round's encoder beats the one before by fewer points of held-out bitext "
+        "retrieval (acc@1, mean of both directions), and keep the one before; a negative "
+        "number keeps a round that lost that many (default: %(default)s)",
+        group=LOOP,
+        parse=parse_points,
+        metavar="POINTS",
+    )
+    min_new: float = option(
+        0.02,
+        "stop when a pass writes fewer new pairs of held-out pivots than this share of the "
+        "pass before's (default: %(default)s)",
+        group=LOOP,
+        parse=parse_share_below_one,
+        metavar="SHARE",
+    )
+    held_out: float = option(
+        0.1,
+        "share of pivots held out by hash: their lines never reach training, and the stop rule "
+        "reads them (default: %(default)s)",
+        group=LOOP,
+        parse=parse_held_out,
+        metavar="SHARE",
+    )
+    seed: int = option(
+        42, "seed of every round's training (default: %(default)s)", group=LOOP, parse=int
+    )
+    save_steps: int = option(
+        200,
+        "checkpoint a round's training every N steps, so a killed loop resumes inside a round "
+        "(default: %(default)s)",
+        group=LOOP,
+        parse=parse_positive,
+    )
+    train_flags: str = option(
+        "",
+        "more paramine train flags for every round, over the adapt recipe, e.g. "
+        "'--epochs 2' or '--aligned-max-false-accept 1' (default: none)",
+        group=LOOP,
+        parse=parse_train_flags,
+        metavar="FLAGS",
+    )

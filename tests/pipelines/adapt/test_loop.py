@@ -1,0 +1,177 @@
+"""``paramine adapt``'s loop: its stop rule, its record, resuming, and the folders it refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from paramine.pipelines.adapt.loop import RECORD_NAME, AdaptLoop
+from paramine.pipelines.adapt.settings import AdaptSettings
+from paramine.pipelines.run.mine import job_from_command_line
+from paramine.schemas.adapt_record import HELD_OUT_METRICS, MiningPass, TrainingStep
+from paramine.schemas.errors import OutputError, UsageError
+
+
+def _job(out: Path | str, *more: str) -> Any:
+    return job_from_command_line(
+        ["corpus.en-pl", "--src-lang", "en", "--tgt-lang", "pl", "--output", str(out), *more]
+    )
+
+
+class Steps:
+    """Stands in for the loop's mining and training: held-out scores and pairs per round.
+
+    ``held``: the held-out retrieval (points) of the base, then of each
+    round's encoder; ``pairs``: (pairs, new pairs of held-out pivots) of each
+    pass, its pairs of held-out pivots a tenth of its pairs.
+    """
+
+    def __init__(self, held: list[float], pairs: list[tuple[int, int]]) -> None:
+        self.held, self.pairs = held, pairs
+        self.mined: list[int] = []
+        self.trained: list[int] = []
+        self.published: list[int] = []
+        self.fail_mining: int | None = None
+
+    def install(self, patch: pytest.MonkeyPatch) -> None:
+        steps = self
+
+        def mine(loop: AdaptLoop, number: int, model: str, previous: Any) -> MiningPass:
+            if number == steps.fail_mining:
+                raise KeyboardInterrupt
+            steps.mined.append(number)
+            pairs, new_held = steps.pairs[number]
+            return MiningPass(
+                dataset=f"d{number}",
+                model=model,
+                pairs=pairs,
+                held_out_pairs=pairs // 10,
+                new_held_out_pairs=None if previous is None else new_held,
+                new_pairs=None if previous is None else new_held * 10,
+                cut=0.9,
+                score="margin",
+                seconds=1.0,
+            )
+
+        def train(loop: AdaptLoop, number: int, dataset: str) -> TrainingStep:
+            steps.trained.append(number)
+
+            def figures(points: float) -> dict[str, float]:
+                return {name: points / 100 for name in HELD_OUT_METRICS}
+
+            return TrainingStep(
+                encoder=f"e{number}",
+                dataset=dataset,
+                rows=100,
+                aligned_lines=90,
+                dropped_mismatched=10,
+                steps=4,
+                seconds=2.0,
+                held_out=figures(steps.held[number]),
+                held_out_base=figures(steps.held[0]),
+            )
+
+        patch.setattr(AdaptLoop, "_mine", mine)
+        patch.setattr(AdaptLoop, "_train", train)
+        patch.setattr(
+            AdaptLoop, "_publish", lambda loop, final: steps.published.append(final.round)
+        )
+
+
+def _loop(out: Path, steps: Steps, patch: pytest.MonkeyPatch, **settings: Any) -> AdaptLoop:
+    steps.install(patch)
+    return AdaptLoop(_job(out), AdaptSettings(**settings))
+
+
+def test_the_loop_stops_when_an_encoder_gains_too_little_and_keeps_the_one_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = Steps(held=[40.0, 60.0, 60.3], pairs=[(100, 0), (200, 9), (0, 0)])
+    record = _loop(tmp_path / "out", steps, monkeypatch, rounds=3).run()
+    assert steps.trained == [1, 2] and steps.mined == [0, 1]  # round 2's pass is never mined
+    assert record.final_round == 1 and steps.published == [1]
+    assert "round 2's encoder gained +0.30 points" in str(record.stopped)
+    assert record.encoder == str(tmp_path / "out" / "encoder")
+    saved = json.loads((tmp_path / "out" / RECORD_NAME).read_text())
+    assert saved["final_round"] == 1 and len(saved["rounds"]) == 3
+
+
+def test_the_base_stays_when_the_first_round_does_not_gain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = Steps(held=[40.0, 40.2], pairs=[(100, 0)])
+    record = _loop(tmp_path / "out", steps, monkeypatch).run()
+    assert record.final_round == 0 and record.encoder is None
+    assert steps.mined == [0] and steps.published == [0]
+
+
+def test_the_loop_stops_when_a_pass_writes_few_new_pairs_of_held_out_pivots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Round 1's pass: 12 new pairs of held-out pivots against the 10 before (120%);
+    # round 2's: 0 of 20.
+    steps = Steps(held=[40.0, 60.0, 70.0, 80.0], pairs=[(100, 0), (200, 12), (210, 0)])
+    record = _loop(tmp_path / "out", steps, monkeypatch, rounds=3).run()
+    assert steps.mined == [0, 1, 2] and steps.trained == [1, 2]
+    assert record.final_round == 2
+    assert "0.0% new pairs of held-out pivots" in str(record.stopped)
+
+
+def test_the_rounds_budget_ends_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = Steps(held=[40.0, 60.0, 70.0], pairs=[(100, 0), (200, 12), (300, 12)])
+    record = _loop(tmp_path / "out", steps, monkeypatch, rounds=2).run()
+    assert record.final_round == 2 and "2 rounds" in str(record.stopped)
+
+
+def test_a_loop_stopped_between_steps_resumes_at_the_last_finished_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = Steps(held=[40.0, 60.0, 70.0], pairs=[(100, 0), (200, 12), (300, 12)])
+    steps.fail_mining = 1  # killed once round 1 is trained, before its pass is mined
+    with pytest.raises(KeyboardInterrupt):
+        _loop(tmp_path / "out", steps, monkeypatch, rounds=2).run()
+    assert steps.mined == [0] and steps.trained == [1]
+    steps.fail_mining = None
+    record = _loop(tmp_path / "out", steps, monkeypatch, rounds=2).run()
+    # Round 0's pass and round 1's training are read from the record, not done again.
+    assert steps.mined == [0, 1, 2] and steps.trained == [1, 2]
+    assert record.final_round == 2
+    again = _loop(tmp_path / "out", steps, monkeypatch, rounds=2).run()
+    assert again.stopped == record.stopped and steps.mined == [0, 1, 2]  # nothing done
+
+
+def test_a_loop_with_other_settings_is_refused_unless_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    steps = Steps(held=[40.0, 60.0, 70.0], pairs=[(100, 0), (200, 12), (300, 12)])
+    _loop(out, steps, monkeypatch, rounds=2).run()
+    with pytest.raises(OutputError, match="other settings"):
+        AdaptLoop(_job(out), AdaptSettings(rounds=3))
+    with pytest.raises(OutputError, match="other settings"):
+        AdaptLoop(_job(out, "--min-words", "2"), AdaptSettings(rounds=2))
+    loop = AdaptLoop(_job(out, "--overwrite"), AdaptSettings(rounds=3))
+    assert loop.record.rounds == [] and not (out / RECORD_NAME).exists()
+
+
+def test_a_folder_the_loop_did_not_write_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match=r"holds no adapt\.json"):
+        AdaptLoop(_job(tmp_path / "mine"), AdaptSettings())
+    (tmp_path / "mine" / RECORD_NAME).write_text("{}")
+    with pytest.raises(OutputError, match=r"notes\.txt"):
+        AdaptLoop(_job(tmp_path / "mine", "--overwrite"), AdaptSettings())
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+
+
+def test_bad_training_flags_and_a_url_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--train-flags"):
+        AdaptLoop(_job(tmp_path / "out"), AdaptSettings(train_flags="--epochs zero"))
+    with pytest.raises(UsageError, match="the loop's to set"):
+        AdaptSettings(train_flags="--eval-share 0.3")
+    with pytest.raises(UsageError, match="local path"):
+        AdaptLoop(_job("gs://bucket/out"), AdaptSettings())
+    assert not (tmp_path / "out").exists()
