@@ -87,6 +87,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+from benchmarks.quality.adapt_rounds import format_rounds, judge_rounds, run_loop
 from benchmarks.quality.line_scores import (
     cached_handler,
     encode_all,
@@ -261,6 +262,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="the same as --verify auto",
     )
+    parser.add_argument(
+        "--adapt",
+        action="store_true",
+        help="run paramine adapt (mine, train on every aligned line, mine again) on the "
+        "corrupted input, planted lines included, and judge every round's pass",
+    )
+    parser.add_argument(
+        "--adapt-flags",
+        default="",
+        help="more flags for paramine adapt, e.g. '--rounds 2 --train-flags \"--epochs 2\"'",
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
     args = parser.parse_args(argv)
     if not 0 <= args.rate < 1:
@@ -311,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     inputs, corpus, corpus_name = corrupted_inputs(args, workdir)
     pivot_lang, lang, replaced = corpus.pivot_lang, corpus.lang, corpus.replaced
 
+    if args.adapt:
+        return adapt_main(args, workdir, inputs, corpus, corpus_name)
     cache = args.embeddings_cache or workdir / "embeddings.npz"
     index, embeddings = encode_all(corpus, args.model, cache)
     scores = line_scores(corpus, index, embeddings)
@@ -366,6 +380,41 @@ def main(argv: list[str] | None = None) -> int:
         f"precision={first['precision']:.4f} recall={first['recall']:.4f} "
         f"planted_in_pairs={first['planted_in_pairs']} "
         f"true_dropped_by_prefilter={first['true_dropped_share']:.4f}"
+    )
+    return 0
+
+
+def adapt_main(
+    args: argparse.Namespace, workdir: Path, inputs: list[Path], corpus: Corpus, name: str
+) -> int:
+    """``--adapt``: the loop on the corrupted input, every round's pass judged."""
+    record, seconds = run_loop(
+        inputs,
+        workdir / "adapt",
+        corpus.pivot_lang,
+        corpus.lang,
+        args.model,
+        args.mine_flags + " " + args.adapt_flags,
+    )
+    results = judge_rounds(corpus, record)
+    for label, result in results:
+        print(f"[bench] {label}: {json.dumps(result)}", file=sys.stderr)
+    print(format_table(name, results))
+    print()
+    print(format_rounds(results, seconds))
+    replaced = corpus.replaced
+    print(
+        f"\n{name} ({corpus.pivot_lang}->{corpus.lang}, {args.noise} noise: {sum(replaced):,} of "
+        f"{len(replaced):,} lines replaced, seed {args.seed}); paramine adapt from {args.model}; "
+        f"stopped: {record.stopped}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps({"corpus": name, "results": dict(results)}, indent=1))
+    final = results[-1][1]
+    print(
+        f"precision={final['precision']:.4f} recall={final['recall']:.4f} "
+        f"planted_in_pairs={final['planted_in_pairs']} rounds={len(results) - 1} "
+        f"minutes={seconds / 60:.1f}"
     )
     return 0
 

@@ -2,15 +2,19 @@
 # The one device check of a session that is lent a GPU, prepared to run at once (under 8 minutes
 # on an H100): encoding throughput of the real default model (the mining handler's torch fp16
 # against plain SentenceTransformer.encode on the same GPU and against OpenVINO on the CPU),
-# training steps/s of each recipe, the GPU's name and the peak GPU memory of each part.
+# training steps/s of each recipe, one round of paramine adapt (training and mining on the GPU),
+# the GPU's name and the peak GPU memory of each part.
 #
-#   benchmarks/speed/gpu_check.sh [--dry-run] [OUT]  # figures go to OUT (default $OUT, /tmp/gpu-check)
+#   benchmarks/speed/gpu_check.sh [--dry-run] [OUT]  # figures go to OUT/run-<time> (OUT: $OUT,
+#                                                    # default /tmp/gpu-check)
 #
-# --dry-run runs every step on the CPU, small, with MODEL (the test's tiny model): the script is
-# tested in CI, so it works when a GPU comes. PYTHON (default .venv/bin/python) runs paramine.
+# Every run writes into a new folder of its own, so a second try on a lent machine measures
+# everything again and never meets the first's checkpoints. --dry-run runs every step on the
+# CPU, small, with MODEL (the test's tiny model): the script is tested in CI, so it works when
+# a GPU comes. PYTHON (default .venv/bin/python) runs paramine.
 set -euo pipefail
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-    sed -n '2,10s/^# \{0,1\}//p' "$0"  # the comment above
+    sed -n '2,14s/^# \{0,1\}//p' "$0"  # the comment above
     exit 0
 fi
 cd "$(dirname "$0")/../.."
@@ -20,8 +24,9 @@ if [ "${1:-}" = "--dry-run" ]; then
     dry=1
     shift
 fi
-out=${1:-${OUT:-/tmp/gpu-check}}
+out=${1:-${OUT:-/tmp/gpu-check}}/run-$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$out"
+echo "== figures go to $out"
 export OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 python=${PYTHON:-.venv/bin/python}
 model=${MODEL:-e5-small}
@@ -39,8 +44,8 @@ echo "== encoding: texts/s"
     --json "$out/throughput.json" "${flags[@]}"
 
 echo "== a dataset to train on: the built-in demo, mined with $model"
-"$python" -m paramine.pipelines.cli mine --model "$model" --output "$out/demo" --overwrite \
-    --threshold 0.0 --quiet --device "$device"
+"$python" -m paramine.pipelines.cli mine --model "$model" --output "$out/demo" \
+    --threshold 0.0 --quiet --device "$device" --write-scored
 
 echo "== training: steps/s of each recipe ($steps steps)"
 for recipe in paper small adapt; do
@@ -58,4 +63,12 @@ print(
 )
 PY
 done
+
+echo "== paramine adapt: the first pass, one round of training and its pass"
+"$python" -m paramine.pipelines.cli adapt "$(
+    "$python" -c 'from paramine.pipelines.run.mine import demo_input; print(demo_input())'
+)" --src-lang en --tgt-lang pl --model "$model" --output "$out/adapt" --quiet \
+    --device "$device" --rounds 1 --min-gain -100 --min-new 0 \
+    --train-flags "--max-steps $steps --batch-size 16" > "$out/adapt.log" 2>&1
+grep -E "^paramine adapt: round|^  (round|  [0-9])" "$out/adapt.log" || true
 echo "== done in $(( $(date +%s) - start )) s; figures in $out"
