@@ -185,7 +185,7 @@ PIPELINE_FLOORS = (
     ("stages", "settings"),
     ("mining", "report"),
     ("run",),
-    ("refresh",),
+    ("refresh", "adapt"),
     ("cli", "__init__", "demo"),
 )
 

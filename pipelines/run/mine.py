@@ -33,7 +33,12 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paramine.pipelines.run import deploy as dataflow
-from paramine.pipelines.settings.job import JobFile, parse_command_line, read_job_file
+from paramine.pipelines.settings.job import (
+    JobFile,
+    parse_command_line,
+    read_job_file,
+    split_positional_inputs,
+)
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.schemas.errors import InputError, RunInterrupted, UnmatchedInput, UsageError
@@ -93,7 +98,7 @@ def job_from_command_line(argv: Sequence[str]) -> MineJob:
         InputError: The job file cannot be read or is not YAML.
     """
     line = parse_command_line(argv)
-    positional, beam_args = _split_positional_inputs(line.rest)
+    positional, beam_args = split_positional_inputs(line.rest)
     job = read_job_file(line.config) if line.config else None
     mining = {**(job.mining if job else {}), **line.mining}
     running = {**(job.running if job else {}), **line.running}
@@ -138,31 +143,6 @@ def _settings(kind: Any, values: dict[str, Any], job: JobFile | None, overridden
         if job is None:
             raise
         raise job.explain(error, overridden) from None
-
-
-def _split_positional_inputs(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """Separate positional INPUTs from Beam's flags and their values."""
-    if not any(not t.startswith("-") for t in tokens):
-        return [], tokens
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    beam_values: set[str] = set()
-    options = PipelineOptions(tokens).get_all_options(retain_unknown_options=True)
-    for value in options.values():
-        items = value if isinstance(value, list) else [value]
-        beam_values.update(str(v) for v in items if v is not None)
-    inputs, flags = [], []
-    previous = ""
-    for token in tokens:
-        # A token that follows a flag without "=" and that Beam took as that
-        # flag's value stays with the flag; any other bare token is an INPUT.
-        takes_value = previous.startswith("-") and "=" not in previous
-        if not token.startswith("-") and not (takes_value and token in beam_values):
-            inputs.append(token)
-        else:
-            flags.append(token)
-        previous = token
-    return inputs, flags
 
 
 def _read_input_list(url: str) -> list[str]:

@@ -116,6 +116,31 @@ def parse_command_line(argv: Sequence[str], prog: str = "paramine mine") -> Comm
     )
 
 
+def split_positional_inputs(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Separate positional INPUTs from Beam's flags and their values."""
+    if not any(not t.startswith("-") for t in tokens):
+        return [], tokens
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    beam_values: set[str] = set()
+    options = PipelineOptions(tokens).get_all_options(retain_unknown_options=True)
+    for value in options.values():
+        items = value if isinstance(value, list) else [value]
+        beam_values.update(str(v) for v in items if v is not None)
+    inputs, flags = [], []
+    previous = ""
+    for token in tokens:
+        # A token that follows a flag without "=" and that Beam took as that
+        # flag's value stays with the flag; any other bare token is an INPUT.
+        takes_value = previous.startswith("-") and "=" not in previous
+        if not token.startswith("-") and not (takes_value and token in beam_values):
+            inputs.append(token)
+        else:
+            flags.append(token)
+        previous = token
+    return inputs, flags
+
+
 @dataclass(frozen=True)
 class JobFile:
     """The settings of a job file, sorted into their kinds, and where each key stands.
