@@ -9,12 +9,14 @@ that encoder. Every round starts from the base, so a round does not build on
 the one before's mistakes; it learns from a cleaner choice of lines (scored by
 a better encoder) and more pairs.
 
-The stop rule reads pivots held out by hash, whose lines no round trains on:
+Whether a round is better is read on pivots held out by hash, whose lines no
+round trains on, never on the pairs the rounds write:
 
 - a round's encoder must beat the one before on held-out bitext retrieval by
   ``min_gain`` points, else the loop stops and the one before is final;
-- a pass must write new pairs of held-out pivots, at least ``min_new`` of the
-  pass before's, else the loop stops with it;
+- a pass must write new pairs, at least ``min_new`` of the pass before's,
+  else the loop stops with it: another round would change little (the count
+  says nothing of the pairs' worth, so it can end the loop, never extend it);
 - ``rounds`` rounds at most.
 
 Layout of ``--output OUT``::
@@ -169,8 +171,8 @@ class AdaptLoop:
             if grown < self.settings.min_new:
                 return self._stop(
                     current,
-                    f"round {number}'s pass wrote {grown:.1%} new pairs of held-out pivots "
-                    f"(< {self.settings.min_new:.0%})",
+                    f"round {number}'s pass wrote {grown:.1%} new pairs "
+                    f"(< {self.settings.min_new:.0%}): another round would change little",
                 )
         return self._stop(best, f"{self.settings.rounds} rounds, the most --rounds allows")
 
@@ -315,10 +317,10 @@ def _pair_changes(
 
 
 def _new_share(current: MiningPass, previous: MiningPass) -> float:
-    """New pairs of held-out pivots, as a share of the pass before's (1 when it had none)."""
-    if not previous.held_out_pairs:
-        return 1.0 if current.held_out_pairs else 0.0
-    return (current.new_held_out_pairs or 0) / previous.held_out_pairs
+    """New pairs, as a share of the pass before's pairs (1 when it wrote none)."""
+    if not previous.pairs:
+        return 1.0 if current.pairs else 0.0
+    return (current.new_pairs or 0) / previous.pairs
 
 
 def _points(score: float | None, before: float | None) -> str:

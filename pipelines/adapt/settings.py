@@ -76,8 +76,8 @@ class AdaptSettings(Settings):
     )
     min_new: float = option(
         0.02,
-        "stop when a pass writes fewer new pairs of held-out pivots than this share of the "
-        "pass before's (default: %(default)s)",
+        "stop when a pass writes fewer new pairs than this share of the pass before's: "
+        "another round would change little (default: %(default)s)",
         group=LOOP,
         parse=parse_share_below_one,
         metavar="SHARE",

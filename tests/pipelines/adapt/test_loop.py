@@ -25,7 +25,8 @@ class Steps:
 
     ``held``: the held-out retrieval (points) of the base, then of each
     round's encoder; ``pairs``: (pairs, new pairs of held-out pivots) of each
-    pass, its pairs of held-out pivots a tenth of its pairs.
+    pass, its pairs of held-out pivots a tenth of its pairs, its new pairs ten
+    times its new pairs of held-out pivots.
     """
 
     def __init__(self, held: list[float], pairs: list[tuple[int, int]]) -> None:
@@ -107,16 +108,15 @@ def test_the_base_stays_when_the_first_round_does_not_gain(
     assert steps.mined == [0] and steps.published == [0]
 
 
-def test_the_loop_stops_when_a_pass_writes_few_new_pairs_of_held_out_pivots(
+def test_the_loop_stops_when_a_pass_writes_few_new_pairs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Round 1's pass: 12 new pairs of held-out pivots against the 10 before (120%);
-    # round 2's: 0 of 20.
+    # Round 1's pass: 120 new pairs against the 100 before (120%); round 2's: 0 of 200.
     steps = Steps(held=[40.0, 60.0, 70.0, 80.0], pairs=[(100, 0), (200, 12), (210, 0)])
     record = _loop(tmp_path / "out", steps, monkeypatch, rounds=3).run()
     assert steps.mined == [0, 1, 2] and steps.trained == [1, 2]
     assert record.final_round == 2
-    assert "0.0% new pairs of held-out pivots" in str(record.stopped)
+    assert "wrote 0.0% new pairs" in str(record.stopped)
 
 
 def test_the_rounds_budget_ends_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
