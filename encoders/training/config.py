@@ -144,7 +144,7 @@ class TrainConfig(EvalOptions):
         "(default): Dadas 2022, for large data "
         "(LSTM 1024, lr 2e-6, batch 64, 3 epochs, MNRL); small: for a few thousand pairs and "
         "a sentence encoder as base (lstm-residual, lr 2e-5, head lr 1e-4, cached MNRL); "
-        "adapt: for a language the base hardly knows (lstm-residual, lr 2e-5, batch 32, 1 "
+        "adapt: for a language the base hardly knows (lstm-residual, lr 5e-5, batch 32, 1 "
         "epoch, MNRL both ways, the paraphrases and every aligned line of the dataset); see "
         "docs/training.md",
         group=TRAINING,
@@ -287,6 +287,13 @@ class TrainConfig(EvalOptions):
     )
     logging_steps: int = option(
         10, "log the loss every N steps", group=TRAINING, parse=parse_positive
+    )
+    quiet: bool = option(
+        False,
+        "no progress bar for the steps (the loss is still logged every --logging-steps); "
+        "paramine adapt --quiet trains so",
+        group=TRAINING,
+        switch=True,
     )
     seed: int = option(42, "data order and initialization seed", group=TRAINING, parse=int)
     select_on: str = option(

@@ -182,6 +182,6 @@ def _training_arguments(
         prompts=prefix or None,
         report_to="none",
         dataloader_pin_memory=torch.cuda.is_available(),
-        disable_tqdm=False,
+        disable_tqdm=config.quiet,
         use_cpu=config.device == "cpu",
     )

@@ -228,6 +228,7 @@ class AdaptLoop:
             # A round killed while it trained resumes from its newest complete checkpoint.
             *(["--resume"] if os.path.isdir(encoder + "-checkpoints") else []),
             *(["--device", device] if device != "auto" else []),
+            *(["--quiet"] if self.job.running.quiet else []),
             *shlex.split(self.settings.train_flags),
         ]
         try:

@@ -21,7 +21,7 @@ def test_the_adapt_recipe_trains_on_paraphrases_and_their_aligned_pairs() -> Non
     config = TrainConfig(dataset="d", base="b", output="o", recipe="adapt")
     assert (config.pooling, config.lr, config.batch_size, config.epochs) == (
         "lstm-residual",
-        2e-5,
+        5e-5,
         32,
         1.0,
     )

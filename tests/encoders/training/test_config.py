@@ -127,7 +127,7 @@ def test_a_recipe_gives_defaults_and_explicit_flags_override_it() -> None:
         "lr": 1e-5,
     }
     adapt = parse("--recipe", "adapt", "--train-on", "bitext")
-    assert recipe_settings(adapt) == ("lstm-residual", 2e-5, 1e-4, 32, 1.0, "mnrl")
+    assert recipe_settings(adapt) == ("lstm-residual", 5e-5, 1e-4, 32, 1.0, "mnrl")
     assert adapt.train_on == "bitext"
     assert parse("--recipe", "small", "--loss-directions", "all").loss_directions == "all"
     assert overrides("small", {**settings, "loss_directions": "both"})["loss_directions"] == "both"

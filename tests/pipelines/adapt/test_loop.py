@@ -175,3 +175,12 @@ def test_bad_training_flags_and_a_url_are_refused_before_anything_runs(tmp_path:
     with pytest.raises(UsageError, match="local path"):
         AdaptLoop(_job("gs://bucket/out"), AdaptSettings())
     assert not (tmp_path / "out").exists()
+
+
+def test_a_quiet_loop_trains_without_progress_bars(tmp_path: Path) -> None:
+    loud = AdaptLoop(_job(tmp_path / "loud"), AdaptSettings())
+    quiet = AdaptLoop(_job(tmp_path / "quiet", "--quiet"), AdaptSettings())
+    assert not loud._train_config(1, "d0").quiet
+    config = quiet._train_config(1, "d0")
+    assert config.quiet and config.recipe == "adapt"
+    assert config.output == str(tmp_path / "quiet" / "rounds" / "round-1" / "encoder")
