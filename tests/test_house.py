@@ -49,6 +49,26 @@ def test_only_paramine_is_installed_at_top_level() -> None:
         assert done.returncode == 1 and "ModuleNotFoundError" in done.stderr, old
 
 
+def test_every_package_folder_is_installed() -> None:
+    """A new folder of modules needs its ``__init__.py`` and its line in pyproject.toml's list."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        path.parent
+        for layer in LAYERS
+        for path in (ROOT / layer).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    for folder in sorted(folders):
+        assert (folder / "__init__.py").is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
+    packages = {".".join(("paramine", *folder.relative_to(ROOT).parts)) for folder in folders}
+    assert packages - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+    assert listed - packages == set(), "pyproject.toml lists packages that are not there"
+
+
 def test_lower_layers_never_import_higher_ones() -> None:
     wrong = []
     for name, deps in module_imports().items():

@@ -31,6 +31,11 @@ SPLITS = ("eval", "train", "all")
 EVALUATION = "evaluation"
 
 
+#: Share of pivots held out by hash: ``paramine train`` holds them out and
+#: ``paramine evaluate`` must pick the same ones, so both read this one value.
+EVAL_SHARE = 0.05
+
+
 def parse_holdout_share(value: Any) -> float:
     """A share in [0, 1): 0 holds nothing out."""
     number = float(value)
@@ -144,8 +149,9 @@ class EvaluateConfig(EvalOptions):
         choices=SPLITS,
     )
     eval_share: float = option(
-        0.05,
-        "share of pivots held out; must match the value given to `paramine train` (default 0.05)",
+        EVAL_SHARE,
+        "share of pivots held out; must match the value given to `paramine train` (default "
+        f"{EVAL_SHARE})",
         group=None,
         parse=parse_holdout_share,
     )

@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass
 from typing import Any
 
-from paramine.encoders.evaluation.config import EVALUATION, EvalOptions, parse_holdout_share
+from paramine.encoders.evaluation.config import (
+    EVAL_SHARE,
+    EVALUATION,
+    EvalOptions,
+    parse_holdout_share,
+)
 from paramine.encoders.training.recipes import (
     ALIGNED_ROWS,
     EMBEDDINGS,
@@ -122,8 +127,9 @@ class TrainConfig(EvalOptions):
         switch=True,
     )
     eval_share: float = option(
-        0.05,
-        "share of pivots held out for paraphrase retrieval, by pivot hash (default 0.05; 0 = none)",
+        EVAL_SHARE,
+        f"share of pivots held out for paraphrase retrieval, by pivot hash (default {EVAL_SHARE}; "
+        "0 = none)",
         group=EVALUATION,
         parse=parse_holdout_share,
     )
