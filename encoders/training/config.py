@@ -126,6 +126,23 @@ class TrainConfig(EvalOptions):
         group=DATA,
         switch=True,
     )
+    exclude_sentences: tuple[str, ...] = option(
+        (),
+        "drop every training row (pair or aligned line) one of whose sentences, after "
+        "normalization, is a line of this file, --keep-eval-overlap or not; repeatable "
+        "(default: none)",
+        group=DATA,
+        many=True,
+        metavar="FILE",
+    )
+    exclude_suite: str | None = option(
+        None,
+        "the same for every sentence of an evaluation suite's files, all splits, without "
+        "scoring it: a built-in name (pl) or a suite file; its files under --suite-data "
+        "(default: none)",
+        group=DATA,
+        metavar="NAME|FILE",
+    )
     eval_share: float = option(
         EVAL_SHARE,
         f"share of pivots held out for paraphrase retrieval, by pivot hash (default {EVAL_SHARE}; "

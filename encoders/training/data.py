@@ -83,6 +83,9 @@ class EvalData:
     suite_root: str = ""
     #: The suite's splits by task name, then split name, as read.
     suite_data: dict[str, dict[str, Split]] = field(default_factory=dict)
+    #: ``--exclude-sentences`` and ``--exclude-suite``: normalized sentences no
+    #: training row may hold, whatever ``--keep-eval-overlap`` says.
+    excluded: frozenset[str] = frozenset()
 
     @property
     def suite_splits(self) -> list[Split]:
@@ -92,8 +95,11 @@ class EvalData:
 
 def read_evaluation(config: TrainConfig) -> EvalData:
     """Read the files of ``--eval-bitext``, ``--eval-held-out``, ``--eval-sts`` and ``--suite``."""
+    from paramine.encoders.evaluation.exclusion import excluded_keys
+
     bitexts, sts = read_eval_files(config, config.eval_share)
-    data = EvalData(bitexts, sts)
+    excluded = excluded_keys(config.exclude_sentences, config.exclude_suite, config.suite_data)
+    data = EvalData(bitexts, sts, excluded=excluded)
     if config.suite:
         data.suite = load_suite(config.suite)
         data.suite_root = resolve_data_root(data.suite, config.suite_data)
@@ -156,9 +162,10 @@ def _aligned_lines(
 def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> TrainData:
     """Read the dataset, split it by pivot, filter the training side.
 
-    Unless ``--keep-eval-overlap``, a training pair that shares a sentence
-    with the held-out pairs or with ``evaluation`` is dropped first
-    (:mod:`paramine.encoders.evaluation.overlap`).
+    Unless ``--keep-eval-overlap``, a training pair (and aligned line) that
+    shares a sentence with the held-out pairs or with ``evaluation`` is
+    dropped first (:mod:`paramine.encoders.evaluation.overlap`); one that
+    holds an ``--exclude-sentences`` or ``--exclude-suite`` sentence always.
     """
     df, manifest = read_dataset(config.dataset)
     evaluation = evaluation or EvalData()
@@ -167,15 +174,16 @@ def prepare_data(config: TrainConfig, evaluation: EvalData | None = None) -> Tra
     eval_df = sample_rows(df[held_out], config.eval_max_pairs)
     train_df = df[~held_out]
     dropped: dict[str, int] = {}
-    keys: set[str] = set()
+    keys: set[str] = set(evaluation.excluded)
     aligned = None if lines is None else lines.train
     if not config.keep_eval_overlap:
-        keys = eval_keys(
+        keys |= eval_keys(
             df[held_out],
             evaluation.bitexts,
             [data for _, data in evaluation.sts],
             evaluation.suite_splits,
         )
+    if keys or not config.keep_eval_overlap:
         overlap = overlap_mask(train_df, keys)
         dropped[EVAL_OVERLAP] = int(overlap.sum())
         train_df = train_df[~overlap]

@@ -229,12 +229,27 @@ class AdaptLoop:
             *(["--resume"] if os.path.isdir(encoder + "-checkpoints") else []),
             *(["--device", device] if device != "auto" else []),
             *(["--quiet"] if self.job.running.quiet else []),
+            *self._exclusions(),
             *shlex.split(self.settings.train_flags),
         ]
         try:
             return parse_config(TrainConfig, "paramine train", "", argv)
         except UsageError as error:
             raise UsageError(f"--train-flags {self.settings.train_flags!r}: {error}") from None
+
+    def _exclusions(self) -> list[str]:
+        """Mine's ``--exclude-sentences`` and ``--exclude-suite``, for training too.
+
+        A pass keeps them out of its pairs, but its ``scored/`` table holds
+        every line it read, and a round trains on those lines.
+        """
+        mining = self.job.mining
+        flags = [arg for url in mining.exclude_sentences for arg in ("--exclude-sentences", url)]
+        if mining.exclude_suite:
+            flags += ["--exclude-suite", mining.exclude_suite]
+            if mining.suite_data:
+                flags += ["--suite-data", mining.suite_data]
+        return flags
 
     def _train(self, number: int, dataset: str) -> TrainingStep:
         """Train round ``number``'s encoder from the base on ``dataset``; its figures."""

@@ -9,9 +9,14 @@ import pytest
 from paramine.encoders.evaluation.holdout import split_key
 from paramine.encoders.training.aligned import aligned_lines, cut_at_false_accept
 from paramine.encoders.training.config import TrainConfig
-from paramine.encoders.training.data import HELD_OUT_LINES, EvalData, prepare_data
+from paramine.encoders.training.data import (
+    HELD_OUT_LINES,
+    EvalData,
+    prepare_data,
+    read_evaluation,
+)
 from paramine.encoders.training.hard_negatives import training_rows
-from paramine.schemas.errors import DatasetError
+from paramine.schemas.errors import DatasetError, InputError
 from paramine.schemas.text_keys import hash_fraction
 
 from tests.encoders.datasets import NULL_THRESHOLD, make_rows, write_scored_dataset
@@ -112,3 +117,40 @@ def test_all_lines_need_a_scored_table(tmp_path: Path) -> None:
         prepare_data(config)
     written = TrainConfig(dataset=url, base="b", output="o", recipe="adapt", aligned_rows="written")
     assert prepare_data(written).aligned is None
+
+
+def test_excluded_sentences_never_train_whatever_keep_eval_overlap_says(tmp_path: Path) -> None:
+    frame, _ = _lines()
+    lines = list(frame[["pivot", "candidate", "score"]].itertuples(index=False, name=None))
+    rows = make_rows(40)
+    url = write_scored_dataset(tmp_path / "ds", rows, lines)
+    # Case, spacing and punctuation aside, as the overlap filter compares.
+    excluded = tmp_path / "suite.txt"
+    excluded.write_text(f"ZDANIE 1\npivot  sentence 2\n{rows[3]['sentence_b'].upper()}!\n")
+
+    def kept(**given: object) -> tuple[set[int], set[str], dict]:
+        config = TrainConfig(
+            dataset=url, base="b", output="o", recipe="adapt", eval_share=0.2, **given
+        )
+        data = prepare_data(config, read_evaluation(config))
+        assert data.aligned is not None
+        numbers = {int(c.split()[1]) for c in data.aligned["candidate"]}
+        return numbers, set(data.train["pair_id"]), data.counts
+
+    every, pairs, _ = kept(keep_eval_overlap=True)
+    assert {1, 2} <= every and "p0003" in pairs
+    for given in ({}, {"keep_eval_overlap": True}):
+        numbers, kept_pairs, counts = kept(exclude_sentences=(str(excluded),), **given)
+        assert numbers == every - {1, 2}, given
+        assert kept_pairs == pairs - {"p0003"}, given
+        assert counts["aligned"]["eval_overlap"] == 2
+        assert counts["train_dropped"]["eval_overlap"] >= 1
+    with pytest.raises(InputError, match=r"--exclude-sentences .*missing\.txt"):
+        read_evaluation(
+            TrainConfig(
+                dataset=url,
+                base="b",
+                output="o",
+                exclude_sentences=(str(tmp_path / "missing.txt"),),
+            )
+        )

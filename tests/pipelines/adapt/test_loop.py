@@ -184,3 +184,23 @@ def test_a_quiet_loop_trains_without_progress_bars(tmp_path: Path) -> None:
     config = quiet._train_config(1, "d0")
     assert config.quiet and config.recipe == "adapt"
     assert config.output == str(tmp_path / "quiet" / "rounds" / "round-1" / "encoder")
+
+
+def test_every_round_trains_without_the_sentences_mining_keeps_out(tmp_path: Path) -> None:
+    job = _job(
+        tmp_path / "out",
+        "--exclude-sentences",
+        "a.txt",
+        "--exclude-sentences",
+        "b.txt",
+        "--exclude-suite",
+        "pl",
+        "--suite-data",
+        "/data/pl",
+    )
+    config = AdaptLoop(job, AdaptSettings())._train_config(2, "d1")
+    assert config.exclude_sentences == ("a.txt", "b.txt")
+    assert (config.exclude_suite, config.suite_data) == ("pl", "/data/pl")
+    assert config.suite is None  # kept out, not scored
+    plain = AdaptLoop(_job(tmp_path / "plain"), AdaptSettings())._train_config(1, "d0")
+    assert (plain.exclude_sentences, plain.exclude_suite) == ((), None)
