@@ -153,6 +153,13 @@ class AdaptLoop:
                 self._save()
             if best_score is None:
                 best_score = held_out_score(current.training.held_out_base)
+                known = self.settings.known_above
+                if best_score is not None and best_score >= known:
+                    return self._stop(
+                        best,
+                        f"the base finds {best_score:.2f} points of held-out lines (>= "
+                        f"--known-above {known:g}): a language it knows; round 0 is final",
+                    )
             score = held_out_score(current.training.held_out)
             say(training_line(number, current.training, best_score))
             if score is None or best_score is None or score - best_score < self.settings.min_gain:

@@ -82,6 +82,16 @@ class AdaptSettings(Settings):
         parse=parse_share_below_one,
         metavar="SHARE",
     )
+    known_above: float = option(
+        80.0,
+        "a language the base knows already: when the base finds this many points of the "
+        "held-out lines or more (acc@1, mean of both directions, read in round 1), the loop "
+        "keeps the base and its first pass (on Tatoeba eng-pol, base 89.2, a round cost the "
+        "eight Polish tasks 1.0 point on average); 100 always trains (default: %(default)s)",
+        group=LOOP,
+        parse=parse_points,
+        metavar="POINTS",
+    )
     held_out: float = option(
         0.1,
         "share of pivots held out by hash: their lines never reach training, and the stop rule "

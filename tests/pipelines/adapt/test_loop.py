@@ -108,6 +108,21 @@ def test_the_base_stays_when_the_first_round_does_not_gain(
     assert steps.mined == [0] and steps.published == [0]
 
 
+def test_a_language_the_base_knows_keeps_the_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tatoeba eng-pol: the base found 89.2 points; a round gained 6 on held-out lines
+    # and cost the eight Polish tasks 1.0 on average.
+    steps = Steps(held=[89.2, 95.2], pairs=[(150, 0)])
+    record = _loop(tmp_path / "known", steps, monkeypatch).run()
+    assert record.final_round == 0 and record.encoder is None and steps.mined == [0]
+    assert "the base finds 89.20 points" in str(record.stopped)
+    assert "--known-above 80" in str(record.stopped)
+    steps = Steps(held=[89.2, 95.2], pairs=[(150, 0), (200, 10)])
+    record = _loop(tmp_path / "always", steps, monkeypatch, known_above=100.0, rounds=1).run()
+    assert record.final_round == 1 and steps.mined == [0, 1]
+
+
 def test_the_loop_stops_when_a_pass_writes_few_new_pairs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
