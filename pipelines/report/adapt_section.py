@@ -54,9 +54,9 @@ def adapt_section(found: Mapping[str, Any] | None) -> str:
     return (
         "<p>This dataset is the last pass of <code>paramine adapt</code>: round 0 mined with the "
         "base; each later round trained an encoder from the base on every aligned line of the "
-        "pass before (but lines scoring as mismatched pairs do, and lines of held-out pivots), "
-        "then mined again with it. Held-out retrieval is bitext retrieval acc@1 on the lines of "
-        f"held-out pivots, both ways' mean. Stopped: {esc(record.stopped)}. It leaves "
+        "pass before (except lines that score as mismatched pairs do, and lines of held-out "
+        "pivots), then mined again with it. Held-out retrieval is bitext retrieval acc@1 on "
+        f"the lines of held-out pivots, both ways' mean. Stopped: {esc(record.stopped)}. It leaves "
         f"{encoder}.</p>"
         "<table><tr><th>round</th><th>training rows</th><th>left out as mismatched</th>"
         "<th>steps</th><th>held-out retrieval</th><th>pairs</th><th>new pairs</th>"
