@@ -90,6 +90,9 @@ class AdaptRecord:
         settings: The loop's settings (mining, run and loop) as given: a
             resumed loop must have the same.
         rounds: The rounds in order, each as far as it got.
+        held_out_base: The base's figures on the held-out lines, read before
+            round 1 trains (the ``--known-above`` check); None until then, or
+            where the check is off.
         stopped: Why the loop stopped; None while it runs.
         final_round: The round whose dataset and encoder the loop leaves.
         dataset: Where the final dataset is; ``encoder``: the final encoder
@@ -98,6 +101,7 @@ class AdaptRecord:
 
     settings: dict[str, Any]
     rounds: list[Round] = field(default_factory=list)
+    held_out_base: dict[str, float] | None = None
     stopped: str | None = None
     final_round: int | None = None
     dataset: str | None = None

@@ -128,6 +128,24 @@ def run_training(config: TrainConfig) -> int:
     return _train(config, precision, data, evaluation, places, starts)
 
 
+def score_base(config: TrainConfig) -> dict[str, float]:
+    """The base's figures on what ``config``'s run would evaluate, without training.
+
+    The same held-out split, evaluation sets and exclusions as
+    :func:`run_training`, so its figures are the ``base`` column that run
+    would print: what ``paramine adapt`` reads to learn whether the base
+    knows the language before it pays for a training.
+    """
+    evaluation = read_evaluation(config)
+    data = prepare_data(config, evaluation)
+    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
+    if not tasks:
+        return {}
+    base, facts = _load_base(config)
+    log.info("scoring the base model")
+    return evaluate_model(base, tasks, prefix=facts["prefix"])
+
+
 def _train(
     config: TrainConfig,
     precision: str,

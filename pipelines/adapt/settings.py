@@ -85,9 +85,10 @@ class AdaptSettings(Settings):
     known_above: float = option(
         80.0,
         "a language the base knows already: when the base finds this many points of the "
-        "held-out lines or more (acc@1, mean of both directions, read in round 1), the loop "
-        "keeps the base and its first pass (on Tatoeba eng-pol, base 89.2, a round cost the "
-        "eight Polish tasks 1.0 point on average); 100 always trains (default: %(default)s)",
+        "held-out lines or more (acc@1, mean of both directions, read before round 1 "
+        "trains), the loop keeps the base and its first pass (on Tatoeba eng-pol, base 89.2, "
+        "a round cost the eight Polish tasks 1.0 point on average); 100 always trains "
+        "(default: %(default)s)",
         group=LOOP,
         parse=parse_points,
         metavar="POINTS",

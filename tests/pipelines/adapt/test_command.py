@@ -69,6 +69,8 @@ def test_one_command_leaves_a_dataset_and_an_encoder_that_mines(
     training = second["training"]
     assert training["steps"] == 2 and training["aligned_lines"] > 0
     assert training["dataset"] == first["mining"]["dataset"]
+    # The base was read on the held-out lines before round 1 trained, as training reads it.
+    assert record["held_out_base"] and record["held_out_base"] == training["held_out_base"]
     assert second["mining"]["model"] == training["encoder"]
     # The final dataset holds the rounds; its report shows them.
     manifest = json.loads((out / "dataset" / "manifest.json").read_text())

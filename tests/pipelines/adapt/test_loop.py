@@ -34,6 +34,7 @@ class Steps:
         self.mined: list[int] = []
         self.trained: list[int] = []
         self.published: list[int] = []
+        self.scored_base = 0
         self.fail_mining: int | None = None
 
     def install(self, patch: pytest.MonkeyPatch) -> None:
@@ -56,11 +57,15 @@ class Steps:
                 seconds=1.0,
             )
 
+        def figures(points: float) -> dict[str, float]:
+            return {name: points / 100 for name in HELD_OUT_METRICS}
+
+        def score_base(loop: AdaptLoop, dataset: str) -> dict[str, float]:
+            steps.scored_base += 1
+            return figures(steps.held[0])
+
         def train(loop: AdaptLoop, number: int, dataset: str) -> TrainingStep:
             steps.trained.append(number)
-
-            def figures(points: float) -> dict[str, float]:
-                return {name: points / 100 for name in HELD_OUT_METRICS}
 
             return TrainingStep(
                 encoder=f"e{number}",
@@ -76,6 +81,7 @@ class Steps:
 
         patch.setattr(AdaptLoop, "_mine", mine)
         patch.setattr(AdaptLoop, "_train", train)
+        patch.setattr(AdaptLoop, "_score_base", score_base)
         patch.setattr(
             AdaptLoop, "_publish", lambda loop, final: steps.published.append(final.round)
         )
@@ -116,11 +122,13 @@ def test_a_language_the_base_knows_keeps_the_base(
     steps = Steps(held=[89.2, 95.2], pairs=[(150, 0)])
     record = _loop(tmp_path / "known", steps, monkeypatch).run()
     assert record.final_round == 0 and record.encoder is None and steps.mined == [0]
+    assert steps.trained == [] and steps.scored_base == 1  # read before any training
     assert "the base finds 89.20 points" in str(record.stopped)
     assert "--known-above 80" in str(record.stopped)
     steps = Steps(held=[89.2, 95.2], pairs=[(150, 0), (200, 10)])
     record = _loop(tmp_path / "always", steps, monkeypatch, known_above=100.0, rounds=1).run()
     assert record.final_round == 1 and steps.mined == [0, 1]
+    assert steps.scored_base == 0  # 100 always trains: the base is read from round 1's training
 
 
 def test_the_loop_stops_when_a_pass_writes_few_new_pairs(
