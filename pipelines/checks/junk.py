@@ -90,6 +90,8 @@ class Rule(NamedTuple):
         reason: The drop reason.
         line: Judges each line on its own: ``(text, limits) -> fails``.
         pair: Compares the two lines: ``(pivot, candidate) -> fails``.
+        share: Judges a line by its letter share (``checks.line_figures``,
+            computed for a batch at once): ``(share, limits) -> fails``.
             The script rule has neither: a line is judged against the
             scripts of its side, which the run decides (``checks/line_checks.py``).
     """
@@ -97,15 +99,14 @@ class Rule(NamedTuple):
     reason: str
     line: Callable[[str, Limits], bool] | None = None
     pair: Callable[[str, str], bool] | None = None
+    share: Callable[[float, Limits], bool] | None = None
 
 
 #: Every rule by its name, in the order they are applied.
 RULES: dict[str, Rule] = {
     "urls": Rule("url_or_email", line=lambda text, limits: _has_url(text)),
     "markup": Rule("markup", line=lambda text, limits: _has_markup(text)),
-    "letters": Rule(
-        "few_letters", line=lambda text, limits: letter_share(text) < limits.min_letter_share
-    ),
+    "letters": Rule("few_letters", share=lambda share, limits: share < limits.min_letter_share),
     "script": Rule("wrong_script"),
     "numbers": Rule("numbers_differ", pair=lambda a, b: numbers(a) != numbers(b)),
     "question": Rule(
@@ -127,16 +128,23 @@ def failures(
     candidate: str,
     limits: Limits,
     script: Callable[[], Sides],
+    shares: tuple[float, float] | None = None,
 ) -> Iterator[tuple[str, Sides]]:
     """Each of ``rules`` that the pair fails, in order: its reason and the lines that fail it.
 
     Lazy: a caller that stops at the first failure judges no rule after it.
-    ``script`` judges the script rule (the prefilter's sides decide it).
+    ``script`` judges the script rule (the prefilter's sides decide it);
+    ``shares`` are the lines' letter shares where the caller has them
+    (``checks.line_figures``), else they are computed here.
     """
     for name in rules:
         rule = RULES[name]
         if rule.line is not None:
             sides = (rule.line(pivot, limits), rule.line(candidate, limits))
+        elif rule.share is not None:
+            if shares is None:
+                shares = (letter_share(pivot), letter_share(candidate))
+            sides = (rule.share(shares[0], limits), rule.share(shares[1], limits))
         elif rule.pair is not None:
             fails = rule.pair(pivot, candidate)
             sides = (fails, fails)

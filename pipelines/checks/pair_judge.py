@@ -39,14 +39,12 @@ from paramine.pipelines.checks.line_checks import (
     ratio_bin,
     side_key,
 )
+from paramine.pipelines.checks.line_figures import LineFigures
 from paramine.pipelines.checks.scripts import (
     COMPOSITE_SCRIPTS,
     KnownScripts,
-    dominant_script,
     known_scripts,
-    script_share,
 )
-from paramine.pipelines.checks.words import length
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.text import (
     canonical_lang,
@@ -240,12 +238,18 @@ class PairJudge:
     def judge(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[Verdict]:
         """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, texts not yet normalized.
 
-        The rules first, then the language check of the pairs they left, in
-        one batch per side.
+        The lines' figures for the whole batch at once (``checks.line_figures``),
+        the rules, then the language check of the pairs they left, in one
+        batch per side.
         """
+        texts = [(normalize(pivot), normalize(candidate)) for pivot, candidate, _, _ in pairs]
+        rows = {text: 0 for both in texts for text in both}
+        for i, text in enumerate(rows):
+            rows[text] = i
+        figures = LineFigures(list(rows))
         steps = [
-            self._rules(pivot, candidate, pivot_lang, lang)
-            for pivot, candidate, pivot_lang, lang in pairs
+            self._rules(pivot, candidate, (rows[pivot], rows[candidate]), figures, langs[2:])
+            for (pivot, candidate), langs in zip(texts, pairs, strict=True)
         ]
         if self.detector is not None:
             self._languages(steps)
@@ -260,8 +264,16 @@ class PairJudge:
             shared.clear()
         return [step.verdict(shared) for step in steps]
 
-    def _rules(self, pivot: str, candidate: str, pivot_lang: str, lang: str) -> _Step:
-        pivot, candidate = normalize(pivot), normalize(candidate)
+    def _rules(
+        self,
+        pivot: str,
+        candidate: str,
+        rows: tuple[int, int],
+        figures: LineFigures,
+        langs: tuple[str, str],
+    ) -> _Step:
+        """A pair's rules in order; its lines are ``rows`` of the batch's ``figures``."""
+        pivot_lang, lang = langs
         step = _Step(
             pivot,
             candidate,
@@ -269,6 +281,8 @@ class PairJudge:
             lang,
             self._side("pivot", pivot_lang),
             self._side("candidate", lang),
+            figures,
+            rows,
         )
         step.figures += [step.pivot_side.lines, step.candidate_side.lines]
         reason = _pair_reason(step, self.options)
@@ -281,8 +295,9 @@ class PairJudge:
         ) != sentence_count(candidate, lang):
             step.settle("sentence_count_mismatch", (True, True), after_scripts=False)
             return step
+        shares = (figures.letter_share[rows[0]], figures.letter_share[rows[1]])
         for reason, sides in failures(
-            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule
+            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule, shares
         ):
             if reason != SCRIPT_REASON:
                 step.settle(reason, sides, after_scripts=True)
@@ -309,16 +324,10 @@ class PairJudge:
                 step.judged(which, evidence, self._shared)
 
 
-#: A line's main script not yet found (``_Step.main_script``).
-_UNKNOWN = "?"
-
-
 class _Step:
     """One pair on its way through ``PairJudge``."""
 
     __slots__ = (
-        "_lengths",
-        "_mains",
         "after",
         "after_sides",
         "candidate_side",
@@ -326,9 +335,11 @@ class _Step:
         "langs",
         "languages",
         "length",
+        "line_figures",
         "notes",
         "pivot_side",
         "reason",
+        "rows",
         "script_failed",
         "script_needs",
         "sides",
@@ -344,8 +355,11 @@ class _Step:
         lang: str,
         pivot_side: _Side,
         candidate_side: _Side,
+        line_figures: LineFigures,
+        rows: tuple[int, int],
     ) -> None:
         self.texts = (pivot, candidate)
+        self.line_figures, self.rows = line_figures, rows
         self.langs = (pivot_lang, lang)
         self.pivot_side, self.candidate_side = pivot_side, candidate_side
         self.figures: list[str] = []
@@ -359,21 +373,19 @@ class _Step:
         self.length: LengthNeed | None = None
         self.languages: list[LanguageNeed | None] = [None, None]
         self.strong_candidate = False
-        self._lengths: tuple[float, float] | None = None
-        self._mains: list[str | None] = [_UNKNOWN, _UNKNOWN]
 
     def lengths(self) -> tuple[float, float]:
-        """Both lines' lengths in words (``checks.words.length``), counted once."""
-        if self._lengths is None:
-            self._lengths = (length(self.texts[0]), length(self.texts[1]))
-        return self._lengths
+        """Both lines' lengths in words (``checks.words.length``)."""
+        words = self.line_figures.words
+        return words[self.rows[0]], words[self.rows[1]]
 
     def main_script(self, which: int) -> str | None:
-        """A line's main script (``checks.scripts.dominant_script``), found once."""
-        main = self._mains[which]
-        if main is _UNKNOWN:
-            main = self._mains[which] = dominant_script(self.texts[which])
-        return main
+        """A line's main script (``checks.scripts.dominant_script``)."""
+        return self.line_figures.main[self.rows[which]]
+
+    def script_share(self, which: int, scripts: frozenset[str]) -> float:
+        """A line's share of letters in ``scripts`` (``checks.scripts.script_share``)."""
+        return self.line_figures.script_share(self.rows[which], scripts)
 
     def side(self, which: int) -> _Side:
         return self.candidate_side if which else self.pivot_side
@@ -418,11 +430,11 @@ class _Step:
             if main is None:  # no letters: nothing to judge
                 continue
             self.figures += (side.scripted, _figure(side.key, SCRIPT, main))
-            text = self.texts[which]
             if side.named is not None:
-                failed[which] = script_share(text, side.named) < side.min_script_share
+                failed[which] = self.script_share(which, side.named) < side.min_script_share
             elif (
-                side.known_all is None or script_share(text, side.known_all) < side.min_script_share
+                side.known_all is None
+                or self.script_share(which, side.known_all) < side.min_script_share
             ):
                 outside[which] = True
                 self.script_needs.append((side.key, which))
