@@ -1,8 +1,23 @@
-"""``paramine mine`` at 10k, 100k and 1M pairs of synthetic subtitles: wall time and peak memory.
+"""``paramine mine`` at 10k, 100k and 1M pairs of subtitle-shaped bitext: wall time and peak memory.
 
-For each size, ``benchmarks/lib/synthetic.py`` writes a subtitles-like bitext
-(pivots repeating by Zipf, a few translations each), then one
-``paramine mine`` run mines it with the tiny offline test model
+For each size, the input is written once per seed (and pair) and reused:
+
+- ``--input real`` (the default, issue 75): real sentence pairs,
+  ``benchmarks/lib/real_sentences.py``'s resampling of a Tatoeba test set in
+  ``../shared/corpora`` (``--pair eng-pol``: English pivots, Polish
+  candidates; or another pair, e.g. ``eng-zho``, ``eng-mar``, ``jpn-pol``),
+  so that the language check and the script rules judge real lines in their
+  languages and scripts and cost what they cost on a real dump. Pivots repeat
+  by Zipf, each occurrence taking one of the corpus's translations of it, and
+  half the rows join two aligned lines into a pivot seen once
+  (``--joined-share``), so that the distinct lines grow with the rows as a
+  dump's do. The mine gets the pair's ``--src-lang`` and ``--tgt-lang``.
+- ``--input synthetic``: the input of the figures before issue 75,
+  ``benchmarks/lib/synthetic.py``'s made-up words in a subtitles-like shape
+  (pivots repeating by Zipf, a few translations each), mined as en-pl; for
+  comparison with earlier figures.
+
+Then one ``paramine mine`` run mines it with the tiny offline test model
 (``tests/tiny_model.py``: random weights, so the cost is the pipeline's, not
 the encoder's) on the in-process FnApiRunner, in a process of its own.
 Beam flags after ``--`` pass through, e.g.
@@ -26,9 +41,10 @@ and so loads the stages after the cut more.
 ``--model e5-small`` measures with the offline default encoder instead (the
 cost of encoding included); ``--mine-flags "..."`` passes flags to the mine,
 e.g. ``--language-check off --junk-rules none`` for the prefilter's rules'
-share of a run. A size's input is written once per seed and reused.
+share of a run.
 
-    python -m benchmarks.speed.bench_scale [--sizes 10k,100k,1M] [--threshold auto] [--model tiny]
+    python -m benchmarks.speed.bench_scale [--sizes 10k,100k,1M] [--input real|synthetic]
+        [--pair eng-pol] [--joined-share 0.5] [--threshold auto] [--model tiny]
         [--mine-flags "..."] [--workdir DIR] [--json FILE] [-- BEAM_FLAGS]
 """
 
@@ -44,8 +60,10 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.lib import real_sentences, synthetic
 from benchmarks.lib.process_tree import GNU_TIME, gnu_time_peak_kib, run_sampled
 from benchmarks.lib.sizes import label, parse_size
 
@@ -57,6 +75,62 @@ TARGET_RATIO = 12.0
 #: Per size: (minutes, GiB of peak RSS, CPU-us per input pair or None). 1M:
 #: issue 12's 20 min and 4 GB, issue 30's 60 CPU-us; 10M: issue 30's.
 TARGETS = {1_000_000: (20.0, 4.0, 60.0), 10_000_000: (20.0, 4.0, None)}
+#: ``--input``'s kinds: real sentence pairs resampled (issue 75), or synthetic words (before).
+INPUTS = ("real", "synthetic")
+
+
+# ------------------------------------------------------------------ the input
+
+
+@dataclass(frozen=True)
+class Input:
+    """What each size's input is: a language pair's real sentences resampled, or synthetic.
+
+    Attributes:
+        kind: One of ``INPUTS``.
+        pair: The real input's Tatoeba test set, ``PIVOT-CANDIDATE`` (``eng-pol``).
+        joined_share: The real input's share of rows that join two aligned lines.
+    """
+
+    kind: str = "real"
+    pair: str = real_sentences.DEFAULT_PAIR
+    joined_share: float = real_sentences.Shape.joined_share
+
+    def __post_init__(self) -> None:
+        if self.kind not in INPUTS:
+            raise ValueError(f"input {self.kind!r}: give one of {', '.join(INPUTS)}")
+        if self.kind == "real":
+            real_sentences.Shape(joined_share=self.joined_share)  # checks the share
+            real_sentences.pair_files(self.pair)  # names the pairs there are if missing
+
+    def stem(self, n: int, seed: int) -> str:
+        """The input file's name without suffix: one file per kind, pair, size and seed."""
+        if self.kind == "synthetic":
+            # The name before issue 75: bench_floor and the peers' prefilter read it too.
+            return f"subtitles-{label(n)}-seed{seed}"
+        joined = self.joined_share != real_sentences.Shape.joined_share
+        return f"real-{self.pair}-{label(n)}-seed{seed}" + (
+            f"-joined{self.joined_share:g}" if joined else ""
+        )
+
+    def languages(self) -> tuple[str, str]:
+        """The mine's ``--src-lang`` and ``--tgt-lang``."""
+        if self.kind == "synthetic":
+            return "en", "pl"  # made-up words, English-like and Polish-like
+        return real_sentences.mine_languages(self.pair)
+
+    def write(self, path: Path, n: int, seed: int) -> dict:
+        """Write ``n`` pairs to ``path``; the shape they have."""
+        if self.kind == "synthetic":
+            return synthetic.write_tsv(path, n, seed)
+        shape = real_sentences.Shape(joined_share=self.joined_share)
+        return real_sentences.write_tsv(path, n, seed, self.pair, shape)
+
+    def __str__(self) -> str:
+        if self.kind == "synthetic":
+            return "synthetic words (en-pl)"
+        src, tgt = self.languages()
+        return f"real {self.pair} ({src}-{tgt}, joined share {self.joined_share:g})"
 
 
 # ------------------------------------------------------------- the mining child
@@ -161,18 +235,17 @@ def memory_by_stage(stage_log: Path, timeline: list[tuple[float, int]]) -> list[
 
 def measure(
     n: int, workdir: Path, model: Path | str, threshold: str, seed: int, beam_args: list[str],
-    timeout: float,
+    timeout: float, source: Input | None = None,
 ) -> dict:  # fmt: skip
-    """Generate ``n`` pairs, mine them in a child process, and return the figures."""
-    from benchmarks.lib.synthetic import write_tsv
-
-    tsv = workdir / f"subtitles-{label(n)}-seed{seed}.tsv"
+    """Write ``n`` pairs of ``source``, mine them in a child process, and return the figures."""
+    source = source or Input()
+    tsv = workdir / f"{source.stem(n, seed)}.tsv"
     shape_path = tsv.with_suffix(".shape.json")
     start = time.perf_counter()
-    if tsv.exists() and shape_path.exists():  # the same n and seed write the same bytes
+    if tsv.exists() and shape_path.exists():  # the same input, n and seed write the same bytes
         shape = json.loads(shape_path.read_text())
     else:
-        shape = write_tsv(tsv, n, seed)
+        shape = source.write(tsv, n, seed)
         shape_path.write_text(json.dumps(shape))
     generate_seconds = time.perf_counter() - start
     output = workdir / f"out-{label(n)}"
@@ -181,8 +254,9 @@ def measure(
     result_path.unlink(missing_ok=True)
     time_path = workdir / f"time-{label(n)}.txt"
     log_path = workdir / f"mine-{label(n)}.log"
+    src_lang, tgt_lang = source.languages()
     mine_argv = [
-        str(tsv), "--format", "tsv", "--src-lang", "en", "--tgt-lang", "pl",
+        str(tsv), "--format", "tsv", "--src-lang", src_lang, "--tgt-lang", tgt_lang,
         "--model", str(model), "--threshold", threshold, "--output", str(output), "--quiet",
         *beam_args,
     ]  # fmt: skip
@@ -195,6 +269,8 @@ def measure(
     returncode, process_seconds, sampler = run_sampled(command, log_path, timeout)
     figures: dict = {
         "n": n,
+        "input": source.kind,
+        "pair": source.pair if source.kind == "real" else f"{src_lang}-{tgt_lang}",
         "shape": shape,
         "generate_seconds": generate_seconds,
         "process_seconds": process_seconds,
@@ -234,8 +310,9 @@ def describe(f: dict) -> str:
         f" (cut {f['threshold']})  pairs written {f['pairs_written']:,}",
         f"       {f.get('cpu_seconds', float('nan')) / f['n'] * 1e6:,.1f} CPU-us per input pair;"
         f" {f['n'] / f['job_seconds']:,.0f} pairs/s;"
-        f" input: {f['shape']['distinct_pivots']:,} distinct pivots, top pivot x"
-        f"{f['shape']['top_pivot_count']:,} (generated in {f['generate_seconds']:.1f} s)",
+        f" input: {f.get('input', 'synthetic')} {f.get('pair', 'en-pl')},"
+        f" {f['shape']['distinct_pivots']:,} distinct pivots, top pivot x"
+        f"{f['shape']['top_pivot_count']:,} (written in {f['generate_seconds']:.1f} s)",
     ]
     stages = sorted(f.get("stages", {}).items(), key=lambda kv: -kv[1])[:6]
     if stages:
@@ -278,6 +355,27 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help='more flags for paramine mine, e.g. "--language-check off --junk-rules none"',
     )
+    parser.add_argument(
+        "--input",
+        choices=INPUTS,
+        default="real",
+        help="'real': sentence pairs of a Tatoeba test set, resampled (the language check and "
+        "script rules at their real cost); 'synthetic': made-up words, the input of the figures "
+        "before issue 75 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--pair",
+        default=real_sentences.DEFAULT_PAIR,
+        help="the real input's language pair, PIVOT-CANDIDATE as the Tatoeba test set's file "
+        "suffixes, e.g. eng-zho, eng-mar, jpn-pol (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--joined-share",
+        type=float,
+        default=real_sentences.Shape.joined_share,
+        help="the real input's share of rows that join two aligned lines into a pivot seen "
+        "once (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")
     parser.add_argument(
         "--workdir", type=Path, help="keep inputs, outputs and logs here (default: a temp folder)"
@@ -293,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
         return child(args.child, beam_args, args.stage_log)
 
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    try:
+        source = Input(args.input, args.pair, args.joined_share)
+    except ValueError as error:
+        parser.error(str(error))
     temporary = None
     if args.workdir is None:
         temporary = tempfile.TemporaryDirectory(prefix="bench-scale-")
@@ -311,8 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"bench_scale: sizes {', '.join(label(n) for n in sizes)}; model {args.model}"
         + (f"; mine flags {args.mine_flags}" if mine_flags else "")
-        + f"; threshold "
-        f"{args.threshold}; {os.cpu_count()} cores; load average "
+        + f"; threshold {args.threshold}; input {source}; {os.cpu_count()} cores; load average "
         + " ".join(f"{x:.2f}" for x in os.getloadavg())
         + (f"; Beam flags {' '.join(beam_args)}" if beam_args else "; FnApiRunner in process"),
         flush=True,
@@ -320,8 +421,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in sizes:
         figures = measure(
-            n, workdir, model, args.threshold, args.seed, [*mine_flags, *beam_args], args.timeout
-        )
+            n, workdir, model, args.threshold, args.seed, [*mine_flags, *beam_args], args.timeout,
+            source,
+        )  # fmt: skip
         figures["load_average_after"] = os.getloadavg()
         results.append(figures)
         print(describe(figures), flush=True)

@@ -32,6 +32,8 @@ def scale_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
         "benchmarks.speed.bench_scale",
         "--sizes",
         SCALE_PAIRS,
+        "--input",
+        "synthetic",  # bench_floor reads this input
         "--workdir",
         workdir,
         "--json",
