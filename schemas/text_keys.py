@@ -98,7 +98,16 @@ def comparison_key(text: str) -> str:
     Returns:
         The comparison key; empty for text with no letters, digits or symbols.
     """
-    key = normalize(text).casefold()
+    return normalized_key(normalize(text))
+
+
+def normalized_key(text: str) -> str:
+    """``comparison_key`` of a text that ``normalize`` returned: the same key, one step less.
+
+    The prefilter compares the two lines of every pair it has normalized
+    already; normalizing them again cost it a tenth of its time.
+    """
+    key = text.casefold()
     if key.isascii():
         # The same deletions, as bytes: 0.3 instead of 2 us a line.
         return key.encode("ascii").translate(None, _ASCII_DROP).decode("ascii")

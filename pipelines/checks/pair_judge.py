@@ -48,8 +48,8 @@ from paramine.pipelines.checks.scripts import (
 from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.text import (
     canonical_lang,
-    comparison_key,
     normalize,
+    normalized_key,
     sentence_count,
     sentence_count_supported,
 )
@@ -512,7 +512,7 @@ def _pair_reason(step: _Step, options: PrefilterOptions) -> str:
     pivot, candidate = step.texts
     if not pivot or not candidate:
         return "empty"
-    if comparison_key(pivot) == comparison_key(candidate):
+    if normalized_key(pivot) == normalized_key(candidate):
         return "untranslated"
     shorter, longer = sorted(step.lengths())
     if shorter < options.min_words:

@@ -29,6 +29,7 @@ from paramine.schemas.text_keys import (
     edit_similarity,
     inflection_variants,
     normalize,
+    normalized_key,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "edit_similarity",
     "lang_aliases",
     "normalize",
+    "normalized_key",
     "punkt_languages",
     "sentence_count",
     "sentence_count_supported",

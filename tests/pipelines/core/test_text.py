@@ -19,6 +19,7 @@ from paramine.pipelines.core.text import (
     edit_similarity,
     lang_aliases,
     normalize,
+    normalized_key,
     punkt_languages,
     sentence_count,
 )
@@ -112,6 +113,7 @@ ODD = (
 def test_normalize_and_comparison_key_take_shortcuts_to_the_same_result(text: str) -> None:
     assert normalize(text) == normalize_every_step(text)
     assert comparison_key(text) == comparison_key_every_step(text)
+    assert normalized_key(normalize(text)) == comparison_key_every_step(text)
 
 
 def test_shortcuts_agree_on_real_lines(shared_corpora: Path) -> None:
