@@ -16,8 +16,10 @@ script of a line are ``checks/scripts.py``'s, for every Unicode script.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -83,6 +85,31 @@ def _has_markup(text: str) -> bool:
     return bool(_MARKUP_ANCHOR.search(text)) and bool(_MARKUP.search(text))
 
 
+def _anchored(anchor: re.Pattern[str], pattern: re.Pattern[str]) -> LinesTest:
+    """A rule's batch test: one search for its ``anchor`` over all the lines, then its ``pattern``.
+
+    Only the lines that hold an anchor are searched with the pattern; no
+    anchor spans two lines, so the joined batch finds the same lines.
+    """
+
+    def test(texts: Sequence[str], limits: Limits) -> list[bool]:
+        found = [False] * len(texts)
+        joined = "\n".join(texts)
+        hits = [m.start() for m in anchor.finditer(joined)]
+        if not hits:
+            return found
+        starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+        for row in sorted({bisect.bisect_right(starts, at) - 1 for at in hits}):
+            found[row] = pattern.search(texts[row]) is not None
+        return found
+
+    return test
+
+
+#: A per-line rule over a batch of lines: ``(texts, limits) -> fails``, one per line.
+LinesTest = Callable[[Sequence[str], "Limits"], list[bool]]
+
+
 class Rule(NamedTuple):
     """A heuristic rule: its drop reason, and how it judges a pair.
 
@@ -92,7 +119,9 @@ class Rule(NamedTuple):
         pair: Compares the two lines: ``(pivot, candidate) -> fails``.
         share: Judges a line by its letter share (``checks.line_figures``,
             computed for a batch at once): ``(share, limits) -> fails``.
-            The script rule has neither: a line is judged against the
+        lines: ``line`` for a batch of lines at once (``line_verdicts``),
+            where one pass over the batch beats one per line.
+            The script rule has none of these: a line is judged against the
             scripts of its side, which the run decides (``checks/line_checks.py``).
     """
 
@@ -100,12 +129,21 @@ class Rule(NamedTuple):
     line: Callable[[str, Limits], bool] | None = None
     pair: Callable[[str, str], bool] | None = None
     share: Callable[[float, Limits], bool] | None = None
+    lines: LinesTest | None = None
 
 
 #: Every rule by its name, in the order they are applied.
 RULES: dict[str, Rule] = {
-    "urls": Rule("url_or_email", line=lambda text, limits: _has_url(text)),
-    "markup": Rule("markup", line=lambda text, limits: _has_markup(text)),
+    "urls": Rule(
+        "url_or_email",
+        line=lambda text, limits: _has_url(text),
+        lines=_anchored(_URL_ANCHOR, _URL),
+    ),
+    "markup": Rule(
+        "markup",
+        line=lambda text, limits: _has_markup(text),
+        lines=_anchored(_MARKUP_ANCHOR, _MARKUP),
+    ),
     "letters": Rule("few_letters", share=lambda share, limits: share < limits.min_letter_share),
     "script": Rule("wrong_script"),
     "numbers": Rule("numbers_differ", pair=lambda a, b: numbers(a) != numbers(b)),
@@ -122,34 +160,59 @@ SCRIPT_REASON = RULES["script"].reason
 Sides = tuple[bool, bool]
 
 
+def line_verdicts(
+    rules: tuple[str, ...], texts: Sequence[str], shares: Sequence[float], limits: Limits
+) -> dict[str, list[bool]]:
+    """Every per-line rule of ``rules`` on every line of a batch: which lines fail it.
+
+    ``shares`` are the lines' letter shares (``checks.line_figures``). A rule
+    with a batch test (``Rule.lines``) reads the batch at once; the others
+    judge each line once, however many pairs hold it.
+    """
+    found = {}
+    for name in rules:
+        rule = RULES[name]
+        if rule.lines is not None:
+            found[name] = rule.lines(texts, limits)
+        elif rule.line is not None:
+            found[name] = [rule.line(text, limits) for text in texts]
+        elif rule.share is not None:
+            found[name] = [rule.share(share, limits) for share in shares]
+    return found
+
+
 def failures(
     rules: tuple[str, ...],
     pivot: str,
     candidate: str,
     limits: Limits,
     script: Callable[[], Sides],
-    shares: tuple[float, float] | None = None,
+    lines: Callable[[str], Sides] | None = None,
 ) -> Iterator[tuple[str, Sides]]:
     """Each of ``rules`` that the pair fails, in order: its reason and the lines that fail it.
 
     Lazy: a caller that stops at the first failure judges no rule after it.
     ``script`` judges the script rule (the prefilter's sides decide it);
-    ``shares`` are the lines' letter shares where the caller has them
-    (``checks.line_figures``), else they are computed here.
+    ``lines(name)`` gives a per-line rule's sides where the caller judged the
+    batch's lines already (``line_verdicts``), else they are judged here.
     """
     for name in rules:
         rule = RULES[name]
-        if rule.line is not None:
-            sides = (rule.line(pivot, limits), rule.line(candidate, limits))
-        elif rule.share is not None:
-            if shares is None:
-                shares = (letter_share(pivot), letter_share(candidate))
-            sides = (rule.share(shares[0], limits), rule.share(shares[1], limits))
-        elif rule.pair is not None:
+        if rule.pair is not None:
             fails = rule.pair(pivot, candidate)
             sides = (fails, fails)
-        else:
+        elif rule.line is None and rule.share is None:
             sides = script()
+        elif lines is not None:
+            sides = lines(name)
+        elif rule.line is not None:
+            sides = (rule.line(pivot, limits), rule.line(candidate, limits))
+        else:
+            assert rule.share is not None
+            sides = (
+                rule.share(letter_share(pivot), limits),
+                rule.share(letter_share(candidate), limits),
+            )
         if sides[0] or sides[1]:
             yield rule.reason, sides
 

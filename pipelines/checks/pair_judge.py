@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, LanguageDetector
-from paramine.pipelines.checks.junk import SCRIPT_REASON, Limits, failures
+from paramine.pipelines.checks.junk import SCRIPT_REASON, Limits, failures, line_verdicts
 from paramine.pipelines.checks.language_id import Evidence, detector_label
 from paramine.pipelines.checks.line_checks import (
     DROP,
@@ -246,9 +246,14 @@ class PairJudge:
         rows = {text: 0 for both in texts for text in both}
         for i, text in enumerate(rows):
             rows[text] = i
-        figures = LineFigures(list(rows))
+        lines = list(rows)
+        figures = LineFigures(lines)
+        options = self.options
+        verdicts = line_verdicts(options.junk_rules, lines, figures.letter_share, options.limits)
         steps = [
-            self._rules(pivot, candidate, (rows[pivot], rows[candidate]), figures, langs[2:])
+            self._rules(
+                pivot, candidate, (rows[pivot], rows[candidate]), figures, verdicts, langs[2:]
+            )
             for (pivot, candidate), langs in zip(texts, pairs, strict=True)
         ]
         if self.detector is not None:
@@ -270,9 +275,13 @@ class PairJudge:
         candidate: str,
         rows: tuple[int, int],
         figures: LineFigures,
+        verdicts: dict[str, list[bool]],
         langs: tuple[str, str],
     ) -> _Step:
-        """A pair's rules in order; its lines are ``rows`` of the batch's ``figures``."""
+        """A pair's rules in order; its lines are ``rows`` of the batch's ``figures``.
+
+        ``verdicts``: the per-line rules on the batch's lines (``junk.line_verdicts``).
+        """
         pivot_lang, lang = langs
         step = _Step(
             pivot,
@@ -295,9 +304,14 @@ class PairJudge:
         ) != sentence_count(candidate, lang):
             step.settle("sentence_count_mismatch", (True, True), after_scripts=False)
             return step
-        shares = (figures.letter_share[rows[0]], figures.letter_share[rows[1]])
+        first, second = rows
         for reason, sides in failures(
-            self.options.junk_rules, pivot, candidate, self.options.limits, step.script_rule, shares
+            self.options.junk_rules,
+            pivot,
+            candidate,
+            self.options.limits,
+            step.script_rule,
+            lambda name: (verdicts[name][first], verdicts[name][second]),
         ):
             if reason != SCRIPT_REASON:
                 step.settle(reason, sides, after_scripts=True)

@@ -8,7 +8,15 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paramine.pipelines.checks.junk import RULES, Limits, Sides, failures, numbers, repeats
+from paramine.pipelines.checks.junk import (
+    RULES,
+    Limits,
+    Sides,
+    failures,
+    line_verdicts,
+    numbers,
+    repeats,
+)
 from paramine.pipelines.checks.scripts import expected_scripts, letter_share, script_share
 from paramine.pipelines.core.text import normalize
 
@@ -200,3 +208,53 @@ def test_link_and_markup_anchors_do_not_hide_a_match() -> None:
         first_failure(("urls", "markup"), "www and @ and < alone", "x", "en", "pl", Limits())
         is None
     )
+
+
+def test_the_batch_tests_find_the_lines_the_line_tests_find() -> None:
+    # Anchors at a line's start and end (where the joined batch puts a
+    # line break beside them), anchors without a match, and clean lines.
+    lines = [
+        "www.example.com",
+        "write to tom@",
+        "@tom.pl",
+        "<i>",
+        "x <",
+        "&amp;",
+        "a & b",
+        "",
+        "{\\an8}",
+        "Visit WWW.Example.COM now",
+        "ftp://a.b",
+        "Tom ma kota.",
+        "",
+    ]
+    with_lines = [*lines, *(f"{a} {b}" for a in lines for b in lines[:5])]
+    limits = Limits()
+    for name in ("urls", "markup"):
+        rule = RULES[name]
+        assert rule.lines is not None and rule.line is not None
+        expected = [rule.line(text, limits) for text in with_lines]
+        assert rule.lines(with_lines, limits) == expected
+        assert any(expected) and not all(expected)
+        assert rule.lines([], limits) == []
+    shares = [letter_share(text) for text in with_lines]
+    found = line_verdicts(tuple(RULES), with_lines, shares, limits)
+    assert set(found) == {"urls", "markup", "letters", "repeats"}  # the per-line rules
+    assert found["letters"] == [share < limits.min_letter_share for share in shares]
+    assert found["repeats"] == [repeats(text) for text in with_lines]
+
+
+def test_failures_read_the_batch_verdicts_as_it_judges_them_itself() -> None:
+    pairs = [("<i>Hej</i>", "Cześć"), ("♪ ♪", "♪"), ("Go go go go!", "Naprzód!"), ("Tak.", "Yes.")]
+    lines = [text for pair in pairs for text in pair]
+    limits = Limits()
+    found = line_verdicts(tuple(RULES), lines, [letter_share(t) for t in lines], limits)
+    for i, (pivot, candidate) in enumerate(pairs):
+        rows = (2 * i, 2 * i + 1)
+
+        def sides(name: str, rows: tuple[int, int] = rows) -> Sides:
+            return found[name][rows[0]], found[name][rows[1]]
+
+        alone = list(failures(tuple(RULES), pivot, candidate, limits, lambda: (False, False)))
+        batched = failures(tuple(RULES), pivot, candidate, limits, lambda: (False, False), sides)
+        assert list(batched) == alone
