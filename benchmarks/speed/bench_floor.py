@@ -4,8 +4,9 @@ Issue 30 asks for 60 CPU-us per input pair at 1M synthetic subtitle pairs
 (bench_scale, tiny model, in-process runner). This benchmark measures what
 is left when Beam is taken away: the same code paramine runs on every input
 pair, called in a plain loop in one process (``lib/pair_loop.py``), on
-bench_scale's input (the same generator, size and seed, reused from
-``--workdir`` when it is there):
+bench_scale's input (the same ``--input``, ``--pair``, size and seed, reused
+from ``--workdir`` when it is there; real sentence pairs by default,
+``--input synthetic`` for the word-soup input of the figures before issue 75):
 
 - **read**: the real reader (``read_shard``) over the TSV, into records;
 - **prefilter**: the prefilter's DoFn (``_FilterFn``: normalize, the rules,
@@ -26,7 +27,8 @@ a shuffle), the encoder, and the run's fixed cost (imports, model load,
 report). The sum is the floor of the pipeline as written in Python: no
 runner can bring a run below it.
 
-    python -m benchmarks.speed.bench_floor [--size 1M] [--workdir DIR] [--scale-json FILE]
+    python -m benchmarks.speed.bench_floor [--size 1M] [--input real|synthetic] [--pair eng-pol]
+        [--workdir DIR] [--scale-json FILE]
 """
 
 from __future__ import annotations
@@ -53,14 +55,24 @@ from benchmarks.lib.pair_loop import (
     read_pairs,
     timed,
 )
-from benchmarks.lib.sizes import label, parse_size
-from benchmarks.lib.synthetic import write_tsv
+from benchmarks.lib.real_sentences import DEFAULT_PAIR
+from benchmarks.lib.sizes import parse_size
+from benchmarks.speed.bench_scale import INPUTS, Input
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=parse_size, default=1_000_000, help="pairs (default 1M)")
     parser.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    parser.add_argument(
+        "--input",
+        choices=INPUTS,
+        default="real",
+        help="bench_scale's --input: real sentence pairs resampled (default) or synthetic words",
+    )
+    parser.add_argument(
+        "--pair", default=DEFAULT_PAIR, help=f"the real input's pair (default {DEFAULT_PAIR})"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -80,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
 def measure(args: argparse.Namespace, workdir: Path) -> int:
     """Time each step on bench_scale's input in ``workdir``, written there if missing; print."""
     n = args.size
-    tsv = workdir / f"subtitles-{label(n)}-seed{args.seed}.tsv"
+    source = Input(args.input, args.pair)
+    tsv = workdir / f"{source.stem(n, args.seed)}.tsv"
     shape_path = tsv.with_suffix(".shape.json")
     if not (tsv.exists() and shape_path.exists()):
-        shape_path.write_text(json.dumps(write_tsv(tsv, n, args.seed)))
+        shape_path.write_text(json.dumps(source.write(tsv, n, args.seed)))
 
-    config = MiningSettings(input_format="tsv")  # what decides the output; no inputs there
+    src_lang, tgt_lang = source.languages()
+    # What decides the output, as bench_scale's mine gets it; no inputs there.
+    config = MiningSettings(input_format="tsv", src_lang=src_lang, tgt_lang=tgt_lang)
     shards = resolve_inputs([str(tsv)], config.src_lang, config.tgt_lang, "tsv")
     options = config.prefilter_options
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))
@@ -108,7 +123,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         return f"{seconds:6.1f} s  {seconds * 1e6 / n:6.1f} CPU-us per input pair"
 
     print(
-        f"bench_floor: {n:,} pairs of bench_scale's input (seed {args.seed}), "
+        f"bench_floor: {n:,} pairs of bench_scale's input, {source} (seed {args.seed}), "
         f"the pipeline's per-pair code in a plain loop, no runner, one process"
     )
     print(f"  read (the TSV reader, into records)      {us(read_s)}")

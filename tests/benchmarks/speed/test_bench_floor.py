@@ -23,10 +23,11 @@ def test_the_script_times_each_step_on_bench_scales_input_and_compares(scale_run
     tsv = workdir / "subtitles-2k-seed0.tsv"
     written = tsv.stat().st_mtime_ns
     argv = ["--size", str(SCALE_PAIRS), "--workdir", str(workdir), "--scale-json", str(scale_json)]
+    argv += ["--input", "synthetic"]  # the scale run's input
     assert bench_floor.main(argv) == 0
     out = capsys.readouterr().out
     assert tsv.stat().st_mtime_ns == written  # bench_scale's input, read, not written again
-    assert out.startswith(f"bench_floor: {SCALE_PAIRS:,} pairs of bench_scale's input (seed 0)")
+    assert out.startswith(f"bench_floor: {SCALE_PAIRS:,} pairs of bench_scale's input, synthetic")
     us = {}
     for line in out.splitlines()[1:]:
         match = re.fullmatch(r"\s+(.+?)\s+(-?[\d.]+) s\s+(-?[\d.]+) CPU-us per input pair", line)
