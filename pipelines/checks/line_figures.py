@@ -31,6 +31,7 @@ which that function adds in an order of its own.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,6 +46,8 @@ from paramine.pipelines.checks.scripts import (
 
 #: Per-code-point class bits.
 _KNOWN, _LETTER, _MARK, _WORD, _SEPARATOR, _UNSPACED, _SPACE = (1, 2, 4, 8, 16, 32, 64)
+#: Left out of a comparison key (``schemas.text_keys.comparison_key``): the space, punctuation.
+_NOT_KEYED = 128
 _CODE_POINTS = 0x110000
 _IS_LETTER = regex.compile(r"\p{L}")
 _IS_MARK = regex.compile(r"\p{M}")
@@ -83,6 +86,8 @@ class _Table:
                 bits |= _SEPARATOR
             if char == " ":
                 bits |= _SPACE
+            if char == " " or unicodedata.category(char).startswith("P"):
+                bits |= _NOT_KEYED
             if words._UNSPACED_BLOCKS.match(char):
                 bits |= _UNSPACED
             symbol = _SCRIPT_TABLE[point]
@@ -108,6 +113,8 @@ class LineFigures:
         codes: The script codes of ``weights``' columns.
         main: The main script of each line, None for a line without letters
             (``checks.scripts.dominant_script``).
+        keys: Each line's comparison key (``schemas.text_keys.normalized_key``)
+            as UTF-32 bytes: two lines have equal keys where these are equal.
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -151,6 +158,19 @@ class LineFigures:
         self._total = self.weights.sum(axis=1)
         self._shares: dict[frozenset[str], list[float]] = {}
         self.words = self._words(bits, line, starts, n, texts)
+        self.keys = self._keys(texts, n)
+
+    @staticmethod
+    def _keys(texts: Sequence[str], n: int) -> list[bytes]:
+        """Each line's comparison key (casefolded, less spaces and punctuation), as UTF-32 bytes."""
+        folded = [text.casefold() for text in texts]
+        sizes = np.fromiter(map(len, folded), dtype=np.int64, count=n)
+        points = np.frombuffer("".join(folded).encode("utf-32-le"), dtype=np.uint32)
+        keyed = (_table().classes(points) & _NOT_KEYED) == 0
+        kept = points[keyed].tobytes()
+        counts = np.bincount(np.repeat(np.arange(n), sizes)[keyed], minlength=n) * 4
+        ends = np.cumsum(counts).tolist()
+        return [kept[end - count : end] for end, count in zip(ends, counts.tolist(), strict=True)]
 
     @staticmethod
     def _dangling(

@@ -49,7 +49,6 @@ from paramine.pipelines.core.groups import pivot_language
 from paramine.pipelines.core.text import (
     canonical_lang,
     normalize,
-    normalized_key,
     sentence_count,
     sentence_count_supported,
 )
@@ -526,7 +525,8 @@ def _pair_reason(step: _Step, options: PrefilterOptions) -> str:
     pivot, candidate = step.texts
     if not pivot or not candidate:
         return "empty"
-    if normalized_key(pivot) == normalized_key(candidate):
+    keys = step.line_figures.keys
+    if keys[step.rows[0]] == keys[step.rows[1]]:
         return "untranslated"
     shorter, longer = sorted(step.lengths())
     if shorter < options.min_words:

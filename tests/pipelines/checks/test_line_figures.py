@@ -9,7 +9,7 @@ import pytest
 from paramine.pipelines.checks.line_figures import LineFigures
 from paramine.pipelines.checks.scripts import dominant_script, letter_share, script_share
 from paramine.pipelines.checks.words import length
-from paramine.pipelines.core.text import normalize
+from paramine.pipelines.core.text import normalize, normalized_key
 
 TATOEBA = Path(__file__).resolve().parents[3].parent / "shared/corpora/tatoeba_test_v2021-08-07"
 #: Scripts a side may be judged against, single and mixed.
@@ -29,6 +29,7 @@ def _assert_same(texts: list[str]) -> None:
         assert figures.letter_share[i] == letter_share(text), where
         assert figures.words[i] == length(text), where
         assert figures.main[i] == dominant_script(text), where
+        assert figures.keys[i].decode("utf-32-le") == normalized_key(text), where
         for scripts in SCRIPT_SETS:
             assert figures.script_share(i, scripts) == pytest.approx(
                 script_share(text, scripts), rel=1e-12, abs=1e-12
@@ -70,6 +71,7 @@ def test_figures_of_one_line_and_of_an_empty_batch() -> None:
     _assert_same(["Tak."])
     figures = LineFigures([])
     assert figures.words == [] and figures.main == [] and figures.letter_share == []
+    assert figures.keys == []
 
 
 @pytest.mark.skipif(not TATOEBA.is_dir(), reason="needs ../shared/corpora")
