@@ -1,8 +1,9 @@
 """The pipeline's per-pair code in a plain loop, with no runner: what Beam's stages do to each pair.
 
-The real reader (``read_shard``), the prefilter's DoFn (``_FilterFn``) over
+The real reader (``read_shard``), the prefilter's DoFn (``FilterFn``) over
 batches of ``BATCH_SIZE`` as the pipeline hands them, with the pairs held
-back for the sides' decisions settled as ``ResolvePending`` settles them,
+back for the sides' decisions settled by the functions ``ResolvePending``
+calls (``side_decisions``, ``settle``),
 the duplicate search (the smallest origin per key, what ``KeepFirst``
 keeps) and ``GroupByPivot``'s decision per pivot, each in a dict. bench_floor
 times it (the floor under bench_scale's figure), and the peers' comparison
@@ -20,8 +21,14 @@ from typing import Any
 from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.formats import ReaderOptions, read_shard
-from paramine.pipelines.stages.filter.prefilter import BATCH_SIZE, PENDING, _FilterFn
-from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn, _pivot_and_rank
+from paramine.pipelines.stages.filter.prefilter import (
+    BATCH_SIZE,
+    PENDING,
+    FilterFn,
+    settle,
+    side_decisions,
+)
+from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn, pivot_and_rank
 from paramine.schemas.records import AlignedPair
 
 
@@ -51,9 +58,8 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
     kept ones join the entries.
     """
     from apache_beam.pvalue import TaggedOutput
-    from paramine.pipelines.checks.line_checks import Pending, decide, resolve
 
-    fn = _FilterFn(options, origins)
+    fn = FilterFn(options, origins)
     fn.setup()
     fn.start_bundle()
     out: list = []
@@ -68,11 +74,10 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
             profile[key] = profile.get(key, 0) + n
         elif isinstance(item, TaggedOutput) and item.tag == PENDING:
             pending.append(item.value)
-    decisions = decide(profile, dict(options.declared_scripts))
-    share = options.limits.min_script_share
-    for key, origin, _, _, row in pending:
-        if not resolve(Pending.from_row(key[:2], row), decisions, share).reason:
-            out.append((key, origin))
+    decisions = side_decisions(profile, options, {})
+    for row in pending:
+        if not settle(row, decisions, options).reason:
+            out.append(row[:2])
     return out
 
 
@@ -92,7 +97,7 @@ def group_decision(kept: dict, cap: int) -> set:
     ranks: dict = {}
     for key in kept:
         pivot, candidate, _, pivot_lang = key
-        group, rank = _pivot_and_rank((pivot, candidate, pivot_lang))
+        group, rank = pivot_and_rank((pivot, candidate, pivot_lang))
         ranks[group] = combine.add_input(ranks.get(group, combine.create_accumulator()), rank)
     return {group for group, acc in ranks.items() if len(combine.extract_output(acc)[1]) >= 2}
 

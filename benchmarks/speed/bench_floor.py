@@ -9,7 +9,7 @@ from ``--workdir`` when it is there; real sentence pairs by default,
 ``--input synthetic`` for the word-soup input of the figures before issue 75):
 
 - **read**: the real reader (``read_shard``) over the TSV, into records;
-- **prefilter**: the prefilter's DoFn (``_FilterFn``: normalize, the rules,
+- **prefilter**: the prefilter's DoFn (``FilterFn``: normalize, the rules,
   the language check, its per-worker memo) over batches of ``BATCH_SIZE``,
   as the pipeline hands them; then again without the language check, and
   without the junk rules too, which splits its time among them;

@@ -35,8 +35,10 @@ counted: ``<check>_unchecked.<language>`` on the ``unchecked`` output, which
 the manifest holds as ``counts.unchecked``.
 
 Why it is longer than 400 lines: the stage's transform and the DoFns that
-share the held-back pairs' protocol (``_FilterFn`` holds a pair back,
-``_ResolveFn`` settles it from the side figures) are read together.
+share the held-back pairs' protocol (``FilterFn`` holds a pair back,
+``_ResolveFn`` settles it from the side figures, ``settle``) are read together.
+``FilterFn``, ``side_decisions`` and ``settle`` are public: bench_floor runs
+them in a plain loop (``benchmarks/lib/pair_loop.py``), the floor of this stage.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ from paramine.pipelines.checks.line_checks import (
     DROP,
     SAMPLES,
     Pending,
+    Resolved,
+    SideDecision,
     decide,
     figure,
     resolve,
@@ -160,7 +164,7 @@ def _global_row(row: Any) -> WindowedValue:
     return WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
 
 
-class _FilterFn(beam.DoFn):
+class FilterFn(beam.DoFn):
     """A batch of pairs in; kept pairs out as duplicate-search entries, the pending ones apart.
 
     Drops are summed per reason; the side figures (``line_checks``), the
@@ -244,6 +248,21 @@ class _FilterFn(beam.DoFn):
         return [judged[key] if f is None else f for key, f in zip(keys, found, strict=True)]
 
 
+def side_decisions(
+    figures: Mapping[str, int], options: PrefilterOptions, earlier: Mapping[str, int]
+) -> dict[str, SideDecision]:
+    """Each side's decisions from the ``line_checks`` figures of the run (and of earlier runs)."""
+    return decide(with_earlier(figures, earlier), dict(options.declared_scripts))
+
+
+def settle(
+    row: tuple, decisions: Mapping[str, SideDecision], options: PrefilterOptions
+) -> Resolved:
+    """A held-back pair (a ``PENDING`` row of ``FilterFn``) settled with the sides' decisions."""
+    key, _, _, _, needs = row
+    return resolve(Pending.from_row(key[:2], needs), decisions, options.limits.min_script_share)
+
+
 class _ResolveFn(beam.DoFn):
     """The pending pairs settled with the run's side decisions; kept ones out as entries."""
 
@@ -253,7 +272,6 @@ class _ResolveFn(beam.DoFn):
         self.options = options
         self.origins = origins
         self.earlier = dict(earlier)
-        self.declared = dict(options.declared_scripts)
         self.drop = Dropper(PREFILTER)
         self.unchecked = NoteTally(UNCHECKED)
         self.figures = NoteTally(LINE_CHECKS)
@@ -264,12 +282,11 @@ class _ResolveFn(beam.DoFn):
         self.samples = _Samples()
 
     def process(self, element: tuple, profile: dict[str, int]) -> Iterator:
-        key, origin, pivot, candidate, row = element
+        key, origin, pivot, candidate, _ = element
         if self._decisions is None or self._decisions[0] != id(profile):
-            decisions = decide(with_earlier(profile, self.earlier), self.declared)
+            decisions = side_decisions(profile, self.options, self.earlier)
             self._decisions = (id(profile), decisions)
-        pending = Pending.from_row(key[:2], row)
-        resolved = resolve(pending, self._decisions[1], self.options.limits.min_script_share)
+        resolved = settle(element, self._decisions[1], self.options)
         if resolved.reason:
             for side in resolved.sides:
                 self.figures.add(figure(side, DROP, resolved.reason))
@@ -350,7 +367,7 @@ class Prefilter(beam.PTransform):
             pairs
             | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
             | "NormalizeAndFilter"
-            >> beam.ParDo(_FilterFn(self.options, self.origins)).with_outputs(
+            >> beam.ParDo(FilterFn(self.options, self.origins)).with_outputs(
                 DROPPED, UNCHECKED, LINE_CHECKS, PENDING, SAMPLED, main="kept"
             )
         )

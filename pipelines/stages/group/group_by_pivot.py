@@ -107,8 +107,11 @@ class _MultiCandidateFn(beam.DoFn):
         yield from self.tally.flush()
 
 
-def _pivot_and_rank(texts: PairTexts) -> tuple[GroupKey, int]:
-    """A pair's group key and its candidate's rank in the group."""
+def pivot_and_rank(texts: PairTexts) -> tuple[GroupKey, int]:
+    """A pair's group key and its candidate's rank in the group (what ``LowestRanksFn`` keeps).
+
+    Public for ``benchmarks/lib/pair_loop.py``, which runs the stage's decision in a plain loop.
+    """
     pivot, candidate, pivot_lang = texts
     return group_key(pivot_lang, pivot), candidate_rank(pivot, candidate)
 
@@ -181,7 +184,7 @@ class GroupByPivot(beam.PTransform):
         texts_of, record = pair_reader(self.origins)
         decided = (
             pairs
-            | "KeyByPivot" >> beam.Map(lambda pair: _pivot_and_rank(texts_of(pair)))
+            | "KeyByPivot" >> beam.Map(lambda pair: pivot_and_rank(texts_of(pair)))
             | "LowestRanks" >> beam.CombinePerKey(self.combine)
             | "MultiCandidate"
             >> beam.ParDo(_MultiCandidateFn()).with_outputs(DROPPED, main="groups")
