@@ -40,6 +40,7 @@ from paramine.encoders.evaluation.evaluate import (
     evaluate_model,
     results_table,
 )
+from paramine.encoders.training.base_model import load_base
 from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.data import (
     EvalData,
@@ -128,24 +129,6 @@ def run_training(config: TrainConfig) -> int:
     return _train(config, precision, data, evaluation, places, starts)
 
 
-def score_base(config: TrainConfig) -> dict[str, float]:
-    """The base's figures on what ``config``'s run would evaluate, without training.
-
-    The same held-out split, evaluation sets and exclusions as
-    :func:`run_training`, so its figures are the ``base`` column that run
-    would print: what ``paramine adapt`` reads to learn whether the base
-    knows the language before it pays for a training.
-    """
-    evaluation = read_evaluation(config)
-    data = prepare_data(config, evaluation)
-    tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, config.eval_batch_size)
-    if not tasks:
-        return {}
-    base, facts = _load_base(config)
-    log.info("scoring the base model")
-    return evaluate_model(base, tasks, prefix=facts["prefix"])
-
-
 def _train(
     config: TrainConfig,
     precision: str,
@@ -159,7 +142,7 @@ def _train(
     from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.training.hard_negatives import training_columns
 
-    base, base_facts = _load_base(config)
+    base, base_facts = load_base(config)
     resolved_path, prefix = base_facts["path"], base_facts["prefix"]
     batch = config.eval_batch_size
     tasks = build_tasks(data.eval, evaluation.bitexts, evaluation.sts, batch)
@@ -264,26 +247,6 @@ def _results(
     # The evaluators also record their scores in the model card's data.
     trained = evaluate_model(model, tasks, prefix, state["epoch"] or 0.0, state["global_step"])
     return {"base": base_results, "trained": trained}
-
-
-def _load_base(config: TrainConfig) -> tuple[SentenceTransformer, dict[str, Any]]:
-    """The base model, loaded, and where it was found (folder, hub id, revision, prefix)."""
-    from paramine.encoders.lstm_pooling import load_encoder
-    from paramine.encoders.models.folder_check import check_local_folder
-    from paramine.encoders.models.resolve import resolve_model
-    from paramine.encoders.training.modeling import default_prefix
-
-    resolved = resolve_model(config.base, flag="--base")
-    check_local_folder(resolved, config.base, "--base")
-    base = load_encoder(resolved.path, device=config.device)
-    facts = {
-        "spec": config.base,
-        "path": resolved.path,
-        "model_id": resolved.model_id,
-        "revision": resolved.revision,
-        "prefix": default_prefix(base, resolved.prefix),
-    }
-    return base, facts
 
 
 def _base_on_suite(

@@ -271,7 +271,7 @@ class AdaptLoop:
         Read before round 1 trains, so a language the base knows costs no
         training (on Tatoeba eng-pol one round's training took 10-14 minutes here).
         """
-        from paramine.encoders.training.train import score_base
+        from paramine.encoders.training.base_model import score_base
 
         return score_base(self._train_config(1, dataset))
 
