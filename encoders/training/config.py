@@ -205,6 +205,13 @@ class TrainConfig(EvalOptions):
     max_steps: int = option(
         -1, "stop after this many steps (overrides --epochs)", group=TRAINING, parse=int
     )
+    min_steps: int = option(
+        None,
+        "train at least this many steps: more epochs where --epochs make fewer (default: the "
+        "recipe's; adapt 270, the others 0)",
+        group=TRAINING,
+        parse=optional(int),
+    )
     batch_size: int = option(
         None, "pairs per step (default: the recipe's, 64)", group=TRAINING, parse=optional(int)
     )
@@ -368,6 +375,8 @@ class TrainConfig(EvalOptions):
             raise UsageError("--batch-size must be >= 2: the loss uses the batch's other pairs")
         if self.max_steps == 0 or self.max_steps < -1 or self.epochs <= 0:
             raise UsageError("--max-steps must be > 0 (or -1 for --epochs), and --epochs > 0")
+        if self.min_steps < 0:
+            raise UsageError(f"--min-steps {self.min_steps} must be 0 or more")
         if self.lr <= 0 or self.head_lr <= 0:
             raise UsageError("--lr and --head-lr must be > 0")
         if self.select_on == "dev" and not self.suite:

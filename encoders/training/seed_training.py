@@ -139,6 +139,11 @@ def train_seed(
     return model, run
 
 
+def training_epochs(config: TrainConfig, steps_per_epoch: int) -> float:
+    """``--epochs``, or more where they make fewer than ``--min-steps`` steps."""
+    return max(config.epochs, config.min_steps / steps_per_epoch)
+
+
 def _training_arguments(
     config: TrainConfig,
     precision: str,
@@ -155,7 +160,11 @@ def _training_arguments(
     steps_per_epoch = math.ceil(train_pairs / config.batch_size)
     # With --max-steps the trainer ignores num_train_epochs, but the model card
     # lists it: give it the epochs those steps really make.
-    epochs = config.max_steps / steps_per_epoch if config.max_steps > 0 else config.epochs
+    epochs = (
+        config.max_steps / steps_per_epoch
+        if config.max_steps > 0
+        else training_epochs(config, steps_per_epoch)
+    )
     return SentenceTransformerTrainingArguments(
         output_dir=place.checkpoints,
         num_train_epochs=epochs,
