@@ -144,7 +144,7 @@ class AdaptLoop:
         say(pass_line(first))
         best, best_score = first, None
         known = self.settings.known_above
-        if known < 100 and self.settings.rounds:
+        if known < 100:
             assert first.mining is not None
             if record.held_out_base is None:
                 say("round 1: scoring the base on the held-out lines")

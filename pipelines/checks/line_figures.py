@@ -31,18 +31,13 @@ which that function adds in an order of its own.
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 import regex
 from paramine.pipelines.checks import words
-from paramine.pipelines.checks.scripts import (
-    _NO_SCRIPT,
-    _SCRIPT_TABLE,
-    SCRIPT_WEIGHT,
-    _scripts,
-)
+from paramine.pipelines.checks.scripts import SCRIPT_WEIGHT, letter_script, script_codes
+from paramine.schemas.text_keys import keyed
 
 #: Per-code-point class bits.
 _KNOWN, _LETTER, _MARK, _WORD, _SEPARATOR, _UNSPACED, _SPACE = (1, 2, 4, 8, 16, 32, 64)
@@ -57,9 +52,9 @@ class _Table:
     """Each code point's class bits and script column, filled as code points are met."""
 
     def __init__(self) -> None:
-        codes = sorted(code for code in _scripts().symbol if code not in _NO_SCRIPT)
+        codes = script_codes()
         #: Script columns in alphabetical order of their codes (``dominant_script``'s ties).
-        self.codes: tuple[str, ...] = tuple(codes)
+        self.codes: tuple[str, ...] = codes
         self.column = {code: i for i, code in enumerate(codes)}
         self.weights = np.array([SCRIPT_WEIGHT.get(code, 1.0) for code in codes])
         self.bits = np.zeros(_CODE_POINTS, dtype=np.uint8)
@@ -72,28 +67,27 @@ class _Table:
         new = points[(bits & _KNOWN) == 0]
         if not len(new):
             return bits
-        code_of = _scripts().code_of
         for point in np.unique(new).tolist():
             char = chr(point)
-            bits = _KNOWN
+            found = _KNOWN
             if _IS_LETTER.match(char):
-                bits |= _LETTER
+                found |= _LETTER
             elif _IS_MARK.match(char):
-                bits |= _MARK
+                found |= _MARK
             if char.isalnum():
-                bits |= _WORD
+                found |= _WORD
             if char.isspace() or char == "\u1361":
-                bits |= _SEPARATOR
+                found |= _SEPARATOR
             if char == " ":
-                bits |= _SPACE
-            if char == " " or unicodedata.category(char).startswith("P"):
-                bits |= _NOT_KEYED
-            if words._UNSPACED_BLOCKS.match(char):
-                bits |= _UNSPACED
-            symbol = _SCRIPT_TABLE[point]
-            if symbol is not None:
-                self.script[point] = self.column.get(code_of[symbol], -1)
-            self.bits[point] = bits
+                found |= _SPACE
+            if not keyed(char):
+                found |= _NOT_KEYED
+            if words.in_unspaced_block(char):
+                found |= _UNSPACED
+            script = letter_script(point)
+            if script is not None:
+                self.script[point] = self.column.get(script, -1)
+            self.bits[point] = found
         return self.bits[points]
 
 

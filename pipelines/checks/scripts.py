@@ -158,6 +158,23 @@ class _ScriptTable(dict[int, "str | None"]):
 
 
 _SCRIPT_TABLE = _ScriptTable()
+
+
+def letter_script(code_point: int) -> str | None:
+    """The script a letter or mark counts in (``line_scripts``); None for anything else.
+
+    ``Zyyy`` or ``Zinh`` for a letter or mark of no script of its own, which
+    a script share leaves out.
+    """
+    symbol = _SCRIPT_TABLE[code_point]
+    return None if symbol is None else _scripts().code_of[symbol]
+
+
+def script_codes() -> tuple[str, ...]:
+    """The scripts a line's letters are counted in (Common and Inherited left out), sorted."""
+    return tuple(sorted(code for code in _scripts().symbol if code not in _NO_SCRIPT))
+
+
 #: A combining mark with no letter before it: a line of stray marks is no letters.
 _DANGLING_MARK = regex.compile(r"(?<!\p{L}\p{M}*)\p{M}")
 _ASCII_LETTERS = bytes(c for c in range(128) if chr(c).isalpha())

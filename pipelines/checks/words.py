@@ -87,6 +87,11 @@ def _unspaced_classes() -> tuple[Any, Any, Any]:
 _UNSPACED = _UnspacedTable()
 
 
+def in_unspaced_block(char: str) -> bool:
+    """Whether ``char`` is in a block of an unspaced script (``length``'s slow path)."""
+    return _UNSPACED_BLOCKS.match(char) is not None
+
+
 def length(text: str) -> float:
     """A line's length in words, in units that mean the same in every script.
 

@@ -1,9 +1,11 @@
-"""benchmarks/speed/bench_scale.py at 2,000 synthetic pairs with its default tiny model."""
+"""benchmarks/speed/bench_scale.py: 2,000 synthetic pairs with the tiny model, and its inputs."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from tests.benchmarks.harness import SCALE_PAIRS
 
@@ -39,3 +41,20 @@ def test_one_size_is_mined_and_its_counts_add_up(scale_run: tuple[Path, Path, st
     assert f"pairs read {SCALE_PAIRS:,}" in out
     assert f"pairs written {figures['pairs_written']:,}" in out
     assert "step seconds: " in out and "PSS peaks (MiB" in out
+
+
+def test_the_real_input_is_a_tatoeba_pair_mined_in_its_languages(tmp_path: Path) -> None:
+    from benchmarks.speed.bench_scale import Input
+
+    real, synthetic = Input(), Input("synthetic")
+    assert real.kind == "real" and real.languages() == ("en", "pl")
+    assert synthetic.languages() == ("en", "pl")
+    # The synthetic input keeps the file name the earlier figures used.
+    assert synthetic.stem(2000, 0) == "subtitles-2k-seed0"
+    assert real.stem(2000, 0) == "real-eng-pol-2k-seed0"
+    shape = real.write(tmp_path / "real.tsv", 500, 0)
+    rows = (tmp_path / "real.tsv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 500 and all(row.count("\t") == 1 for row in rows)
+    assert shape["pair"] == "eng-pol"
+    with pytest.raises(ValueError, match="input 'words'"):
+        Input("words")
