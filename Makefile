@@ -17,7 +17,7 @@ export HF_HUB_OFFLINE := 1
 # anew: 18 s against 7 s to import the stack.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: setup demo test lint bytecode
+.PHONY: setup demo test test-fast lint bytecode
 setup: $(VENV)/.installed
 
 # torch first, pinned: it resolves to the CPU wheel; a bare `torch` requirement
@@ -55,6 +55,12 @@ TEST_WORKERS ?= 2
 test: setup
 	$(MAKE) -j2 lint bytecode
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
+
+# The inner loop: the unit tests only, in this process (tests/tiers.py): no
+# test marked pipeline, slow, browser or gpu, and a test that starts a Beam
+# pipeline or another process fails. No lint: `make test` runs everything.
+test-fast: setup
+	$(BIN)/python -m pytest --fast -n $(TEST_WORKERS) --dist loadfile -q --durations=10
 
 # Collecting the tests imports what they import, so its bytecode is written
 # on the core mypy leaves idle, not by both test workers at once as they start

@@ -17,6 +17,9 @@ from tests.paths import CORPORA, ROOT
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
 
+# The fast tier: `pytest --fast`, `make test-fast`.
+pytest_plugins = ["tests.tiers"]
+
 # Before torch or faiss is imported: on 2-core machines, spinning OpenMP
 # threads made tiny-model tests 27x slower (shared/DESIGN.md).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

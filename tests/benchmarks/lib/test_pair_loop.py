@@ -46,6 +46,7 @@ def test_the_loop_reads_every_pair_and_keeps_some(floor_run):
     assert groups
 
 
+@pytest.mark.pipeline
 def test_the_loop_keeps_the_pairs_the_prefilter_keeps(floor_run):
     shards, pairs, options, _, kept, _ = floor_run
     with TestPipeline(runner="FnApiRunner") as p:
@@ -53,6 +54,7 @@ def test_the_loop_keeps_the_pairs_the_prefilter_keeps(floor_run):
         assert_that(prefiltered.entries, equal_to(list(kept.items())))
 
 
+@pytest.mark.pipeline
 def test_the_loop_sends_on_the_groups_group_by_pivot_sends_on(floor_run):
     shards, pairs, options, config, _, groups = floor_run
     origins = Origins((s.url for s in shards), (s.corpus for s in shards))

@@ -111,6 +111,7 @@ def test_a_pair_is_found_whichever_side_its_folder_names_first(tatoeba: Path) ->
         real_sentences.split_pair("eng")
 
 
+@pytest.mark.pipeline
 def test_the_script_writes_the_file_and_prints_its_shape(tatoeba: Path, tmp_path: Path) -> None:
     out = tmp_path / "real.tsv"
     done = run_script(

@@ -19,6 +19,7 @@ def bitext_20k(tmp_path_factory):
     return path, summary, rows
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path, bitext_20k):
     path, _, _ = bitext_20k
     again, other = tmp_path / "again.tsv", tmp_path / "other.tsv"
@@ -87,6 +88,7 @@ def test_lengths_are_subtitle_like(bitext_20k):
     assert max(max(ratios), 1 / min(ratios)) <= 2.5
 
 
+@pytest.mark.pipeline
 def test_the_script_writes_the_file_and_prints_its_shape(tmp_path):
     out = tmp_path / "subtitles.tsv"
     done = run_script("benchmarks.lib.synthetic", 2_000, out, "--seed", 3, "--unique-share", 0.2)

@@ -29,6 +29,8 @@ from tests.benchmarks.harness import (
     write_pivot_sets_sample,
 )
 
+pytestmark = pytest.mark.pipeline
+
 SEED, RATE = 13, 0.2
 
 

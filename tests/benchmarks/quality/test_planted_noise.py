@@ -71,6 +71,7 @@ def test_junk_noise_deals_each_kind_and_never_keeps_the_line():
     assert noise.corrupt_junk(pivots, targets, 0.5, 7, "pl")[0] == out
 
 
+@pytest.mark.pipeline
 def test_language_noise_does_not_depend_on_string_hashing():
     # Ties among donors were once ordered by set iteration, which PYTHONHASHSEED changes.
     script = (

@@ -9,6 +9,8 @@ import pytest
 from benchmarks.speed import bench_encode
 from tests.benchmarks.harness import TATOEBA_STEM, run_script
 
+pytestmark = pytest.mark.pipeline
+
 #: The reference, the CPU default (``--backend auto``: OpenVINO fp32) and a quantized
 #: export, as ``--variants`` names them; the script prints them in ``CPU_VARIANTS``' order.
 FP32 = ["torch-none", "openvino-none"]

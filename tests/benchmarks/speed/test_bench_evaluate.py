@@ -9,6 +9,8 @@ import pytest
 
 from tests.benchmarks.harness import run_script
 
+pytestmark = pytest.mark.pipeline
+
 #: The files of the two tasks (PPC: pair classification; CDSC-R: relatedness) and
 #: the rows kept of each, header included.
 FILES = {

@@ -17,6 +17,8 @@ from benchmarks.lib import pair_loop
 from benchmarks.speed import bench_floor
 from tests.benchmarks.harness import SCALE_PAIRS
 
+pytestmark = pytest.mark.pipeline
+
 
 def test_the_script_times_each_step_on_bench_scales_input_and_compares(scale_run, capsys):
     workdir, scale_json, _ = scale_run

@@ -9,6 +9,8 @@ import pytest
 from benchmarks.speed import bench_mine
 from tests.benchmarks.harness import key_values
 
+pytestmark = pytest.mark.pipeline
+
 
 def test_the_default_run_encodes_fewer_texts_than_write_scored_for_the_same_rows(
     tatoeba_sample: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.speed import bench_read_memory
+
+pytestmark = pytest.mark.pipeline
 
 
 def test_both_readers_read_every_line_in_spans_and_their_peak_does_not_grow(capsys):

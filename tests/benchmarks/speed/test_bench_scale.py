@@ -10,6 +10,7 @@ import pytest
 from tests.benchmarks.harness import SCALE_PAIRS
 
 
+@pytest.mark.pipeline
 def test_one_size_is_mined_and_its_counts_add_up(scale_run: tuple[Path, Path, str]) -> None:
     workdir, figures_path, out = scale_run
     [figures] = json.loads(figures_path.read_text())

@@ -9,6 +9,8 @@ import pytest
 from benchmarks.speed import bench_train
 from tests.benchmarks.harness import markdown_rows, run_script
 
+pytestmark = pytest.mark.pipeline
+
 
 def test_each_loss_in_each_direction_with_a_hard_negative_is_trained_and_timed(
     tiny_model_dir: Path, shared_corpora: Path, capsys: pytest.CaptureFixture[str]

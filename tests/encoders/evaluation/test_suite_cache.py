@@ -71,6 +71,7 @@ def test_a_model_scored_once_is_read_back_and_listed_in_the_cache(
     assert _evaluate(tiny_model_dir, tmp_path, tmp_path / "third.json") == first
 
 
+@pytest.mark.slow
 def test_changed_data_or_model_files_are_scored_anew(
     tmp_path: Path,
     tiny_model_copy: Path,

@@ -153,6 +153,7 @@ def test_export_is_built_once_and_reused(tiny_model_dir: Path, cache: str) -> No
 # ----------------------------------------------------- loading, agreement
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("backend", "quantize"), EXPORTED)
 def test_each_backend_loads_and_agrees_with_torch(
     tiny_model_dir: Path, cache: str, torch_vectors: np.ndarray, backend: str, quantize: str

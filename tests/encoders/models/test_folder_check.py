@@ -74,6 +74,7 @@ def test_settings_a_module_does_not_take_are_refused_naming_the_file(tiny_model_
     check_model_folder(str(tiny_model_copy), "tiny")
 
 
+@pytest.mark.pipeline
 def test_evaluate_refuses_such_a_folder_in_one_line(tiny_model_copy: Path, tmp_path: Path) -> None:
     settings_file = tiny_model_copy / "sentence_bert_config.json"
     settings = json.loads(settings_file.read_text())
@@ -95,6 +96,7 @@ def test_evaluate_refuses_such_a_folder_in_one_line(tiny_model_copy: Path, tmp_p
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.pipeline
 def test_weights_cut_short_are_one_line_naming_the_file(
     tiny_model_copy: Path, tmp_path: Path
 ) -> None:

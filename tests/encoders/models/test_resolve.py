@@ -136,6 +136,7 @@ print(atomic_build(Path(sys.argv[1]), build))
 """
 
 
+@pytest.mark.pipeline
 def test_atomic_build_two_processes(tmp_path: Path) -> None:
     import subprocess
     import sys

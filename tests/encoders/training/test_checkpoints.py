@@ -47,6 +47,7 @@ sys.exit(main(["train", *sys.argv[1:]]))
 """
 
 
+@pytest.mark.pipeline
 def test_a_kill_mid_save_then_resume_continues_from_the_previous_complete_checkpoint(
     tmp_path: Path, tiny_model_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

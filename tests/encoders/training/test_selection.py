@@ -110,6 +110,7 @@ class Watch:
         monkeypatch.setattr(SentenceTransformerTrainer, "train", watched_train)
 
 
+@pytest.mark.slow
 def test_selection_reads_dev_never_test_and_keeps_the_best(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -211,6 +212,7 @@ def test_dev_scores_are_the_probes_dev_figures(tmp_path: Path, tiny_model_dir: P
     assert scores["average"] == round(float(np.mean(list(scores["tasks"].values()))), 2)
 
 
+@pytest.mark.slow
 def test_a_kept_step_0_is_the_base_and_is_not_scored_again(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

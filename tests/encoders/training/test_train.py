@@ -103,6 +103,7 @@ def mnrl_loss(model_dir: str, rows: list[dict]) -> float:
         return float(loss(features, None))
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss_and_resumes(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -170,6 +171,7 @@ def test_training_lowers_the_loss_and_resumes(
     assert loss_after_8 < loss_after_4 < loss_before
 
 
+@pytest.mark.slow
 def test_the_trainer_scores_the_loss_directions_it_is_given(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -305,6 +307,7 @@ def test_pairs_sharing_a_sentence_with_the_evaluation_data_are_dropped(tmp_path:
     assert kept_all.counts["train_rows"] == data.counts["train_rows"] + dropped
 
 
+@pytest.mark.slow
 def test_training_scores_the_suite_before_and_after(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -342,6 +345,7 @@ def test_training_scores_the_suite_before_and_after(
     assert base == suite["base"]
 
 
+@pytest.mark.slow
 def test_seeds_report_mean_and_spread(tmp_path: Path, tiny_model_dir: Path) -> None:
     from tests.encoders.training.test_selection import write_suite
 

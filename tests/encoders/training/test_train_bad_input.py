@@ -63,6 +63,7 @@ def test_evaluate_reads_through_the_same_check(tmp_path: Path) -> None:
         load_split(dataset)
 
 
+@pytest.mark.pipeline
 def test_other_libraries_logs_stay_out_unless_debug(tmp_path: Path, tiny_model_dir: Path) -> None:
     """A clear one-line error is the last line, and the only one not paramine's own.
 

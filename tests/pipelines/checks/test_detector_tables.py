@@ -13,6 +13,7 @@ def identifier():  # type: ignore[no-untyped-def]
     return detector_tables.identifier()
 
 
+@pytest.mark.slow
 def test_the_scripts_are_the_models_own(identifier) -> None:  # type: ignore[no-untyped-def]
     scripts = detector_tables.detector_scripts(
         identifier, detector_tables.feature_texts(identifier)

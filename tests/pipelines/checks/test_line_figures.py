@@ -74,6 +74,7 @@ def test_figures_of_one_line_and_of_an_empty_batch() -> None:
     assert figures.keys == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TATOEBA.is_dir(), reason="needs ../shared/corpora")
 def test_figures_equal_the_per_line_functions_on_every_script_set_of_shared() -> None:
     files = sorted(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 from paramine.pipelines.core.accounting import (
@@ -27,6 +28,7 @@ class TestCountBooks:
             rows += [row.value for row in count.finish_bundle()]
         assert rows == [("s", KEPT, 2), ("s", KEPT, 0), ("s", KEPT, 1)]
 
+    @pytest.mark.pipeline
     def test_gathered_rows_are_summed_and_every_book_is_opened(self) -> None:
         seen, empty = (Stage(name, ALIGNED_PAIR, None, "a stage") for name in ("seen", "empty"))
         partial = [("seen", "kept", 2), ("seen", "kept", 3), ("seen", "empty", 1)]

@@ -41,6 +41,7 @@ def _coder_of(pipeline: beam.Pipeline, pcoll: beam.PCollection) -> beam.coders.C
     return pipeline_context.PipelineContext(proto.components).coders.get_by_id(coder_id)
 
 
+@pytest.mark.pipeline
 def test_the_read_and_the_prefilter_hand_on_pairs_with_their_coder(tmp_path: Path) -> None:
     tsv = tmp_path / "bitext.tsv"
     tsv.write_text("Where are you?\tGdzie jesteś?\nThank you.\tDziękuję.\n", encoding="utf-8")
@@ -115,6 +116,7 @@ def test_anything_else_is_pickled_as_it_was() -> None:
         coder.decode(b"xyz")
 
 
+@pytest.mark.pipeline
 def test_a_join_of_texts_and_vectors_uses_the_records_coder_and_keeps_the_vectors() -> None:
     register_coders()
     pipeline = TestPipeline(runner="FnApiRunner")

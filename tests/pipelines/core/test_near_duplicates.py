@@ -89,6 +89,7 @@ class TestRule:
 
 
 class TestPostFilterDrop:
+    @pytest.mark.pipeline
     def test_dropped_and_counted(self) -> None:
         elements = [THANKS, HUNGRY, MONDAY, TIRED, HUNGRY_SHE, TUESDAY, THANKS_AGAIN]
         later = {max(THANKS, THANKS_AGAIN, key=lambda p: p.pair_id)} | {
@@ -101,6 +102,7 @@ class TestPostFilterDrop:
             {"in": 7, "kept": 5, "dropped": {"near_duplicate": 2}},
         )
 
+    @pytest.mark.pipeline
     def test_off_keeps_them(self) -> None:
         elements = [THANKS, THANKS_AGAIN]
         check_stage(
@@ -133,6 +135,7 @@ class TestOption:
             )
 
 
+@pytest.mark.pipeline
 def test_a_run_counts_them_in_its_stats_and_drops_them_on_request(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

@@ -401,6 +401,7 @@ class TestLanguagesModule:
 # import cost
 
 
+@pytest.mark.pipeline
 def test_import_does_not_load_nltk_or_models() -> None:
     code = (
         "import sys, paramine.pipelines.core.text; "

@@ -196,6 +196,7 @@ class TestZipMembers:
             resolve_inputs([str(archive)], "en", "pl")
 
 
+@pytest.mark.pipeline
 def test_repairs_are_counted_by_read_bitext(tmp_path: Path) -> None:
     url = tsv(tmp_path, b"caf\xe9\tkawiarnia\n\xff\tx\nbad\n")
     shards = resolve_inputs([url], "en", "pl")
@@ -206,6 +207,7 @@ def test_repairs_are_counted_by_read_bitext(tmp_path: Path) -> None:
         assert_that(read.kept | beam.Map(lambda p: p.line), equal_to([1, 2]), label="KeptLines")
 
 
+@pytest.mark.pipeline
 class TestEndToEnd:
     """The real pipeline over damaged files: counts, rejects Parquet, identity."""
 

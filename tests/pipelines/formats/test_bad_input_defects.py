@@ -246,6 +246,7 @@ def blank_lines_tsv(path: Path, blanks: int) -> Path:
 class TestRejectCap:
     """Defect 13: every reject counted; the first N rows per (reason, shard) written."""
 
+    @pytest.mark.pipeline
     @pytest.mark.parametrize("split_bytes", [0, 100])
     def test_first_rows_by_line_whatever_the_spans(self, tmp_path: Path, split_bytes: int) -> None:
         path = blank_lines_tsv(tmp_path / "blank.tsv", 2500)
@@ -258,6 +259,7 @@ class TestRejectCap:
             lines = read.rejected | beam.Map(lambda r: (r.reason, r.line))
             assert_that(lines, equal_to([("blank_line", n) for n in range(2, 12)]), label="Written")
 
+    @pytest.mark.pipeline
     def test_zero_keeps_every_row(self, tmp_path: Path) -> None:
         path = blank_lines_tsv(tmp_path / "blank.tsv", 30)
         shards = resolve_inputs([str(path)], "en", "pl")
@@ -270,6 +272,7 @@ class TestRejectCap:
         with pytest.raises(UsageError, match="max_rejects_per_reason"):
             ReaderOptions(max_rejects_per_reason=-1)
 
+    @pytest.mark.pipeline
     def test_mine_counts_every_reject_and_writes_the_cap(
         self, tmp_path: Path, tiny_model_dir: Path
     ) -> None:

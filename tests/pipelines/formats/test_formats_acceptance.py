@@ -85,6 +85,7 @@ def mine(tmp_path: Path, model: Path, *args: str) -> object:
         ),
     ],
 )
+@pytest.mark.pipeline
 def test_read_counts(
     shared_corpora: Path,
     path: str,
@@ -108,6 +109,7 @@ def test_empty_alignment_files_read_nothing(shared_corpora: Path) -> None:
     assert read_all(shards) == ([], [], [])
 
 
+@pytest.mark.pipeline
 class TestMine:
     def test_xces_en_fr(self, shared_corpora: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
         manifest = mine(

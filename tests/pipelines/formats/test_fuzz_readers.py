@@ -7,6 +7,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from paramine.pipelines.files.opening import MAGIC, CorruptInputError, sniff_terminator
@@ -101,6 +102,7 @@ def test_tmx_texts_round_trip(units: list[tuple[str, str]]) -> None:
     assert [p.line for p in pairs] == list(range(1, len(units) + 1))
 
 
+@pytest.mark.pipeline
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(files=st.lists(BYTES, min_size=4, max_size=4))
 def test_pipeline_over_fuzzed_files_balances_its_books(

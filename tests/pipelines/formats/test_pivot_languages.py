@@ -79,6 +79,7 @@ def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Pa
     return output, manifest
 
 
+@pytest.mark.pipeline
 def test_two_pivot_languages_in_one_run_never_share_a_group(
     shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -132,6 +133,7 @@ def test_two_pivot_languages_in_one_run_never_share_a_group(
     assert "language:\n- pl\n- de\n- en\n" in card
 
 
+@pytest.mark.pipeline
 def test_one_pivot_language_mines_the_pairs_it_mined_before(
     shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -145,6 +147,7 @@ def test_one_pivot_language_mines_the_pairs_it_mined_before(
     assert ids["auto"] == ids["eo"]
 
 
+@pytest.mark.pipeline
 @pytest.mark.parametrize("entries", [False, True], ids=["records", "entries"])
 def test_same_text_in_two_languages_is_two_pivots(entries: bool) -> None:
     """GroupByPivot keys by language and text; script subtags are one language.
@@ -173,6 +176,7 @@ def test_same_text_in_two_languages_is_two_pivots(entries: bool) -> None:
         )
 
 
+@pytest.mark.pipeline
 def test_a_moses_file_without_the_target_language_is_one_line_naming_it(
     shared_corpora: Path, tmp_path: Path
 ) -> None:
@@ -260,6 +264,7 @@ def test_pivot_language_lists_are_kept_tidy() -> None:
     assert MiningSettings(src_lang="eng").src_lang == "eng"
 
 
+@pytest.mark.pipeline
 def test_a_refresh_keeps_pivot_languages_apart(
     shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
 ) -> None:

@@ -118,6 +118,7 @@ def test_flags_are_checked_before_a_run(tmp_path: Path) -> None:
         MiningSettings(**base, min_adequacy="1.5")
 
 
+@pytest.mark.pipeline
 def test_a_run_counts_score_rejects(tmp_path: Path, tiny_model_dir: Path) -> None:
     path = tmp_path / "czeng20-train"
     path.write_text(CZENG, encoding="utf-8")

@@ -84,6 +84,7 @@ def encoded_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
+@pytest.mark.pipeline
 def test_single_candidate_pivots_are_never_encoded_and_shared_texts_once(
     encoded_log: Path, tiny_model_dir: Path
 ) -> None:
@@ -103,6 +104,7 @@ def test_single_candidate_pivots_are_never_encoded_and_shared_texts_once(
     assert {"Dzięki.", "Thanks.", "Good night.", "good night.", "Dobranoc."} <= set(encoded)
 
 
+@pytest.mark.pipeline
 def test_the_books_balance_with_the_single_candidate_reason(tiny_model_dir: Path) -> None:
     from paramine.pipelines.core.accounting import counts_from_rows
     from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
@@ -148,6 +150,7 @@ class _ScoreFirst(beam.PTransform):
         return (made.pairs | PostFilter(config.post_filter_options)).kept
 
 
+@pytest.mark.pipeline
 def test_the_pairs_are_those_of_scoring_everything_first(tiny_model_dir: Path) -> None:
     # Many pivots, some with one candidate, some spelled twice, candidates
     # shared between pivots; a cut in the middle of the tiny model's scores.
@@ -178,6 +181,7 @@ def test_the_pairs_are_those_of_scoring_everything_first(tiny_model_dir: Path) -
             assert_that(tagged | beam.GroupByKey(), same)
 
 
+@pytest.mark.pipeline
 def test_write_scored_writes_every_prefiltered_pair(tmp_path: Path, tiny_model_dir: Path) -> None:
     tsv = tmp_path / "bitext.tsv"
     tsv.write_text("".join(f"{p.pivot}\t{p.candidate}\n" for p in BITEXT), encoding="utf-8")

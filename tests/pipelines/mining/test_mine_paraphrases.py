@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.accounting import counts_from_rows
@@ -29,6 +30,7 @@ BITEXT = [
 ]
 
 
+@pytest.mark.pipeline
 def test_a_bitext_pcollection_in_pairs_and_books_out(tiny_model_dir: Path) -> None:
     config = MiningSettings(model=str(tiny_model_dir), threshold="0.0")
 
@@ -72,6 +74,7 @@ def _labels(config: MiningSettings, write_scored: bool = False) -> set[str]:
     return {t.unique_name for t in proto.components.transforms.values()}
 
 
+@pytest.mark.slow
 def test_records_of_every_prefiltered_pair_only_where_write_scored_scores_them() -> None:
     as_pairs = "Mine/ReadAndPrefilter/Prefilter/AsPairs"
     # The rival search and the calibration sample read the entries: no

@@ -45,6 +45,7 @@ def test_a_config_that_is_not_yaml_is_one_line_naming_file_line_and_column(
     assert detail in err
 
 
+@pytest.mark.pipeline
 def test_not_yaml_through_the_installed_command(tmp_path: Path) -> None:
     """The real entry point, in its own process: exit 2 and one line on stderr."""
     path = tmp_path / "bad.yaml"

@@ -55,6 +55,7 @@ from tests.pipelines.refresh.helpers import (
 )
 
 
+@pytest.mark.pipeline
 def test_a_concurrent_refresh_is_refused(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -292,6 +293,7 @@ def test_a_signal_stops_a_refresh_and_commits_nothing(tmp_path: Path, tiny_model
     assert refresh(config).version == before + 1
 
 
+@pytest.mark.pipeline
 def test_a_run_stopped_between_its_two_commits_is_finished(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -354,6 +356,7 @@ def test_a_run_stopped_between_its_two_commits_is_finished(
     assert pair_ids(root) == expected
 
 
+@pytest.mark.pipeline
 def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: Path) -> None:
     import duckdb
     from deltalake import DeltaTable
@@ -388,6 +391,7 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     assert manifest.rows["pairs"] == len(pair_ids(root))
 
 
+@pytest.mark.pipeline
 def test_a_bucket_stays_one_file_and_compaction_keeps_the_pairs(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

@@ -41,6 +41,8 @@ from tests.pipelines.refresh.helpers import (
     write_shard,
 )
 
+pytestmark = pytest.mark.pipeline
+
 
 def test_two_refreshes_equal_one_run_on_real_bitext(
     tmp_path: Path, tiny_model_dir: Path, shared_corpora: Path

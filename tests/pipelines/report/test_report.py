@@ -117,6 +117,7 @@ def assert_no_external_reference(text: str, page: _Page) -> None:
     assert "url(http" not in text and "@import" not in text
 
 
+@pytest.mark.pipeline
 class TestReportPage:
     def test_sections_funnel_histogram_with_cut_groups_and_no_external_url(
         self, dataset: Path
@@ -216,6 +217,7 @@ def test_borderline_takes_the_nearest_pairs_on_each_side() -> None:
 
 
 class TestDatasetReaders:
+    @pytest.mark.pipeline
     def test_datasets_load_dataset_gives_the_pairs_as_default_split(
         self, dataset: Path, tmp_path: Path
     ) -> None:
@@ -228,6 +230,7 @@ class TestDatasetReaders:
         rejects = datasets.load_dataset(str(dataset), "rejects", cache_dir=str(tmp_path / "hf"))
         assert rejects["train"].num_rows == manifest.rows["rejects"] == 1
 
+    @pytest.mark.pipeline
     def test_the_card_names_languages_size_and_task(self, dataset: Path) -> None:
         import yaml
 
@@ -239,6 +242,7 @@ class TestDatasetReaders:
         assert meta["configs"][0]["config_name"] == "pairs" and meta["configs"][0]["default"]
         assert meta["license"] == "unknown"
 
+    @pytest.mark.pipeline
     def test_pandas_polars_and_duckdb_read_the_pairs(self, dataset: Path) -> None:
         import duckdb
         import pandas as pd

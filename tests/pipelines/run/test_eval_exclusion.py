@@ -14,6 +14,7 @@ from paramine.schemas.errors import InputError, UsageError
 from tests.pipelines.formats.helpers import write_tsv
 
 
+@pytest.mark.pipeline
 def test_evaluation_sentences_are_kept_out_on_request(tmp_path: Path, tiny_model_dir: Path) -> None:
     bitext = [
         ("Are you crazy?", "Odbiło ci?"),

@@ -116,6 +116,7 @@ def test_disk_full_error_finds_enospc_in_the_chain_or_the_runners_text() -> None
     assert disk_full_error(OSError(errno.EACCES, "Permission denied")) is None
 
 
+@pytest.mark.pipeline
 def test_a_full_disk_while_writing_is_one_line_and_leaves_the_old_dataset(
     tmp_path: Path,
     tiny_model_dir: Path,

@@ -37,6 +37,7 @@ def test_a_local_runs_pipeline_names_its_progress_file_to_the_stages() -> None:
         assert not os.path.exists(launch.progress.path)  # made when the run starts
 
 
+@pytest.mark.pipeline
 def test_a_run_counts_its_reading_and_leaves_no_file(tmp_path: Path) -> None:
     from paramine.pipelines.core.tap import count_reads, tap_for
 
@@ -104,6 +105,7 @@ def test_an_error_inside_restores_the_collector() -> None:
     assert gc.get_freeze_count() == frozen
 
 
+@pytest.mark.pipeline
 def test_a_mine_runs_inside_it_and_gives_the_collector_back(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

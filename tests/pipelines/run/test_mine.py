@@ -36,6 +36,7 @@ def mine(tmp_path: Path, model: Path, *args: str, name: str = "out") -> tuple[Pa
 
 
 class TestMineEndToEnd:
+    @pytest.mark.pipeline
     def test_demo_writes_schema_manifest_and_balanced_counts(
         self, tmp_path: Path, tiny_model_dir: Path
     ) -> None:
@@ -73,6 +74,7 @@ class TestMineEndToEnd:
         # No runner named: the in-process one (DirectRunner would fetch Prism).
         assert read_back.extra["runner"] == "FnApiRunner"
 
+    @pytest.mark.pipeline
     def test_two_runs_give_identical_rows(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         first, _ = mine(tmp_path, tiny_model_dir, demo_input(), name="a")
         second, _ = mine(tmp_path, tiny_model_dir, demo_input(), "--num-shards", "2", name="b")
@@ -83,6 +85,7 @@ class TestMineEndToEnd:
 
         assert rows(first) == rows(second)
 
+    @pytest.mark.pipeline
     def test_many_shards_and_rejects_parquet(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         one = write_moses(
             tmp_path / "one", ["Good night.", "Good night."], ["Dobranoc.", "Spokojnej nocy."]
@@ -104,6 +107,7 @@ class TestMineEndToEnd:
         ]
         assert {s["corpus"] for s in manifest.inputs} == {"corpus.en-pl", "two"}
 
+    @pytest.mark.pipeline
     def test_input_list_adds_to_the_inputs(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         one = write_moses(tmp_path / "one", ["Good night."], ["Dobranoc."])
         two = tmp_path / "two.tsv"
@@ -122,6 +126,7 @@ class TestMineEndToEnd:
         with pytest.raises(InputError, match=r"nowhere\.txt"):
             run(["--input-list", str(tmp_path / "nowhere.txt"), "--output", str(tmp_path / "o")])
 
+    @pytest.mark.pipeline
     def test_existing_output_needs_overwrite(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         output, _ = mine(tmp_path, tiny_model_dir)
         with pytest.raises(OutputError, match="--overwrite"):
@@ -134,6 +139,7 @@ class TestMineEndToEnd:
         with pytest.raises(IncompleteDatasetError, match=r"no manifest\.json"):
             read_pairs(str(tmp_path))
 
+    @pytest.mark.pipeline
     def test_cli_help_and_run(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         help_text = subprocess.run(
             [sys.executable, "-m", "paramine.pipelines.cli", "mine", "--help"],
@@ -174,6 +180,7 @@ class TestMineEndToEnd:
         manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
         assert manifest["counts"]["ReadBitext"]["in"] > 300
 
+    @pytest.mark.pipeline
     def test_tatoeba_groups_yield_pairs(
         self, shared_corpora: Path, tmp_path: Path, tiny_model_dir: Path
     ) -> None:
@@ -211,6 +218,7 @@ class TestCommandLine:
         job = job_from_command_line(["--input", "a.txt", "--output", "o", "--input=b.txt", "c.txt"])
         assert job.running.inputs == ("c.txt", "a.txt", "b.txt")
 
+    @pytest.mark.pipeline
     def test_spaced_runner_flag_mines(self, tmp_path: Path, tiny_model_dir: Path) -> None:
         manifest = run(
             [
@@ -229,6 +237,7 @@ class TestCommandLine:
         assert manifest.options["inputs"] == [demo_input()]
 
 
+@pytest.mark.pipeline
 def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Path) -> None:
     tsv = tmp_path / "bad.tsv"
     tsv.write_bytes(b"Good night.\tDobranoc.\nGood night.\tDobrej \xff nocy.\nonly one column\n")
@@ -244,6 +253,7 @@ def test_repairs_are_counted_in_the_manifest(tmp_path: Path, tiny_model_dir: Pat
     )
 
 
+@pytest.mark.pipeline
 def test_a_job_file_mines_what_its_flags_mine_and_a_manifest_makes_one(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

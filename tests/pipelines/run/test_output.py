@@ -231,6 +231,7 @@ class TestSwapLocal:
             ".out.paramine-staging-next",
         ]
 
+    @pytest.mark.pipeline
     def test_a_live_run_on_this_machine_keeps_its_staging(self, workdir: Path) -> None:
         live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
@@ -323,6 +324,7 @@ class TestMineOutput:
             mine(tiny_model_dir, output, str(bitext(tmp_path)), "--overwrite")
         assert snapshot(workdir) == before
 
+    @pytest.mark.pipeline
     def test_overwrite_replaces_an_old_dataset(
         self, tmp_path: Path, workdir: Path, tiny_model_dir: Path
     ) -> None:
@@ -341,6 +343,7 @@ class TestMineOutput:
         }
         assert siblings(output) == []
 
+    @pytest.mark.pipeline
     def test_failed_run_leaves_the_old_dataset_and_no_folder_that_stops_a_retry(
         self, tmp_path: Path, workdir: Path, tiny_model_dir: Path
     ) -> None:
@@ -367,6 +370,7 @@ class TestMineOutput:
         assert manifest.counts["ReadBitext"]["in"] == 2
         assert siblings(output) == []
 
+    @pytest.mark.pipeline
     def test_run_failing_after_parquet_is_written_leaves_nothing(
         self, tmp_path: Path, workdir: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -381,6 +385,7 @@ class TestMineOutput:
         monkeypatch.undo()
         assert mine(tiny_model_dir, output, str(bitext(tmp_path))).counts["ReadBitext"]["in"] == 5
 
+    @pytest.mark.pipeline
     def test_file_url_output(self, tmp_path: Path, workdir: Path, tiny_model_dir: Path) -> None:
         # Defect 5: --output file:///... failed inside Beam's sink.
         output = workdir / "out"
@@ -399,6 +404,7 @@ class TestMineOutput:
         assert "\n" not in str(error.value)
         assert siblings(workdir / "x") == ["somefile"]
 
+    @pytest.mark.pipeline
     def test_killed_runs_staging_is_cleaned_up_by_the_next_run(
         self, tmp_path: Path, workdir: Path, tiny_model_dir: Path
     ) -> None:

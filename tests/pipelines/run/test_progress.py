@@ -38,6 +38,7 @@ def _next_line(stream: io.StringIO, start: str, seconds: float = 20.0) -> str:
 
 
 class TestProgress:
+    @pytest.mark.pipeline
     def test_worker_processes_report_to_the_launcher(self) -> None:
         stream = io.StringIO()
         progress = RunProgress(4000, stream=stream, log_seconds=0.2, capture_output=False)

@@ -41,6 +41,7 @@ class TestMakePairs:
     def test_seeded_from_the_pivot(self) -> None:
         assert make_pairs(_group(9), "cover") == make_pairs(_group(9), "cover")
 
+    @pytest.mark.pipeline
     def test_transform(self) -> None:
         with TestPipeline(runner="FnApiRunner") as p:
             pairs = (
@@ -59,6 +60,7 @@ class TestMakePairs:
             ("all", {"in": 10, "kept": 4, "dropped": {"over_pair_cap": 6}}),
         ],
     )
+    @pytest.mark.pipeline
     def test_books_count_candidates_and_those_the_cap_leaves_unpaired(
         self, mode: str, books: dict
     ) -> None:

@@ -16,6 +16,7 @@ from tests.pipelines.formats.helpers import write_moses
 
 
 class TestReadBitext:
+    @pytest.mark.pipeline
     def test_moses_and_tsv_with_rejects(self, tmp_path: Path) -> None:
         prefix = write_moses(tmp_path / "m", ["Hello.", "Bye."], ["Cześć.", "Pa."], gz=True)
         tsv = tmp_path / "t.tsv"

@@ -162,6 +162,7 @@ def test_bad_settings_and_missing_vectors() -> None:
 # --- the transforms ---------------------------------------------------------------
 
 
+@pytest.mark.pipeline
 def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
     pairs = random_sample(40, seed=2)
     expected_background = build_background(pairs)
@@ -181,6 +182,7 @@ def test_margin_score_transform_scores_against_the_calibration_sample() -> None:
         assert_that(kept_vectors, equal_to([False] * 40), label="Vectors")
 
 
+@pytest.mark.pipeline
 def test_calibration_scores_the_sample_with_the_same_margin() -> None:
     pairs = random_sample(30, seed=4)
     sample = sorted(pairs, key=lambda s: sample_rank(s.pair))
@@ -207,6 +209,7 @@ def test_calibration_scores_the_sample_with_the_same_margin() -> None:
 # --- end to end -------------------------------------------------------------------
 
 
+@pytest.mark.pipeline
 def test_mine_with_margin_scoring_balances_its_accounts(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

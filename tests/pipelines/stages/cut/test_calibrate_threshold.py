@@ -165,6 +165,7 @@ class EmbeddedSample(beam.PTransform):
         )
 
 
+@pytest.mark.pipeline
 def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: Path) -> None:
     pairs = corpus_pairs(40)
     handler = EncoderHandler(str(tiny_model_dir))
@@ -202,6 +203,7 @@ def _check_cut(got: list[tuple[float, int, int]], expected: float) -> None:
     assert (sample, shifts) == (30, 5)
 
 
+@pytest.mark.pipeline
 def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
     pairs = [*corpus_pairs(60), pair("Yes.", "Tak.", 61), pair("Yes.", "Tak.", 62)]
     expected = sorted(set(pairs), key=sample_rank)
@@ -219,6 +221,7 @@ def test_the_sample_of_entries_is_the_sample_of_their_records() -> None:
         assert_that(from_entries, equal_to([first]), label="Entries")
 
 
+@pytest.mark.pipeline
 def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
     handler = EncoderHandler(str(tiny_model_dir))
     with TestPipeline(runner="FnApiRunner") as p:
@@ -247,6 +250,7 @@ def test_the_sample_must_carry_its_embeddings() -> None:
         sample_embedder([ScoredPair(pair("A.", "a"), 1.0)])
 
 
+@pytest.mark.pipeline
 def test_summarize_scores() -> None:
     scored = [ScoredPair(pair("A.", "a"), i / 100) for i in range(101)]
     with TestPipeline(runner="FnApiRunner") as p:
@@ -257,6 +261,7 @@ def test_summarize_scores() -> None:
         )
 
 
+@pytest.mark.pipeline
 def test_a_tiny_input_warns_that_its_cut_is_unreliable(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

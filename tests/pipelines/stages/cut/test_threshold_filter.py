@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.stages.cut.threshold_filter import ThresholdFilter
 
 from tests.pipelines.stages.helpers import check_stage, scored
+
+pytestmark = pytest.mark.pipeline
 
 
 class TestThresholdFilter:

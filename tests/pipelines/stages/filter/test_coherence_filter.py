@@ -71,6 +71,7 @@ def test_the_coherence_cut_comes_from_unrelated_candidates() -> None:
     assert coherence_cut(sample[:1], 0.02) == {"value": None, "null_pairs": 0}
 
 
+@pytest.mark.pipeline
 def test_the_filter_drops_the_outlier_and_keeps_coherent_groups() -> None:
     pairs = [scored("I smoke.", t) for t in ("Palę.", "Ja palę.", "Palę papierosy.")]
     pairs += [scored("I smoke.", "Pociąg się spóźnił.")]
@@ -94,6 +95,7 @@ def test_coherence_min_group_is_checked() -> None:
         MiningSettings(coherence_min_group=2)
 
 
+@pytest.mark.pipeline
 def test_a_mine_run_records_the_coherence_cut_and_balances(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -147,6 +149,7 @@ def test_the_hard_negative_cut_comes_from_other_pivots_nearest_candidates() -> N
     assert few["value"] is None and few["hard_negatives"] == 20
 
 
+@pytest.mark.pipeline
 def test_the_filter_drops_a_group_whose_candidates_are_no_closer_than_hard_negatives() -> None:
     # "Good night." holds two candidates farther apart (0.64) than the hard cut:
     # a group of two, so the coherence cut never sees it, but the hard one does.
@@ -178,6 +181,7 @@ def test_hard_negative_accept_is_checked() -> None:
             MiningSettings(hard_negative_accept=bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.pipeline
 def test_a_mine_run_with_hard_negatives_records_the_cut_and_balances(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -209,6 +213,7 @@ def scored_at(pivot: str, candidate: str, score: float) -> ScoredPair:
     return ScoredPair(pair, score)
 
 
+@pytest.mark.pipeline
 def test_a_pair_below_the_cut_stays_only_beside_a_close_mate_that_passed_it() -> None:
     # Cut 0.9, floor 0.8 (the threshold let everything here through), support 0.95.
     threshold = {"value": 0.9, "support": {"floor": 0.8, "value": 0.95}}
@@ -296,6 +301,7 @@ def support_bitext(path: Path) -> Path:
     return write_tsv(path, lines)
 
 
+@pytest.mark.pipeline
 def test_a_mine_run_with_group_support_records_its_cuts_and_balances(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

@@ -12,6 +12,7 @@ from tests.pipelines.stages.helpers import check_stage, paraphrase
 
 
 class TestPostFilter:
+    @pytest.mark.pipeline
     def test_drops_trivial_near_equal_and_cross_group_duplicates(self) -> None:
         elements = [
             paraphrase("Nie rozumiem.", "nie rozumiem"),

@@ -169,6 +169,7 @@ def test_the_length_and_letter_rules_keep_true_pairs_in_every_script(
     assert dropped <= 0.03 * len(pairs), reasons
 
 
+@pytest.mark.pipeline
 def test_a_line_no_check_can_judge_is_kept_and_counted(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -576,6 +577,7 @@ class TestPrefilter:
         on = PrefilterOptions(sentence_count_filter=True)
         assert reason_of(pair, on) == "sentence_count_mismatch"
 
+    @pytest.mark.pipeline
     @pytest.mark.parametrize("listed", [False, True], ids=["unlisted", "listed"])
     def test_normalizes_and_dedups_keeping_the_first(self, listed: bool) -> None:
         shards = [Shard("tsv", url, "test", "en", "pl") for url in ("t", "s")] if listed else []

@@ -36,6 +36,7 @@ def scored(pivot: str, candidate: str, score: float, line: int = 1) -> ScoredPai
     return ScoredPair(aligned(pivot, candidate, line), score)
 
 
+@pytest.mark.pipeline
 @pytest.mark.parametrize("entries", [False, True], ids=["records", "entries"])
 def test_rival_pairs_are_the_other_pivots_of_grouped_candidates(entries: bool) -> None:
     # From records, or from the prefilter's entries (the same rivals, as records).
@@ -58,6 +59,7 @@ def test_rival_pairs_are_the_other_pivots_of_grouped_candidates(entries: bool) -
         assert_that(rivals, equal_to([aligned("I am smoking.", "Palę.", 3)]))
 
 
+@pytest.mark.pipeline
 def test_a_hot_candidate_brings_a_bounded_number_of_rivals() -> None:
     grouped = [aligned("Yes.", "Tak.", 1), aligned("Yes.", "Owszem.", 2)]
     others = [aligned(f"Yes {i}.", "Tak.", 10 + i) for i in range(3 * MAX_RIVALS)]
@@ -103,6 +105,7 @@ def test_the_rivals_combine_is_the_same_in_any_order_and_split() -> None:
         assert got == expected
 
 
+@pytest.mark.pipeline
 def test_the_contest_drops_a_candidate_that_translates_a_rival_better() -> None:
     group = [
         scored("I smoke.", "Palę.", 0.90),
@@ -127,6 +130,7 @@ def test_the_contest_drops_a_candidate_that_translates_a_rival_better() -> None:
         assert_that(contested.dropped, equal_to([("rival_pivot", 1)]), label="Dropped")
 
 
+@pytest.mark.pipeline
 def test_the_contest_compares_candidates_across_groups_too() -> None:
     # The same candidate in two groups: it stays only where it scores best.
     group = [
@@ -158,6 +162,7 @@ BITEXT = [
 ]
 
 
+@pytest.mark.pipeline
 def test_the_books_balance_with_the_contest(tiny_model_dir: Path) -> None:
     # A margin of 0 means any better rival wins: "Dobranoc." keeps one pivot.
     config = MiningSettings(model=str(tiny_model_dir), threshold="-1.0", rival_margin=0.0)
@@ -176,6 +181,7 @@ def test_the_books_balance_with_the_contest(tiny_model_dir: Path) -> None:
         assert_that(mined.counts, check)
 
 
+@pytest.mark.pipeline
 def test_a_mine_run_records_the_contest_in_its_manifest(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -224,6 +230,7 @@ def test_inflection_variants(a: str, b: str, variants: bool) -> None:
     assert inflection_variants(b, a) is variants
 
 
+@pytest.mark.pipeline
 def test_inflection_pairs_are_counted_and_dropped_on_request(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -267,6 +274,7 @@ def with_vectors(pivot: str, p: np.ndarray, candidate: str, c: np.ndarray) -> Sc
     return ScoredPair(aligned(pivot, candidate, 1), float(p @ c), p, c)
 
 
+@pytest.mark.pipeline
 def test_a_candidate_that_alone_prefers_a_rival_pivot_leaves_the_group() -> None:
     # "Mam kota." translates "I have a cat." only 0.014 better than "I smoke.":
     # within the absolute margin. But its group-mate "Palę." is 0.77 closer to
@@ -295,6 +303,7 @@ def test_a_candidate_that_alone_prefers_a_rival_pivot_leaves_the_group() -> None
         assert_that(contested.dropped, equal_to([]), label="NoneDropped")
 
 
+@pytest.mark.pipeline
 def test_a_candidate_of_two_wordings_of_one_sentence_stays() -> None:
     # "Palę." prefers "I'm smoking." by 0.015, and its mate "Ja palę." by 0.010:
     # the two pivots are one sentence for this model, so no one leaves.
@@ -317,6 +326,7 @@ def test_a_candidate_of_two_wordings_of_one_sentence_stays() -> None:
         assert_that(contested.dropped, equal_to([]), label="Dropped")
 
 
+@pytest.mark.pipeline
 def test_a_rival_is_judged_on_the_candidates_own_text() -> None:
     # "Zwariowałeś?" (Are you nuts?) and "Zwariowałeś." (You've gone mad.) share
     # a comparison key, so the rival pair of the second meets the first in the

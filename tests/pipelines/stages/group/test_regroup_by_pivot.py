@@ -19,6 +19,7 @@ from tests.pipelines.stages.helpers import counts_equal, scored
 
 
 class TestRegroupByPivot:
+    @pytest.mark.pipeline
     def test_groups_distinct_candidates_by_normalized_pivot(self) -> None:
         elements = [
             scored("Thank you.", "Dziękuję.", line=1),

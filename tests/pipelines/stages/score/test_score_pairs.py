@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.encoders.inference.handler import EncoderHandler
@@ -12,6 +13,8 @@ from paramine.pipelines.core.vectors import pair_texts
 from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.records import AlignedPair
+
+pytestmark = pytest.mark.pipeline
 
 
 class TestScorePairs:

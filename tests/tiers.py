@@ -1,0 +1,69 @@
+"""The fast tier (`make test-fast`, `pytest --fast`): the unit tests, for the inner loop.
+
+`--fast` deselects the tests marked ``pipeline`` (a Beam pipeline or another
+process), ``slow``, ``browser`` and ``gpu``, and keeps the tier honest: a test
+it runs that starts a Beam pipeline, a subprocess or a multiprocessing worker
+(in its fixtures too) fails, naming what it started and the marker it lacks. So a new test that runs
+a pipeline without saying so is caught the first time anyone runs the tier,
+not by a tier that slowly grows past its budget. `make test` runs everything.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.process
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+#: Markers the fast tier leaves out; `pipeline` is the one its guards enforce.
+LEFT_OUT = ("pipeline", "slow", "browser", "gpu")
+
+
+class NotAUnitTest(AssertionError):
+    """A test in the fast tier started something only the full suite runs."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help=f"run the fast tier only: no test marked {', '.join(LEFT_OUT)}; "
+        "a test that starts a Beam pipeline or another process fails",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--fast"):
+        return
+    kept, left = [], []
+    for item in items:
+        (left if any(name in item.keywords for name in LEFT_OUT) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Under --fast, a Beam pipeline or process a test starts (setup to teardown) fails it."""
+    if not item.config.getoption("--fast"):
+        return (yield)
+    import apache_beam
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(apache_beam.Pipeline, "run", _refusal("a Beam pipeline"))
+        patch.setattr(subprocess.Popen, "__init__", _refusal("a subprocess"))
+        patch.setattr(multiprocessing.process.BaseProcess, "start", _refusal("a process"))
+        return (yield)
+
+
+def _refusal(what: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise NotAUnitTest(
+            f"this test starts {what}, which the fast tier (--fast) does not run: "
+            "mark it `pytest.mark.pipeline` (tests/tiers.py)"
+        )
+
+    return refuse
