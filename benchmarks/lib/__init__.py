@@ -7,6 +7,6 @@ peers' prefilter part) and ``pair_loop`` (the pipeline's per-pair code in a
 plain loop, with no runner).
 
 ``detector_tables`` is no measurement: it writes paramine's
-``pipelines/checks/detector_tables.py`` from py3langid's own model, and
-``tests/pipelines/checks/test_detector_tables.py`` checks that module against it.
+``pipelines/stages/filter/rules/detector_tables.py`` from py3langid's own model, and
+``tests/pipelines/stages/filter/rules/test_detector_tables.py`` checks that module against it.
 """

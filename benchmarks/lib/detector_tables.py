@@ -29,8 +29,8 @@ the language registry, not from a hand-kept list:
   is Latvian). Tatoeba's Chinese set holds Cantonese and Wu lines that
   py3langid names yue and wuu (148 of 3,000 by strong evidence), rightly.
 
-``--write FILE`` writes the three as ``paramine/pipelines/checks/detector_tables.py``;
-``tests/pipelines/checks/test_detector_tables.py`` recomputes a sample of them
+``--write FILE`` writes the three as ``paramine/pipelines/stages/filter/rules/detector_tables.py``;
+``tests/pipelines/stages/filter/rules/test_detector_tables.py`` recomputes a sample of them
 from the installed model, so a new py3langid that changes them fails a test
 rather than a run. Without ``--write`` it prints the tables (and, with
 ``--check``, how many entries differ from the module's).
@@ -38,7 +38,8 @@ rather than a run. Without ``--write`` it prints the tables (and, with
 Usage::
 
     python -m benchmarks.lib.detector_tables            # print
-    python -m benchmarks.lib.detector_tables --write pipelines/checks/detector_tables.py
+    python -m benchmarks.lib.detector_tables --write \
+        pipelines/stages/filter/rules/detector_tables.py
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def feature_texts(ident: Any) -> dict[int, str]:
 def detector_scripts(ident: Any, texts: dict[int, str]) -> dict[str, tuple[str, ...]]:
     """Per label, the scripts holding at least ``SCRIPT_SHARE`` of its feature mass."""
     import numpy as np
-    from paramine.pipelines.checks.scripts import line_scripts
+    from paramine.pipelines.stages.filter.rules.scripts import line_scripts
 
     rows, scripts = [], []
     for row, text in texts.items():
@@ -154,7 +155,7 @@ def divergences(ident: Any, labels: Sequence[str] | None = None) -> dict[str, di
 
 def neighbours(ident: Any, labels: Sequence[str] | None = None) -> dict[str, tuple[str, ...]]:
     """Per label, its ``NEIGHBOURS`` nearest other labels, folded (the fold's first name)."""
-    from paramine.pipelines.checks.language_id import detector_label
+    from paramine.pipelines.stages.filter.rules.language_id import detector_label
 
     out = {}
     for label, distance in divergences(ident, labels).items():
@@ -180,8 +181,8 @@ def macrolanguages(ident: Any) -> dict[str, tuple[str, ...]]:
     import re
     from importlib.resources import files
 
-    from paramine.pipelines.checks.language_id import FOLDS, detector_label
     from paramine.pipelines.core.text import canonical_lang
+    from paramine.pipelines.stages.filter.rules.language_id import FOLDS, detector_label
 
     text = (files("language_data") / "data" / "language-subtag-registry.txt").read_text("utf-8")
     folded = {label for group in FOLDS for label in group}
@@ -203,7 +204,7 @@ def folded_tables(
     scripts: dict[str, tuple[str, ...]], near: dict[str, tuple[str, ...]]
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     """Both tables keyed by folded label: a fold knows the scripts of all its members."""
-    from paramine.pipelines.checks.language_id import detector_label
+    from paramine.pipelines.stages.filter.rules.language_id import detector_label
 
     by_fold: dict[str, set[str]] = {}
     for label, found in scripts.items():
@@ -222,9 +223,9 @@ def folded_tables(
 
 HEADER = '''"""Read off py3langid's model: the scripts it knows each language in, its neighbours.
 
-Generated from py3langid {version} by
-``python -m benchmarks.lib.detector_tables --write {path}``;
-do not edit by hand. ``tests/pipelines/checks/test_detector_tables.py`` recomputes them
+Generated from py3langid {version} by ``python -m benchmarks.lib.detector_tables
+--write {path}``; do not edit by hand.
+``test_detector_tables.py`` (tests/, the mirrored folder) recomputes them
 from the installed model. How they are made, and why:
 ``benchmarks/lib/detector_tables.py`` and docs/filters.md ("Close languages").
 """
@@ -294,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{label:5s} scripts {'+'.join(scripts[label]):12s} neighbours {', '.join(near[label])}"
         )
     if args.check:
-        from paramine.pipelines.checks.detector_tables import (
+        from paramine.pipelines.stages.filter.rules.detector_tables import (
             DETECTOR_SCRIPTS,
             MACROLANGUAGES,
             NEIGHBOURS,

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.formats import ReaderOptions, read_shard
 from paramine.pipelines.stages.filter.prefilter import (
@@ -28,6 +27,7 @@ from paramine.pipelines.stages.filter.prefilter import (
     settle,
     side_decisions,
 )
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn, pivot_and_rank
 from paramine.schemas.records import AlignedPair
 

@@ -16,12 +16,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from paramine.pipelines.checks.detectors import LanguageDetector, language_detector
-from paramine.pipelines.checks.line_checks import decide, resolve
-from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.stages.filter.rules.detectors import LanguageDetector, language_detector
+from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
+from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.thresholds.cuts import sample_rank
 from paramine.schemas.records import AlignedPair, ScoredPair
 

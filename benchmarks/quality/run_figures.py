@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from paramine.pipelines.checks.language_id import PASSES, LanguageCheck, detector_label
 from paramine.pipelines.core.groups import PostFilterOptions, pivot_language
 from paramine.pipelines.core.text import trivial_reason
+from paramine.pipelines.stages.filter.rules.language_id import PASSES, LanguageCheck, detector_label
 
 from benchmarks.quality.line_scores import RunPrefilter, run_prefilter
 from benchmarks.quality.noisy_corpus import Corpus, Key

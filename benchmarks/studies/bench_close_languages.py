@@ -22,7 +22,7 @@ LASER sets (a file's language), deduplicated per language; and prints:
    of planted lines caught and of true lines lost, now and before.
 
 A line is a language's by its label or file; nothing here is tuned to these
-sets (the rule's constants come from ``checks/language_id.py``).
+sets (the rule's constants come from ``stages/filter/rules/language_id.py``).
 
     python -m benchmarks.studies.bench_close_languages [--per-lang 3000] [--json FILE]
 """
@@ -65,8 +65,8 @@ PLANTED_SHARE = 0.1
 
 def labelled_lines(per_lang: int, seed: int) -> dict[str, list[str]]:
     """Distinct lines per language: by label where a ``.labels`` file gives one, else by file."""
-    from paramine.pipelines.checks.language_id import detector_label
     from paramine.pipelines.core.text import canonical_lang, normalize
+    from paramine.pipelines.stages.filter.rules.language_id import detector_label
 
     found: dict[str, list[str]] = {}
 
@@ -100,7 +100,7 @@ def labelled_lines(per_lang: int, seed: int) -> dict[str, list[str]]:
 
 def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str, Any]]:
     """Per language, py3langid's (and heliport's) top label over all its labels."""
-    from paramine.pipelines.checks.language_id import detector_label
+    from paramine.pipelines.stages.filter.rules.language_id import detector_label
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -108,7 +108,7 @@ def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str,
     knows = {"py3langid": {detector_label(c) for c in identifier.nb_classes}}
     try:
         import heliport
-        from paramine.pipelines.checks.heliport_id import heliport_code
+        from paramine.pipelines.stages.filter.rules.heliport_id import heliport_code
 
         back = {heliport_code(code): code for code in identifier.nb_classes}
         helper = heliport.Identifier()
@@ -137,7 +137,13 @@ def confusions(lines: dict[str, list[str]], top: int = 3) -> dict[str, dict[str,
 
 def judge_side(check: Any, texts: list[str], lang: str) -> list[bool]:
     """Which lines of a side declared ``lang`` the check drops, as a run decides."""
-    from paramine.pipelines.checks.line_checks import JUDGED, STRONG, decide, figure, side_key
+    from paramine.pipelines.stages.filter.rules.line_checks import (
+        JUDGED,
+        STRONG,
+        decide,
+        figure,
+        side_key,
+    )
 
     evidence = check.judge_many([(text, lang) for text in texts])
     key = side_key("candidate", lang)
@@ -155,7 +161,7 @@ def judge_side(check: Any, texts: list[str], lang: str) -> list[bool]:
 
 def judge_before(texts: list[str], lang: str, ratio: float = 0.3) -> list[bool]:
     """The rule before issue 52: the hand-kept list's labels all competing at the ratio."""
-    from paramine.pipelines.checks.language_id import FOLDS, WIDESPREAD, detector_label
+    from paramine.pipelines.stages.filter.rules.language_id import FOLDS, WIDESPREAD, detector_label
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -174,7 +180,7 @@ def judge_before(texts: list[str], lang: str, ratio: float = 0.3) -> list[bool]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and print the three tables."""
-    from paramine.pipelines.checks.language_id import LanguageCheck
+    from paramine.pipelines.stages.filter.rules.language_id import LanguageCheck
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-lang", type=int, default=3000, help="lines per language (3000)")

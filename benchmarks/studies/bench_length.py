@@ -1,7 +1,7 @@
 """The prefilter's length unit: which count tells aligned from misaligned pairs, in every script.
 
 The prefilter drops a pair where (longer + 1) / (shorter + 1) > ``--max-length-ratio``
-(2.5), lengths as ``paramine.pipelines.checks.words.length`` counts them. Units:
+(2.5), lengths as ``paramine.pipelines.stages.filter.rules.words.length`` counts them. Units:
 
 - whitespace: whitespace tokens holding a letter or digit;
 - treebank: NLTK's Treebank tokens (``NLTKWordTokenizer``, no model to
@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import regex
 from nltk.tokenize import NLTKWordTokenizer
-from paramine.pipelines.checks.pair_judge import PrefilterOptions
-from paramine.pipelines.checks.words import UNSPACED_SCRIPTS, length
 from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
+from paramine.pipelines.stages.filter.rules.words import UNSPACED_SCRIPTS, length
 
 from benchmarks.lib.paths import TATOEBA
 

@@ -37,7 +37,7 @@ TABLE = "table"
 #: Lines a check could not judge and let through, counted per check and
 #: language (``language_unchecked.bo``): kept, and counted by their stage.
 UNCHECKED = "unchecked"
-#: The prefilter's figures of each side's lines (``checks/line_checks.py``).
+#: The prefilter's figures of each side's lines (``stages/filter/rules/line_checks.py``).
 LINE_CHECKS = "line_checks"
 #: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
 #: manifest's counts, outside the accounting identity.

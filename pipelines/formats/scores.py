@@ -12,7 +12,7 @@ so a user can look at what a threshold takes out. A score that is not a
 number is ``bad_score``; a TMX unit without the property, ``missing_score``.
 
 Defaults (docs/filters.md, "Corpus scores"): CzEng's language scores at 0.3,
-the ratio the language check uses (pipelines/checks/language_id.py), on every
+the ratio the language check uses (pipelines/stages/filter/rules/language_id.py), on every
 line (CzEng applied 0.5 to lines of more than ten words only); adequacy off,
 because CzEng's adequacy is not normalized by length (a long sentence scores
 lower than a short one of the same quality) and CzEng already removed

@@ -38,8 +38,6 @@ from typing import Any
 
 import fsspec
 from deltalake.exceptions import CommitFailedError
-from paramine.pipelines.checks.line_check_record import summary_lines
-from paramine.pipelines.checks.line_checks import with_earlier
 from paramine.pipelines.core.accounting import LINE_CHECKS, counts_from_rows, encoding_figures
 from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS
 from paramine.pipelines.refresh.config import RefreshConfig
@@ -69,6 +67,8 @@ from paramine.pipelines.run.preflight import (
 )
 from paramine.pipelines.run.progress import input_bytes
 from paramine.pipelines.stages.filter.prefilter import PREFILTER
+from paramine.pipelines.stages.filter.rules.line_check_record import summary_lines
+from paramine.pipelines.stages.filter.rules.line_checks import with_earlier
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError, RunInterrupted
 from paramine.schemas.manifest import Manifest, RunHeader

@@ -15,7 +15,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from paramine.pipelines.checks.line_check_record import sample_file
 from paramine.pipelines.formats.pivot_languages import several
 from paramine.pipelines.report.charts import (
     PALETTE,
@@ -23,6 +22,7 @@ from paramine.pipelines.report.charts import (
     funnel_chart,
     score_chart,
 )
+from paramine.pipelines.stages.filter.rules.line_check_record import sample_file
 
 
 def esc(value: Any) -> str:

@@ -111,8 +111,8 @@ def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[s
     says so before it starts. Languages declared only by the records (a
     Tatoeba TSV with ``--src-lang auto``) are counted as they come.
     """
-    from paramine.pipelines.checks.detectors import language_detector
-    from paramine.pipelines.checks.pair_judge import unchecked_keys
+    from paramine.pipelines.stages.filter.rules.detectors import language_detector
+    from paramine.pipelines.stages.filter.rules.pair_judge import unchecked_keys
 
     options = settings.prefilter_options
     detector = None

@@ -6,7 +6,7 @@ import json
 import os
 
 import fsspec
-from paramine.pipelines.checks.line_check_record import summary_lines
+from paramine.pipelines.stages.filter.rules.line_check_record import summary_lines
 from paramine.schemas.manifest import Manifest
 
 

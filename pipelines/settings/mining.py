@@ -33,11 +33,6 @@ from typing import Any, ClassVar
 
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_backend
 from paramine.encoders.neighbours import require_faiss
-from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, DETECTORS
-from paramine.pipelines.checks.heliport_id import require_heliport
-from paramine.pipelines.checks.junk import DEFAULT_PROFILE, PROFILES, RULES, Limits, parse_rules
-from paramine.pipelines.checks.pair_judge import PrefilterOptions
-from paramine.pipelines.checks.scripts import declared_sides
 from paramine.pipelines.core.groups import (
     PAIR_MODES,
     GroupOptions,
@@ -68,6 +63,17 @@ from paramine.pipelines.settings.values import (
     parse_tsv_columns,
     parse_unit_interval,
 )
+from paramine.pipelines.stages.filter.rules.detectors import DEFAULT_DETECTOR, DETECTORS
+from paramine.pipelines.stages.filter.rules.heliport_id import require_heliport
+from paramine.pipelines.stages.filter.rules.junk import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    RULES,
+    Limits,
+    parse_rules,
+)
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
+from paramine.pipelines.stages.filter.rules.scripts import declared_sides
 from paramine.pipelines.thresholds.cuts import CalibrationOptions
 from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import UsageError

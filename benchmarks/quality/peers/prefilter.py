@@ -81,9 +81,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from paramine.pipelines.checks.junk import _URL
-from paramine.pipelines.checks.scripts import known_scripts
 from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.junk import _URL
+from paramine.pipelines.stages.filter.rules.scripts import known_scripts
 
 from benchmarks.quality.peers.env import PeersEnv
 from benchmarks.quality.peers.measure import run_measured
@@ -145,7 +145,7 @@ def sample_moses(source: Path, suffixes: tuple[str, str], dest: Path, lines: int
 
 def detector_labels(langs: tuple[str, str]) -> list[str]:
     """The labels paramine's language check restricts py3langid to for these languages."""
-    from paramine.pipelines.checks.language_id import LanguageCheck
+    from paramine.pipelines.stages.filter.rules.language_id import LanguageCheck
 
     check = LanguageCheck(langs)
     check._load()  # the labels are known once the detector is restricted

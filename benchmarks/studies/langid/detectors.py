@@ -133,7 +133,7 @@ def heliport_label(label: str) -> str:
     does not come back to itself through ``heliport_code`` stays heliport's own.
     """
     import langcodes
-    from paramine.pipelines.checks.heliport_id import heliport_code
+    from paramine.pipelines.stages.filter.rules.heliport_id import heliport_code
 
     code = langcodes.Language.get(langcodes.standardize_tag(label, macro=True)).language
     if not code or heliport_code(code) != label:

@@ -1,1 +1,1 @@
-"""Stages that drop lines or pairs: Prefilter, CoherenceFilter, PostFilter."""
+"""Stages that drop lines or pairs: Prefilter, CoherenceFilter, PostFilter; rules in ``rules/``."""

@@ -22,7 +22,7 @@ before it worked as it does now (docs/results.md). So:
   caller asks (``--write-scored``, ``paramine refresh``).
 
 Each new pair is judged by ``checks.pair_judge.PairJudge``. The per-line checks
-follow the run's own lines (``checks/line_checks.py``): each
+follow the run's own lines (``stages/filter/rules/line_checks.py``): each
 pair adds what its lines are to its sides' figures (their main script, the
 languages the detector finds in them by strong evidence), and the few pairs
 whose fate depends on what the whole run holds (a line in a script no table
@@ -52,27 +52,6 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
-from paramine.pipelines.checks.detectors import (
-    language_detector,
-)
-from paramine.pipelines.checks.junk import REASONS
-from paramine.pipelines.checks.line_check_record import run_record
-from paramine.pipelines.checks.line_checks import (
-    DROP,
-    SAMPLES,
-    Pending,
-    Resolved,
-    SideDecision,
-    decide,
-    figure,
-    resolve,
-    with_earlier,
-)
-from paramine.pipelines.checks.pair_judge import (
-    PairJudge,
-    PrefilterOptions,
-    Verdict,
-)
 from paramine.pipelines.core.accounting import (
     DROPPED,
     LINE_CHECKS,
@@ -84,6 +63,27 @@ from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
 from paramine.pipelines.formats import Shard
+from paramine.pipelines.stages.filter.rules.detectors import (
+    language_detector,
+)
+from paramine.pipelines.stages.filter.rules.junk import REASONS
+from paramine.pipelines.stages.filter.rules.line_check_record import run_record
+from paramine.pipelines.stages.filter.rules.line_checks import (
+    DROP,
+    SAMPLES,
+    Pending,
+    Resolved,
+    SideDecision,
+    decide,
+    figure,
+    resolve,
+    with_earlier,
+)
+from paramine.pipelines.stages.filter.rules.pair_judge import (
+    PairJudge,
+    PrefilterOptions,
+    Verdict,
+)
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
-from paramine.pipelines.checks.words import length
+from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, PrefilterOptions
+from paramine.pipelines.stages.filter.rules.words import length
 
 from benchmarks.studies import bench_length
 from tests.benchmarks.harness import markdown_rows, run_script

@@ -11,7 +11,6 @@ from apache_beam.coders import PickleCoder
 from apache_beam.runners import pipeline_context
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
-from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.coders import (
     AlignedPairCoder,
     RecordsCoder,
@@ -20,6 +19,7 @@ from paramine.pipelines.core.coders import (
 )
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.read_bitext import ReadBitext
 from paramine.schemas.records import AlignedPair, ScoredPair
 

@@ -274,7 +274,7 @@ def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
     """A shard too small to learn a script from is judged as one run over the table's input.
 
     The tables know Ladino in Hebrew only; shard a's 12 Latin lines teach the
-    run Latin (checks/line_checks.py). Shard b's 4 Latin lines alone would
+    run Latin (stages/filter/rules/line_checks.py). Shard b's 4 Latin lines alone would
     not (``LEARN_LINES``), and were dropped as wrong_script when a refresh
     decided from its own shards.
     """

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.checks.pair_judge import PrefilterOptions
 from paramine.pipelines.core.groups import GroupOptions, MakePairsOptions, PostFilterOptions
 from paramine.pipelines.formats import ReaderOptions
 from paramine.pipelines.run.mine import MineJob, job_from_command_line
 from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
 from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
 from paramine.pipelines.settings.running import RunSettings
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.thresholds.cuts import CalibrationOptions
 from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import InputError, ParamineError, UsageError

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 from apache_beam.testing.util import equal_to
-from paramine.pipelines.checks.line_checks import decide, resolve
-from paramine.pipelines.checks.pair_judge import PairJudge, PrefilterOptions
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.text import normalize
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
+from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, PrefilterOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair
 
@@ -206,7 +206,7 @@ def test_a_line_no_check_can_judge_is_kept_and_counted(
 
 
 # ---------------------------------------------------------------- small languages
-# The per-line checks follow the run's own lines (checks/line_checks.py): a
+# The per-line checks follow the run's own lines (stages/filter/rules/line_checks.py): a
 # script that carries a large share of a side is that side's, a close language
 # drops a line on weak evidence only where it is present.
 
@@ -324,9 +324,9 @@ def judged_side(lines: list[str], lang: str) -> tuple[list[str], dict]:
     """Each line's prefilter reason on one side of a run made of these lines, and the decisions."""
     from collections import Counter as Tally
 
-    from paramine.pipelines.checks.detectors import language_detector
-    from paramine.pipelines.checks.line_checks import decide, resolve
-    from paramine.pipelines.checks.pair_judge import PairJudge
+    from paramine.pipelines.stages.filter.rules.detectors import language_detector
+    from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
+    from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge
 
     options = MiningSettings(src_lang="en", tgt_lang=lang).prefilter_options
     judge = PairJudge(options, language_detector("py3langid"))
@@ -355,8 +355,8 @@ def test_close_languages_are_told_apart_by_the_evidence_of_the_run() -> None:
 
 
 def test_a_line_strong_evidence_drops_is_settled_without_waiting_for_the_run() -> None:
-    from paramine.pipelines.checks.detectors import language_detector
-    from paramine.pipelines.checks.pair_judge import PairJudge
+    from paramine.pipelines.stages.filter.rules.detectors import language_detector
+    from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge
 
     options = MiningSettings(src_lang="en", tgt_lang="sl").prefilter_options
     judge = PairJudge(options, language_detector("py3langid"))
@@ -381,7 +381,7 @@ def test_a_language_that_takes_more_words_keeps_its_long_renderings() -> None:
     side's median ratio moves the band's top, and a pair far outside it
     still drops.
     """
-    from paramine.pipelines.checks.line_checks import decide, resolve
+    from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
 
     options = PrefilterOptions()
     judge = PairJudge(options, None)

@@ -35,8 +35,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import regex
-from paramine.pipelines.checks import words
-from paramine.pipelines.checks.scripts import SCRIPT_WEIGHT, letter_script, script_codes
+from paramine.pipelines.stages.filter.rules import words
+from paramine.pipelines.stages.filter.rules.scripts import (
+    SCRIPT_WEIGHT,
+    letter_script,
+    script_codes,
+)
 from paramine.schemas.text_keys import keyed
 
 #: Per-code-point class bits.

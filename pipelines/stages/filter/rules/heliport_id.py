@@ -32,7 +32,12 @@ import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
-from paramine.pipelines.checks.language_id import PASSES, Evidence, competitors, detector_label
+from paramine.pipelines.stages.filter.rules.language_id import (
+    PASSES,
+    Evidence,
+    competitors,
+    detector_label,
+)
 from paramine.schemas.errors import UsageError
 
 #: How far above the best score (per word, log10) the declared language may

@@ -20,10 +20,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from paramine.pipelines.checks.detectors import DEFAULT_DETECTOR, LanguageDetector
-from paramine.pipelines.checks.junk import SCRIPT_REASON, Limits, failures, line_verdicts
-from paramine.pipelines.checks.language_id import Evidence, detector_label
-from paramine.pipelines.checks.line_checks import (
+from paramine.pipelines.core.groups import pivot_language
+from paramine.pipelines.core.text import (
+    canonical_lang,
+    normalize,
+    sentence_count,
+    sentence_count_supported,
+)
+from paramine.pipelines.stages.filter.rules.detectors import DEFAULT_DETECTOR, LanguageDetector
+from paramine.pipelines.stages.filter.rules.junk import (
+    SCRIPT_REASON,
+    Limits,
+    failures,
+    line_verdicts,
+)
+from paramine.pipelines.stages.filter.rules.language_id import Evidence, detector_label
+from paramine.pipelines.stages.filter.rules.line_checks import (
     DROP,
     JUDGED,
     LINES,
@@ -39,18 +51,11 @@ from paramine.pipelines.checks.line_checks import (
     ratio_bin,
     side_key,
 )
-from paramine.pipelines.checks.line_figures import LineFigures
-from paramine.pipelines.checks.scripts import (
+from paramine.pipelines.stages.filter.rules.line_figures import LineFigures
+from paramine.pipelines.stages.filter.rules.scripts import (
     COMPOSITE_SCRIPTS,
     KnownScripts,
     known_scripts,
-)
-from paramine.pipelines.core.groups import pivot_language
-from paramine.pipelines.core.text import (
-    canonical_lang,
-    normalize,
-    sentence_count,
-    sentence_count_supported,
 )
 from paramine.schemas.errors import UsageError
 

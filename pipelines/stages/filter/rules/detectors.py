@@ -2,8 +2,8 @@
 
 ``LanguageDetector`` is what the prefilter asks of a detector: whether it can
 judge lines declared a language, and a verdict per line (``None`` where it
-cannot). py3langid's check lives in :mod:`paramine.pipelines.checks.language_id`,
-heliport's in :mod:`paramine.pipelines.checks.heliport_id`; this module names
+cannot). py3langid's check lives in :mod:`paramine.pipelines.stages.filter.rules.language_id`,
+heliport's in :mod:`paramine.pipelines.stages.filter.rules.heliport_id`; this module names
 them and chains them, so that neither imports the other.
 """
 
@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from paramine.pipelines.checks.language_id import DEFAULT_RATIO, Evidence, LanguageCheck
+from paramine.pipelines.stages.filter.rules.language_id import (
+    DEFAULT_RATIO,
+    Evidence,
+    LanguageCheck,
+)
 
 #: ``--language-id``: the detectors, and py3langid with heliport for what it lacks.
 DETECTORS = ("py3langid", "heliport", "py3langid+heliport")
@@ -44,7 +48,9 @@ def language_detector(name: str, ratio: float = DEFAULT_RATIO) -> LanguageDetect
     """
     if name == "py3langid":
         return LanguageCheck((), ratio)
-    from paramine.pipelines.checks.heliport_id import HeliportCheck  # an extra: imported on demand
+    from paramine.pipelines.stages.filter.rules.heliport_id import (
+        HeliportCheck,
+    )  # an extra: imported on demand
 
     if name == "heliport":
         return HeliportCheck()

@@ -1,8 +1,8 @@
-"""checks/line_checks.py: each side's decisions from the run's figures, and the held-back pairs."""
+"""rules/line_checks.py: each side's decisions from the run's figures, and the held-back pairs."""
 
 from __future__ import annotations
 
-from paramine.pipelines.checks.line_checks import (
+from paramine.pipelines.stages.filter.rules.line_checks import (
     LanguageNeed,
     LengthNeed,
     Pending,
@@ -12,7 +12,7 @@ from paramine.pipelines.checks.line_checks import (
     resolve,
 )
 
-from tests.pipelines.checks.helpers import figures
+from tests.pipelines.stages.filter.rules.helpers import figures
 
 
 def test_a_script_that_carries_a_fifth_of_a_sides_lines_is_learned() -> None:

@@ -1,9 +1,10 @@
-"""checks/scripts.py: a line's letters and scripts, in every script."""
+"""rules/scripts.py: a line's letters and scripts, in every script."""
 
 from __future__ import annotations
 
 import pytest
-from paramine.pipelines.checks.scripts import (
+from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.scripts import (
     declared_scripts,
     declared_sides,
     dominant_script,
@@ -12,7 +13,6 @@ from paramine.pipelines.checks.scripts import (
     letter_share,
     script_share,
 )
-from paramine.pipelines.core.text import normalize
 
 from tests.paths import TATOEBA
 

@@ -8,7 +8,8 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paramine.pipelines.checks.junk import (
+from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.junk import (
     RULES,
     Limits,
     Sides,
@@ -17,8 +18,11 @@ from paramine.pipelines.checks.junk import (
     numbers,
     repeats,
 )
-from paramine.pipelines.checks.scripts import expected_scripts, letter_share, script_share
-from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.scripts import (
+    expected_scripts,
+    letter_share,
+    script_share,
+)
 
 from tests.paths import TATOEBA
 

@@ -1,9 +1,13 @@
-"""checks/detector_tables.py: generated from the installed py3langid, and still what it says."""
+"""rules/detector_tables.py: generated from the installed py3langid, and still what it says."""
 
 from __future__ import annotations
 
 import pytest
-from paramine.pipelines.checks.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
+from paramine.pipelines.stages.filter.rules.detector_tables import (
+    DETECTOR_SCRIPTS,
+    MACROLANGUAGES,
+    NEIGHBOURS,
+)
 
 from benchmarks.lib import detector_tables
 
@@ -46,7 +50,7 @@ def test_macrolanguages_are_the_registrys(identifier) -> None:  # type: ignore[n
 
 
 def test_a_line_declared_a_macrolanguage_is_in_its_members() -> None:
-    from paramine.pipelines.checks.language_id import PASSES, LanguageCheck
+    from paramine.pipelines.stages.filter.rules.language_id import PASSES, LanguageCheck
 
     cantonese = "中國係亞洲最大嘅國家。"
     check = LanguageCheck(["zh", "yue"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.checks.detectors import LanguageDetector
-from paramine.pipelines.checks.language_id import (
+from paramine.pipelines.stages.filter.rules.detectors import LanguageDetector
+from paramine.pipelines.stages.filter.rules.language_id import (
     PASSES,
     LanguageCheck,
     _full_model,
@@ -194,7 +194,7 @@ def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
 
 
 def test_a_language_py3langid_lacks_is_not_judged_and_heliport_judges_it() -> None:
-    from paramine.pipelines.checks.detectors import language_detector
+    from paramine.pipelines.stages.filter.rules.detectors import language_detector
 
     tibetan = "ཁྱེད་རང་སྐུ་གཟུགས་བདེ་པོ་ཡིན་པས།"
     py3langid = language_detector("py3langid")
@@ -226,7 +226,7 @@ SWITCH_CASES = [
 def test_the_detector_switch_gives_the_documented_drops(
     name: str, declared: str, dropped: dict[str, int]
 ) -> None:
-    from paramine.pipelines.checks.detectors import language_detector
+    from paramine.pipelines.stages.filter.rules.detectors import language_detector
 
     path = CORPORA / "laser_tatoeba_v1" / name
     if not path.is_file():

@@ -283,7 +283,7 @@ def known_scripts(lang: str) -> KnownScripts | None:
     names one, ``--tgt-lang tt-Latn``). Secondary: CLDR's ``alt="secondary"``
     scripts. A language the tables do not know (``tlh``, made-up codes: its
     ``maximize`` would silently answer en-Latn-US) gives None; a run learns
-    its scripts from its own lines (``checks/line_checks.py``).
+    its scripts from its own lines (``stages/filter/rules/line_checks.py``).
     """
     import langcodes
     from langcodes.data_dicts import LIKELY_SUBTAGS

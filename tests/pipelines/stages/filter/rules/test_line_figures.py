@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from paramine.pipelines.checks.line_figures import LineFigures
-from paramine.pipelines.checks.scripts import dominant_script, letter_share, script_share
-from paramine.pipelines.checks.words import length
 from paramine.pipelines.core.text import normalize, normalized_key
+from paramine.pipelines.stages.filter.rules.line_figures import LineFigures
+from paramine.pipelines.stages.filter.rules.scripts import (
+    dominant_script,
+    letter_share,
+    script_share,
+)
+from paramine.pipelines.stages.filter.rules.words import length
 
-TATOEBA = Path(__file__).resolve().parents[3].parent / "shared/corpora/tatoeba_test_v2021-08-07"
+from tests.paths import TATOEBA
+
 #: Scripts a side may be judged against, single and mixed.
 SCRIPT_SETS = [
     frozenset({"Latn"}),

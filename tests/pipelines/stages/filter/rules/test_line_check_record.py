@@ -1,11 +1,11 @@
-"""checks/line_check_record.py: the manifest's record of each side's checks, and its summary."""
+"""rules/line_check_record.py: the manifest's record of each side's checks, and its summary."""
 
 from __future__ import annotations
 
 import pytest
-from paramine.pipelines.checks.line_check_record import run_record, summary_lines
+from paramine.pipelines.stages.filter.rules.line_check_record import run_record, summary_lines
 
-from tests.pipelines.checks.helpers import figures
+from tests.pipelines.stages.filter.rules.helpers import figures
 
 
 def test_the_record_flags_a_check_that_drops_a_tenth_of_a_side() -> None:

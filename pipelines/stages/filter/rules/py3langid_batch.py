@@ -1,6 +1,6 @@
 """py3langid's probabilities for a batch of lines at once, bit for bit its own.
 
-The language check (``checks/language_id.py``) asks py3langid about every line
+The language check (``stages/filter/rules/language_id.py``) asks py3langid about every line
 of a run; this is the same naive Bayes, batched, at a fraction of its
 interpreter overhead.
 """
@@ -23,7 +23,7 @@ class BatchScorer:
     walk first meets them, as py3langid orders them: a matrix product's
     rounding depends on the order it adds in, and a batched product could
     move a line that sits on the ratio rule's edge.
-    ``tests/pipelines/checks/test_language_id.py`` compares the probabilities bit
+    ``tests/pipelines/stages/filter/rules/test_language_id.py`` compares the probabilities bit
     for bit with py3langid's own.
     """
 

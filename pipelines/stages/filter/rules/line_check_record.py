@@ -1,6 +1,6 @@
 """The per-line checks of a run, as the manifest records them and the summary prints them.
 
-``run_record`` turns the run's ``line_checks`` figures (``checks/line_checks.py``)
+``run_record`` turns the run's ``line_checks`` figures (``stages/filter/rules/line_checks.py``)
 into one record per side: the scripts it was judged against and where they
 came from, the languages present, what each check dropped and the checks
 flagged for dropping more than ``FLAG_SHARE`` of the side's lines.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from paramine.pipelines.checks.line_checks import (
+from paramine.pipelines.stages.filter.rules.line_checks import (
     DROP,
     FLAG_SHARE,
     JUDGED,
@@ -27,7 +27,7 @@ from paramine.pipelines.checks.line_checks import (
     split_figure,
     with_earlier,
 )
-from paramine.pipelines.checks.scripts import known_scripts
+from paramine.pipelines.stages.filter.rules.scripts import known_scripts
 
 
 def run_record(

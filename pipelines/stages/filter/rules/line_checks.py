@@ -8,14 +8,14 @@ Hebrew), so a run now reads the evidence of its own lines first, and decides
 per side (the pivot side and the candidate side, each per declared language):
 
 - **scripts**: a side is judged against the scripts the tables know its
-  language in (``checks/scripts.py``: CLDR's primary and secondary scripts,
+  language in (``stages/filter/rules/scripts.py``: CLDR's primary and secondary scripts,
   its likely script, ``MULTI_SCRIPT``), and against any script that carries at
   least ``LEARN_SHARE`` of the side's lines (and ``LEARN_LINES`` lines) in
   this run, *learned*. A script the user names (``--tgt-lang tt-Latn``) is
   the side's only script, and nothing is learned. A line in a script that is
   neither stays a ``wrong_script`` drop.
 - **languages present**: a language the detector finds in a line by strong
-  evidence (``checks/language_id.py``) is *present* on the side when at least
+  evidence (``stages/filter/rules/language_id.py``) is *present* on the side when at least
   ``PRESENT_SHARE`` of the side's judged lines (and ``PRESENT_LINES``) are
   it. A line the detector leans to another language by weak evidence only is
   dropped only where that language is present.
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from paramine.pipelines.checks.scripts import KnownScripts, known_scripts, script_share
+from paramine.pipelines.stages.filter.rules.scripts import KnownScripts, known_scripts, script_share
 
 #: A script is a side's, learned from the run, when it is the main script of
 #: at least this share of the side's lines with letters ...

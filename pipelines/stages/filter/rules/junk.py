@@ -11,7 +11,7 @@ run's profile (or ``--junk-rules``) names and counts each reason on its own.
 The rules are the kind peer tools apply before scoring (OpusFilter's
 heuristic filters, bicleaner's hard rules), written as a few compiled
 patterns so that they cost a few microseconds per pair. The letters and the
-script of a line are ``checks/scripts.py``'s, for every Unicode script.
+script of a line are ``stages/filter/rules/scripts.py``'s, for every Unicode script.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from paramine.pipelines.checks.language_id import DEFAULT_RATIO
-from paramine.pipelines.checks.scripts import letter_share
+from paramine.pipelines.stages.filter.rules.language_id import DEFAULT_RATIO
+from paramine.pipelines.stages.filter.rules.scripts import letter_share
 
 #: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
 _URL = re.compile(
@@ -122,7 +122,7 @@ class Rule(NamedTuple):
         lines: ``line`` for a batch of lines at once (``line_verdicts``),
             where one pass over the batch beats one per line.
             The script rule has none of these: a line is judged against the
-            scripts of its side, which the run decides (``checks/line_checks.py``).
+            scripts of its side, which the run decides (``stages/filter/rules/line_checks.py``).
     """
 
     reason: str

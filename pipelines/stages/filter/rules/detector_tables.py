@@ -1,8 +1,8 @@
 """Read off py3langid's model: the scripts it knows each language in, its neighbours.
 
-Generated from py3langid 0.4.0 by
-``python -m benchmarks.lib.detector_tables --write pipelines/checks/detector_tables.py``;
-do not edit by hand. ``tests/pipelines/checks/test_detector_tables.py`` recomputes them
+Generated from py3langid 0.4.0 by ``python -m benchmarks.lib.detector_tables
+--write pipelines/stages/filter/rules/detector_tables.py``; do not edit by hand.
+``test_detector_tables.py`` (tests/, the mirrored folder) recomputes them
 from the installed model. How they are made, and why:
 ``benchmarks/lib/detector_tables.py`` and docs/filters.md ("Close languages").
 """

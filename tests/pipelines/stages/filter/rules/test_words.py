@@ -1,10 +1,10 @@
-"""checks/words.py: a line's length in words, in every script."""
+"""rules/words.py: a line's length in words, in every script."""
 
 from __future__ import annotations
 
 import pytest
-from paramine.pipelines.checks.words import length
 from paramine.pipelines.core.text import normalize
+from paramine.pipelines.stages.filter.rules.words import length
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ accuracy mode was as good (macro 94.6%) at ten times the time and 800 MB.
 
 The rule: for a line declared L, the detector's probabilities over L, its
 neighbours (the five languages nearest to it in the detector's own model,
-``checks/detector_tables.py``) and a few widespread languages give, for every
+``stages/filter/rules/detector_tables.py``) and a few widespread languages give, for every
 other language T, the ratio p(L) / p(T). Where a ratio is under
 ``STRONG_RATIO`` (0.03) the line is T by strong evidence: no true line of the
 38 Tatoeba and FLORES sets measured (docs/filters.md) falls there against a
@@ -25,7 +25,7 @@ weak: short lines sit there (``Mam kota.`` tops at 0.07), and so do true lines
 of a language the detector confuses with a relative (Tatar lines it calls
 Kyrgyz or Bashkir, 2.6% of Tatoeba's at 0.3). The prefilter drops a line on
 weak evidence only where T is present on that side of the run: where enough of
-the side's lines are T by strong evidence (``checks/line_checks.py``). A run
+the side's lines are T by strong evidence (``stages/filter/rules/line_checks.py``). A run
 without Kyrgyz lines does not drop Tatar lines for sounding Kyrgyz; one with
 Czech lines planted on a Polish side drops the weakly Czech ones too.
 
@@ -45,8 +45,8 @@ dv, ti ... of its 139 it lacks a hundred of heliport's) is not checked: its
 verdict is ``None``, and the prefilter counts its lines as
 ``language_unchecked``. ``--language-id heliport`` (or
 ``py3langid+heliport``, py3langid where it knows the language and heliport
-for the rest) uses the other detector measured (``checks/heliport_id.py``),
-behind the same interface (``LanguageDetector``, :mod:`paramine.pipelines.checks.detectors`).
+for the rest) uses the other detector measured (``stages/filter/rules/heliport_id.py``),
+behind the same interface (``LanguageDetector``, ``rules/detectors.py``).
 """
 
 from __future__ import annotations
@@ -55,8 +55,12 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from paramine.pipelines.checks.detector_tables import DETECTOR_SCRIPTS, MACROLANGUAGES, NEIGHBOURS
-from paramine.pipelines.checks.py3langid_batch import BatchScorer
+from paramine.pipelines.stages.filter.rules.detector_tables import (
+    DETECTOR_SCRIPTS,
+    MACROLANGUAGES,
+    NEIGHBOURS,
+)
+from paramine.pipelines.stages.filter.rules.py3langid_batch import BatchScorer
 
 #: The ratio rule's default: p(declared) >= ratio * p(top).
 DEFAULT_RATIO = 0.3
