@@ -19,10 +19,10 @@ from typing import Any
 from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.pipelines.stages.cut.rules.cuts import sample_rank
 from paramine.pipelines.stages.filter.rules.detectors import LanguageDetector, language_detector
 from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
 from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, PrefilterOptions
-from paramine.pipelines.thresholds.cuts import sample_rank
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 from benchmarks.quality.noisy_corpus import Corpus
@@ -153,7 +153,7 @@ def line_margin_scores(
     the run's prefilter (``run_prefilter``); by default ``PrefilterOptions()``.
     """
     import numpy as np
-    from paramine.pipelines.thresholds.margin import build_background, margin_scores
+    from paramine.pipelines.stages.cut.rules.margin import build_background, margin_scores
 
     judged = prefilter or RunPrefilter()
     lines = [

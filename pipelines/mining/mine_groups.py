@@ -29,6 +29,7 @@ from paramine.pipelines.stages.cut.calibrate_threshold import (
     sample_texts,
 )
 from paramine.pipelines.stages.cut.margin_score import MarginScore
+from paramine.pipelines.stages.cut.rules.margin import MarginScoring
 from paramine.pipelines.stages.cut.threshold_filter import THRESHOLD_FILTER, ThresholdFilter
 from paramine.pipelines.stages.filter.coherence_filter import (
     COHERENCE_FILTER,
@@ -45,7 +46,6 @@ from paramine.pipelines.stages.group.regroup_by_pivot import REGROUP_BY_PIVOT, R
 from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import SCORE_PAIRS, ScorePairs
 from paramine.pipelines.thresholds.coherence import coherence_cut, support_floor
-from paramine.pipelines.thresholds.margin import MarginScoring
 from paramine.schemas.stages import Stage
 
 

@@ -63,6 +63,8 @@ from paramine.pipelines.settings.values import (
     parse_tsv_columns,
     parse_unit_interval,
 )
+from paramine.pipelines.stages.cut.rules.cuts import CalibrationOptions
+from paramine.pipelines.stages.cut.rules.margin import MarginOptions
 from paramine.pipelines.stages.filter.rules.detectors import DEFAULT_DETECTOR, DETECTORS
 from paramine.pipelines.stages.filter.rules.heliport_id import require_heliport
 from paramine.pipelines.stages.filter.rules.junk import (
@@ -74,8 +76,6 @@ from paramine.pipelines.stages.filter.rules.junk import (
 )
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.filter.rules.scripts import declared_sides
-from paramine.pipelines.thresholds.cuts import CalibrationOptions
-from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     Settings,

@@ -15,7 +15,7 @@ texts, so the cut at a 1-2% tail rests on a thousand or more scores instead
 of a dozen.
 
 The score need not be the cosine: with ``--score margin`` the pairs carry
-ratio margins (``pipelines/thresholds/margin.py``), and the sample's aligned and shifted
+ratio margins (``pipelines/stages/cut/rules/margin.py``), and the sample's aligned and shifted
 pairs are scored by the same margin against the same background, so the cut
 is a quantile of the null on the scale it is applied to.
 
@@ -33,9 +33,8 @@ import apache_beam as beam
 from apache_beam.transforms.combiners import SingleInputTupleCombineFn
 from apache_beam.transforms.stats import ApproximateQuantilesCombineFn
 from paramine.pipelines.core.origins import Origins, pair_reader
-from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
-from paramine.pipelines.thresholds.coherence import support_record
-from paramine.pipelines.thresholds.cuts import (
+from paramine.pipelines.stages.cut.rules.calibration_report import borderline, score_histograms
+from paramine.pipelines.stages.cut.rules.cuts import (
     MAX_SHIFTS,
     CalibrationOptions,
     Scoring,
@@ -48,6 +47,7 @@ from paramine.pipelines.thresholds.cuts import (
     small_sample_warning,
     text_sample_rank,
 )
+from paramine.pipelines.thresholds.coherence import support_record
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -131,7 +131,7 @@ class CalibrateThreshold(beam.PTransform):
             (``max_false_accept``); ``None``: the defaults.
         max_shifts: Shifted alignments scored against the sample.
         scoring: The score the cut applies to: cosine (default) or the
-            margin (``paramine.pipelines.thresholds.margin.MarginScoring``).
+            margin (``paramine.pipelines.stages.cut.rules.margin.MarginScoring``).
         support: Share of mismatched pairs above group support's floor
             (``support_record``), or ``None``: no group support.
 

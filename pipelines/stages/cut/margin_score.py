@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import apache_beam as beam
-from paramine.pipelines.thresholds.margin import (
+from paramine.pipelines.stages.cut.rules.margin import (
     MarginBackground,
     MarginOptions,
     build_background,

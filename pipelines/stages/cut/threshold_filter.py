@@ -2,7 +2,7 @@
 
 The score is the cross-lingual cosine (``ScorePairs``, pipelines/stages/score/score_pairs.py)
 or, with ``--score margin``, the ratio margin (``MarginScore``,
-pipelines/thresholds/margin.py); the cut is a fixed number or the calibrated one
+pipelines/stages/cut/rules/margin.py); the cut is a fixed number or the calibrated one
 (pipelines/stages/cut/calibrate_threshold.py).
 """
 

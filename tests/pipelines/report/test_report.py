@@ -14,7 +14,7 @@ import pytest
 from paramine.pipelines.cli import main as cli_main
 from paramine.pipelines.core.accounting import NOTES
 from paramine.pipelines.run.mine import run
-from paramine.pipelines.thresholds.calibration_report import borderline, score_histograms
+from paramine.pipelines.stages.cut.rules.calibration_report import borderline, score_histograms
 from paramine.schemas.dataset import PAIRS_SCHEMA
 from paramine.schemas.manifest import Manifest, read_manifest, write_manifest
 from paramine.schemas.reader import read_pairs

@@ -13,9 +13,9 @@ from paramine.pipelines.run.mine import MineJob, job_from_command_line
 from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
 from paramine.pipelines.settings.mining import INPUT_FORMATS, MiningSettings
 from paramine.pipelines.settings.running import RunSettings
+from paramine.pipelines.stages.cut.rules.cuts import CalibrationOptions
+from paramine.pipelines.stages.cut.rules.margin import MarginOptions
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
-from paramine.pipelines.thresholds.cuts import CalibrationOptions
-from paramine.pipelines.thresholds.margin import MarginOptions
 from paramine.schemas.errors import InputError, ParamineError, UsageError
 from paramine.schemas.options import flag_name
 

@@ -18,10 +18,7 @@ from paramine.pipelines.stages.cut.calibrate_threshold import (
     SummarizeScores,
     sample_texts,
 )
-from paramine.pipelines.stages.filter.prefilter import Prefilter
-from paramine.pipelines.stages.score.encode_texts import EncodeTexts
-from paramine.pipelines.stages.score.score_pairs import ScorePairs
-from paramine.pipelines.thresholds.cuts import (
+from paramine.pipelines.stages.cut.rules.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
     CalibrationOptions,
@@ -32,6 +29,9 @@ from paramine.pipelines.thresholds.cuts import (
     score_sample,
     shift_count,
 )
+from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.score.encode_texts import EncodeTexts
+from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
@@ -267,7 +267,7 @@ def test_a_tiny_input_warns_that_its_cut_is_unreliable(
 ) -> None:
     # Defect 12: on 9 good pairs the auto cut silently dropped 6 of them.
     from paramine.pipelines.run.mine import run
-    from paramine.pipelines.thresholds.cuts import MIN_TRUSTED_SAMPLE, small_sample_warning
+    from paramine.pipelines.stages.cut.rules.cuts import MIN_TRUSTED_SAMPLE, small_sample_warning
 
     assert small_sample_warning(MIN_TRUSTED_SAMPLE) is None
     assert "--threshold 0.85" in (small_sample_warning(9) or "")

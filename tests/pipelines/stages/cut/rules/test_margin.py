@@ -14,13 +14,13 @@ from paramine.pipelines.run.mine import demo_input, run
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.cut.calibrate_threshold import CalibrateThreshold
 from paramine.pipelines.stages.cut.margin_score import MarginScore
-from paramine.pipelines.thresholds.cuts import (
+from paramine.pipelines.stages.cut.rules.cuts import (
     CalibrationOptions,
     sample_embedder,
     sample_rank,
     score_sample,
 )
-from paramine.pipelines.thresholds.margin import (
+from paramine.pipelines.stages.cut.rules.margin import (
     FALLBACK_MARGIN,
     MarginOptions,
     MarginScoring,

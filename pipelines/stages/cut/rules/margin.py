@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
-from paramine.pipelines.thresholds.cuts import PairScorer, Scoring, sample_rank
+from paramine.pipelines.stages.cut.rules.cuts import PairScorer, Scoring, sample_rank
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import ScoredPair
 
