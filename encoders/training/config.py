@@ -31,6 +31,7 @@ from paramine.encoders.training.recipes import (
     RECIPE_KEYS,
     RECIPES,
     TRAIN_ON,
+    parse_drop_share,
     resolve_recipe,
 )
 from paramine.schemas.errors import UsageError
@@ -211,6 +212,13 @@ class TrainConfig(EvalOptions):
         "recipe's; adapt 270, the others 0)",
         group=TRAINING,
         parse=optional(int),
+    )
+    drop_hardest: float = option(
+        None,
+        "share of each batch's rows with the highest loss (mostly misaligned) left out of its "
+        "gradient, from 0 over the first epoch (default: the recipe's; adapt 0.1, others 0)",
+        group=TRAINING,
+        parse=optional(parse_drop_share),
     )
     batch_size: int = option(
         None, "pairs per step (default: the recipe's, 64)", group=TRAINING, parse=optional(int)

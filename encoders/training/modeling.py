@@ -126,7 +126,12 @@ def learning_rate_mapping(
 
 
 def make_loss(
-    model: SentenceTransformer, loss: str, mini_batch_size: int, directions: str = "forward"
+    model: SentenceTransformer,
+    loss: str,
+    mini_batch_size: int,
+    directions: str = "forward",
+    drop_hardest: float = 0.0,
+    ramp_steps: int = 0,
 ) -> Any:
     """MNRL, or its cached form (the same loss and gradient, in mini-batches of texts).
 
@@ -135,7 +140,9 @@ def make_loss(
     forward pass per step for memory that no longer grows with the batch.
     ``directions`` (``recipes.LOSS_DIRECTIONS``) are the in-batch contests
     either scores, in one softmax per anchor (sentence-transformers'
-    ``partition_mode="joint"``).
+    ``partition_mode="joint"``). ``drop_hardest`` > 0: MNRL over the rows of
+    each batch but that share of highest losses, reached after ``ramp_steps``
+    (``small_loss.py``; the trainer needs its ``FollowSteps`` callback).
     """
     from paramine.encoders.training.recipes import LOSS_DIRECTIONS
     from sentence_transformers.sentence_transformer.losses import (
@@ -144,6 +151,12 @@ def make_loss(
     )
 
     contests = LOSS_DIRECTIONS[directions]
+    if drop_hardest:
+        from paramine.encoders.training.small_loss import SmallLossMNRL
+
+        if loss == "cached":
+            raise UsageError("--drop-hardest needs --loss mnrl (the cached loss sees no rows)")
+        return SmallLossMNRL(model, drop_hardest, ramp_steps, directions=contests)
     if loss == "cached":
         return CachedMultipleNegativesRankingLoss(
             model, mini_batch_size=mini_batch_size, directions=contests

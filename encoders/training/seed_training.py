@@ -87,12 +87,22 @@ def train_seed(
     selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
     if selection is not None:
         callbacks.append(selection)
+    # The hardest rows' share grows over the first epoch (small_loss.py).
+    epoch_steps = -(-len(dataset) // config.batch_size)
+    loss = make_loss(
+        model,
+        config.loss,
+        config.mini_batch_size,
+        config.loss_directions,
+        config.drop_hardest,
+        epoch_steps,
+    )
+    if config.drop_hardest:
+        from paramine.encoders.training.small_loss import FollowSteps
+
+        callbacks.append(FollowSteps(loss))
     trainer = SentenceTransformerTrainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        loss=make_loss(model, config.loss, config.mini_batch_size, config.loss_directions),
-        callbacks=callbacks,
+        model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks
     )
     started, cpu_started = time.perf_counter(), time.process_time()
     output = trainer.train(resume_from_checkpoint=checkpoint)
