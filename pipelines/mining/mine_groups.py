@@ -210,7 +210,7 @@ class MineGroups(beam.PTransform):
         """Encode every text once; score the grouped, rival and sample pairs; contest."""
         settings, everything, known = self.settings, self.everything, self.known
         pipeline = grouped.pipeline
-        contest = settings.rival_margin is not None
+        contest = settings.contest_options.on
         # Each distinct text of the run is encoded once: the grouped pairs'
         # texts, the rivals', the calibration sample's and the extra ones.
         to_encode, prescored = known_or_encode(grouped, known, "Group")
@@ -251,7 +251,7 @@ class MineGroups(beam.PTransform):
         if prescored is not None:
             scored = (scored, prescored) | "WithStoredCosines" >> beam.Flatten()
         no_drops = pipeline | "ScorePairsDropsNothing" >> beam.Create([])
-        if rivals is not None and settings.rival_margin is not None:
+        if rivals is not None and contest:
             rival_scores = scored_parts["rival"]
             fresh.append(rival_scores)
             if rivals_prescored is not None:
@@ -260,7 +260,7 @@ class MineGroups(beam.PTransform):
                     rivals_prescored,
                 ) | "RivalsWithStored" >> beam.Flatten()
             contested = scored | "ContestCandidates" >> ContestCandidates(
-                rival_scores, settings.rival_margin
+                rival_scores, settings.contest_options
             )
         else:
             contested = StageResult(scored, pipeline | "NoContest" >> beam.Create([]))
@@ -274,11 +274,11 @@ class MineGroups(beam.PTransform):
 
     def _cut(self, scoring: _Scored) -> _Cut:
         """Calibrate (or fix) the cut, apply it, and check the groups' coherence."""
-        settings = self.settings
+        settings, checks = self.settings, self.settings.coherence_options
         pipeline = scoring.vectors.pipeline
         margin = settings.margin
         scored = scoring.contested.kept
-        if settings.rival_margin is not None and not margin:
+        if settings.contest_options.on and not margin:
             scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
         embedded = coherence = None
         if scoring.sample is not None:
@@ -288,11 +288,11 @@ class MineGroups(beam.PTransform):
                 scored = scored | "MarginScore" >> MarginScore(settings.margin_options, embedded)
                 rescoring = MarginScoring(settings.margin_options)
             threshold = embedded | "CalibrateThreshold" >> CalibrateThreshold(
-                settings.calibration_options, scoring=rescoring, support=settings.group_support
+                settings.calibration_options, scoring=rescoring, support=checks.group_support
             )
-            if settings.coherence_min_group is not None:
+            if checks.min_group is not None:
                 coherence = embedded | "CoherenceCut" >> beam.Map(
-                    coherence_cut, settings.max_false_accept
+                    coherence_cut, checks.max_false_accept
                 )
         else:
             threshold = pipeline | "FixedThreshold" >> beam.Create(
@@ -301,19 +301,19 @@ class MineGroups(beam.PTransform):
         cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
         # With group support the pairs go on down to its floor; CoherenceFilter
         # then keeps those below the cut only beside a close group-mate.
-        support = scoring.sample is not None and settings.group_support is not None
+        support = scoring.sample is not None and checks.group_support is not None
         floor = threshold | "FloorValue" >> beam.Map(support_floor) if support else cut
         kept = scored | "ThresholdFilter" >> ThresholdFilter(floor)
         hard_negative = None
-        if settings.hard_negative_accept is not None:
+        if checks.hard_negative_accept is not None:
             hard_negative = kept.kept | "HardNegativeCut" >> HardNegativeCut(
-                scoring.vectors, settings.hard_negative_accept
+                scoring.vectors, checks.hard_negative_accept
             )
         if coherence is not None or hard_negative is not None or support:
             coherent = kept.kept | "CoherenceFilter" >> CoherenceFilter(
                 scoring.vectors,
                 coherence,
-                settings.coherence_min_group,
+                checks.min_group,
                 hard_negative,
                 threshold if support else None,
             )

@@ -149,14 +149,10 @@ def needs_vectors(settings: MiningSettings) -> bool:
     the vectors of every candidate of a changed group; otherwise a stored
     cosine stands.
     """
-    coherent_check = settings.calibrated and (
-        settings.coherence_min_group is not None or settings.group_support is not None
-    )
     return (
         settings.margin
-        or coherent_check
-        or settings.rival_margin is not None
-        or settings.hard_negative_accept is not None
+        or settings.contest_options.on
+        or settings.coherence_options.needs_vectors(settings.calibrated)
     )
 
 

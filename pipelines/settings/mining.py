@@ -76,6 +76,8 @@ from paramine.pipelines.stages.filter.rules.junk import (
 )
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.filter.rules.scripts import declared_sides
+from paramine.pipelines.stages.group.contest_candidates import ContestOptions
+from paramine.pipelines.thresholds.coherence import CoherenceOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     Settings,
@@ -363,7 +365,7 @@ class MiningSettings(Settings):
         parse=parse_positive,
     )
     rival_margin: float | None = option(
-        0.02,
+        ContestOptions.rival_margin,
         "drop a candidate from a pivot's group when the input also aligns it with another "
         "pivot that it matches better by more than this cosine, or that it leans to by more "
         "than half of it beyond every group-mate; 'off' skips the check "
@@ -372,7 +374,7 @@ class MiningSettings(Settings):
         parse=parse_rival_margin,
     )
     coherence_min_group: int | None = option(
-        3,
+        CoherenceOptions.min_group,
         "with --threshold auto: in groups of this many distinct candidates or more, drop a "
         "candidate no closer to any other than unrelated candidates are (cut calibrated "
         "with --max-false-accept); 'off' skips the check (default: %(default)s)",
@@ -380,7 +382,7 @@ class MiningSettings(Settings):
         parse=parse_min_group,
     )
     group_support: float | None = option(
-        0.1,
+        CoherenceOptions.group_support,
         "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
         "this share of mismatched pairs through, stays when its candidate is as close to a "
         "group-mate that passed the cut as only a tenth of --max-false-accept of unrelated "
@@ -390,7 +392,7 @@ class MiningSettings(Settings):
         parse=parse_share_or_off,
     )
     hard_negative_accept: float | None = option(
-        None,
+        CoherenceOptions.hard_negative_accept,
         "in groups of two or more, drop a candidate no closer to any other than this share "
         "of the run's hard negatives (a candidate and its nearest candidate of another "
         "pivot) are: more precision under plausible misalignments, at a cost in recall "
@@ -461,13 +463,10 @@ class MiningSettings(Settings):
             self.margin_options,
             self.make_pairs_options,
             self.post_filter_options,
+            self.contest_options,
+            self.coherence_options,
         )
         check_backend(self.backend, self.quantize)
-        if self.group_support is not None and self.group_support <= self.max_false_accept:
-            raise UsageError(
-                f"--group-support {self.group_support} must be above --max-false-accept "
-                f"{self.max_false_accept}: it is the share the looser cut lets through"
-            )
         if self.language_id != "py3langid":
             require_heliport(f"--language-id {self.language_id}")
         if self.hard_negative_accept is not None:
@@ -552,6 +551,21 @@ class MiningSettings(Settings):
     def margin_options(self) -> MarginOptions:
         """MarginScore's options, and the calibration's margin."""
         return MarginOptions(self.margin_k)
+
+    @property
+    def contest_options(self) -> ContestOptions:
+        """RivalPairs' and ContestCandidates' option: the rival margin, or no contest."""
+        return ContestOptions(self.rival_margin)
+
+    @property
+    def coherence_options(self) -> CoherenceOptions:
+        """The group checks' options: CoherenceFilter, HardNegativeCut, group support."""
+        return CoherenceOptions(
+            self.max_false_accept,
+            self.coherence_min_group,
+            self.group_support,
+            self.hard_negative_accept,
+        )
 
     @property
     def make_pairs_options(self) -> MakePairsOptions:

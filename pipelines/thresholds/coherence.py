@@ -15,12 +15,53 @@ same for every model. Nothing here builds a pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.text import comparison_key
+from paramine.schemas.errors import UsageError
 from paramine.schemas.records import ScoredPair
+
+
+@dataclass(frozen=True)
+class CoherenceOptions:
+    """The group checks' settings: CoherenceFilter's, HardNegativeCut's and group support's.
+
+    Each check is off where its value is None. They need a calibrated cut
+    (``--threshold auto``) but the hard-negative check.
+
+    Attributes:
+        max_false_accept: The run's ``--max-false-accept``: the coherence cut
+            is calibrated with it, group support's looser cut is above it.
+        min_group: Groups of this many distinct candidates or more drop a
+            candidate no closer to any other than unrelated candidates are
+            (``--coherence-min-group``).
+        group_support: The share of mismatched pairs a looser cut lets
+            through, for pairs with a close group-mate (``--group-support``).
+        hard_negative_accept: The share of the run's hard negatives a
+            candidate must be closer than to some group-mate
+            (``--hard-negative-accept``).
+    """
+
+    max_false_accept: float
+    min_group: int | None = 3
+    group_support: float | None = 0.1
+    hard_negative_accept: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.group_support is not None and self.group_support <= self.max_false_accept:
+            raise UsageError(
+                f"--group-support {self.group_support} must be above --max-false-accept "
+                f"{self.max_false_accept}: it is the share the looser cut lets through"
+            )
+
+    def needs_vectors(self, calibrated: bool) -> bool:
+        """Whether a check compares the candidates of a group (by their vectors)."""
+        by_cut = calibrated and (self.min_group is not None or self.group_support is not None)
+        return by_cut or self.hard_negative_accept is not None
+
 
 #: Group support's cosine cut lets through this share of --max-false-accept
 #: of unrelated candidate pairs: a pair below the cut needs both a score

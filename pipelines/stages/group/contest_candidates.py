@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -61,6 +62,23 @@ MAX_RIVALS = 20
 
 #: Where a candidate meets its rivals: its pivots' language and its comparison key.
 CandidateKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ContestOptions:
+    """ContestCandidates' setting, and RivalPairs': whether to contest at all.
+
+    Attributes:
+        rival_margin: The absolute rule's cosine margin (half of it the
+            relative rule's); None: no contest (``--rival-margin off``).
+            0.02 on Tatoeba's several-pivot sets: docs/thresholds.md.
+    """
+
+    rival_margin: float | None = 0.02
+
+    @property
+    def on(self) -> bool:
+        return self.rival_margin is not None
 
 
 def candidate_key(pair: AlignedPair) -> CandidateKey:
@@ -290,16 +308,19 @@ class ContestCandidates(beam.PTransform):
 
     Args:
         rival_scores: The rival pairs (``RivalPairs``), scored, with their vectors.
-        margin: The absolute rule's cosine margin; half of it is the relative rule's.
+        options: Its ``rival_margin`` is the absolute rule's cosine margin
+            (``margin``); half of it is the relative rule's.
 
     Applied to the scored pairs of the groups, before any margin rescoring:
     both sides of the comparison are plain cosines.
     """
 
-    def __init__(self, rival_scores: beam.PCollection, margin: float) -> None:
+    def __init__(self, rival_scores: beam.PCollection, options: ContestOptions) -> None:
         super().__init__()
+        if options.rival_margin is None:
+            raise ValueError("ContestCandidates needs a rival margin: with none, do not contest")
         self.rival_scores = rival_scores
-        self.margin = margin
+        self.margin = options.rival_margin
 
     def expand(self, scored: beam.PCollection) -> StageResult:
         rivals = self.rival_scores | "RivalByCandidate" >> beam.Map(rival_key)

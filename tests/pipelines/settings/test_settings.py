@@ -16,6 +16,8 @@ from paramine.pipelines.settings.running import RunSettings
 from paramine.pipelines.stages.cut.rules.cuts import CalibrationOptions
 from paramine.pipelines.stages.cut.rules.margin import MarginOptions
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
+from paramine.pipelines.stages.group.contest_candidates import ContestOptions
+from paramine.pipelines.thresholds.coherence import CoherenceOptions
 from paramine.schemas.errors import InputError, ParamineError, UsageError
 from paramine.schemas.options import flag_name
 
@@ -50,13 +52,17 @@ STAGE_OPTIONS = [
     (PostFilterOptions, "near_equal", "near_equal"),
     (PostFilterOptions, "drop_inflections", "drop_inflection_pairs"),
     (PostFilterOptions, "near_duplicates", "near_duplicates"),
+    (ContestOptions, "rival_margin", "rival_margin"),
+    (CoherenceOptions, "min_group", "coherence_min_group"),
+    (CoherenceOptions, "group_support", "group_support"),
+    (CoherenceOptions, "hard_negative_accept", "hard_negative_accept"),
 ]
 
 
 @pytest.mark.parametrize(("options", "name", "setting"), STAGE_OPTIONS)
 def test_a_stages_defaults_are_stated_once(options: type, name: str, setting: str) -> None:
     """A stage's options hold its defaults; the settings, the flags and their help read them."""
-    default = getattr(options(), name)
+    default = next(field.default for field in dataclasses.fields(options) if field.name == name)
     assert getattr(MiningSettings(), setting) == default
     # What --help shows: argparse fills %(default)s from the flag's own default.
     action = next(a for a in build_parser()._actions if a.dest == setting)
@@ -89,6 +95,12 @@ def test_the_settings_hand_each_stage_its_options() -> None:
     assert settings.group_options == GroupOptions(7)
     assert settings.margin_options == MarginOptions(5)
     assert settings.make_pairs_options.mode == "all"
+    assert MiningSettings(rival_margin=None).contest_options == ContestOptions(None)
+    checks = MiningSettings(max_false_accept=0.01, coherence_min_group=None).coherence_options
+    assert checks == CoherenceOptions(0.01, None, 0.1, None)
+    # Group support needs the vectors of a group's candidates, where the cut is calibrated.
+    assert checks.needs_vectors(calibrated=True) and not checks.needs_vectors(calibrated=False)
+    assert CoherenceOptions(0.01, None, None, 0.05).needs_vectors(calibrated=False)
 
 
 @pytest.mark.parametrize(
@@ -104,6 +116,11 @@ def test_the_settings_hand_each_stage_its_options() -> None:
         (MakePairsOptions, {"max_pairs_per_group": 0}, {"max_pairs_per_group": 0}),
         (PostFilterOptions, {"near_equal": 1.5}, {"near_equal": 1.5}),
         (PostFilterOptions, {"near_duplicates": 1.5}, {"near_duplicates": 1.5}),
+        (
+            CoherenceOptions,
+            {"group_support": 0.1, "max_false_accept": 0.2},
+            {"group_support": 0.1, "max_false_accept": 0.2},
+        ),
     ],
 )
 def test_a_stages_checks_give_one_message_from_either_door(

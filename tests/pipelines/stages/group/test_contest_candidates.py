@@ -17,6 +17,7 @@ from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.group.contest_candidates import (
     MAX_RIVALS,
     ContestCandidates,
+    ContestOptions,
     LowestRivalsFn,
     RivalPairs,
 )
@@ -26,6 +27,9 @@ from paramine.schemas.stages import accounting_errors
 from paramine.schemas.text_keys import stable_hash
 
 from tests.pipelines.formats.helpers import write_tsv
+
+#: The default rival margin.
+CONTEST = ContestOptions(0.02)
 
 
 def aligned(pivot: str, candidate: str, line: int) -> AlignedPair:
@@ -121,7 +125,7 @@ def test_the_contest_drops_a_candidate_that_translates_a_rival_better() -> None:
     ]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
-        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, CONTEST)
         assert_that(
             contested.kept | beam.Map(lambda s: s.pair.candidate),
             equal_to(["Palę.", "Ja palę.", "Palę papierosy."]),
@@ -139,7 +143,11 @@ def test_the_contest_compares_candidates_across_groups_too() -> None:
     ]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         none = pipeline | "NoRivals" >> beam.Create([])
-        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(none, 0.05)
+        contested = (
+            pipeline
+            | "Scored" >> beam.Create(group)
+            | ContestCandidates(none, ContestOptions(0.05))
+        )
         assert_that(
             contested.kept | beam.Map(lambda s: s.pair.pivot),
             equal_to(["I smoke."]),
@@ -288,7 +296,7 @@ def test_a_candidate_that_alone_prefers_a_rival_pivot_leaves_the_group() -> None
     rivals = [with_vectors("I have a cat.", CAT, "Mam kota.", MAM_KOTA)]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
-        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, CONTEST)
         assert_that(
             contested.kept | beam.Map(lambda s: s.pair.candidate),
             equal_to(["Palę."]),
@@ -299,7 +307,7 @@ def test_a_candidate_that_alone_prefers_a_rival_pivot_leaves_the_group() -> None
     bare = [ScoredPair(s.pair, s.score) for s in group]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create([ScoredPair(r.pair, r.score) for r in rivals])
-        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, CONTEST)
         assert_that(contested.dropped, equal_to([]), label="NoneDropped")
 
 
@@ -317,7 +325,7 @@ def test_a_candidate_of_two_wordings_of_one_sentence_stays() -> None:
     rivals = [with_vectors("I'm smoking.", SMOKING, "Palę.", PALE)]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
-        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, CONTEST)
         assert_that(
             contested.kept | beam.Map(lambda s: s.pair.candidate),
             equal_to(["Palę.", "Ja palę."]),
@@ -344,11 +352,11 @@ def test_a_rival_is_judged_on_the_candidates_own_text() -> None:
     assert float(mad @ question) < float(nuts @ question)
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create(rivals)
-        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(group) | ContestCandidates(rival_pc, CONTEST)
         assert_that(contested.dropped, equal_to([]), label="NoneDropped")
     # Without vectors the rival pair's own score is all there is: it is dropped.
     bare = [ScoredPair(s.pair, s.score) for s in group]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         rival_pc = pipeline | "Rivals" >> beam.Create([ScoredPair(r.pair, r.score) for r in rivals])
-        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, 0.02)
+        contested = pipeline | "Scored" >> beam.Create(bare) | ContestCandidates(rival_pc, CONTEST)
         assert_that(contested.dropped, equal_to([("rival_pivot", 1)]), label="Dropped")
