@@ -6,6 +6,7 @@ import ast
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -409,3 +410,52 @@ def test_one_name_per_stage_file_composite_label_and_ledger() -> None:
         for name in (t.unique_name for t in pipeline.to_runner_api().components.transforms.values())
     }
     assert {stage.name for stage in MINE_STAGES} <= labels
+
+
+#: Test files about the repository as a whole, named after no one module.
+WHOLE_REPOSITORY_TESTS = {"tests/test_house.py"}
+
+
+def module_under_test(test_file: Path) -> Path | None:
+    """What ``tests/<folder>/test_<name>.py`` tests, where a newcomer looks first; None if nothing.
+
+    ``<folder>/<name>.py`` (or a script ``<name>.sh``, or a package folder
+    ``<name>/``), at the mirrored path; a test of a whole package is named
+    after it, in its mirrored folder (``tests/pipelines/formats/test_formats.py``);
+    a second file of one module's tests adds its aspect after the module's
+    name (``test_train_bad_input.py`` beside ``test_train.py``). A helper of
+    the tests themselves (``tests/tiers.py``) is tested beside it.
+    """
+    folder = test_file.parent.relative_to(ROOT / "tests")
+    name = test_file.stem.removeprefix("test_")
+    for here in (ROOT / folder, test_file.parent):
+        words = name.split("_")
+        for cut in range(len(words), 0, -1):
+            stem = "_".join(words[:cut])
+            for found in (here / f"{stem}.py", here / f"{stem}.sh", here / stem):
+                if found.exists() and found != test_file:
+                    return found
+            if here.name == stem and here != ROOT:
+                return here
+    return None
+
+
+def test_every_test_file_is_named_after_what_it_tests_at_the_mirrored_path() -> None:
+    """Tests a newcomer finds in one guess: ``tests/X/test_Y.py`` tests ``X/Y.py`` (or ``X/Y/``)."""
+    studies = ROOT / "tests" / "benchmarks" / "studies"
+    lost = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if not path.is_relative_to(studies)
+        and str(path.relative_to(ROOT)) not in WHOLE_REPOSITORY_TESTS
+        and module_under_test(path) is None
+    ]
+    assert lost == [], "rename each after the module it tests, at the mirrored path"
+    assert module_under_test(ROOT / "tests/encoders/training/test_train_bad_input.py") == (
+        ROOT / "encoders/training/train.py"
+    )
+    assert (
+        module_under_test(ROOT / "tests/pipelines/formats/test_formats.py")
+        == ROOT / "pipelines/formats"
+    )
+    assert module_under_test(ROOT / "tests/pipelines/formats/test_nothing_here.py") is None

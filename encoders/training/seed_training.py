@@ -75,7 +75,7 @@ def train_seed(
     """
     from datasets import Dataset
     from paramine.encoders.training.checkpoints import MarkComplete, checkpoint_step
-    from paramine.encoders.training.modeling import learning_rate_mapping, make_loss
+    from paramine.encoders.training.modeling import learning_rate_mapping
     from paramine.encoders.training.selection import dev_selection
     from sentence_transformers import SentenceTransformerTrainer
 
@@ -87,20 +87,7 @@ def train_seed(
     selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
     if selection is not None:
         callbacks.append(selection)
-    # The hardest rows' share grows over the first epoch (small_loss.py).
-    epoch_steps = -(-len(dataset) // config.batch_size)
-    loss = make_loss(
-        model,
-        config.loss,
-        config.mini_batch_size,
-        config.loss_directions,
-        config.drop_hardest,
-        epoch_steps,
-    )
-    if config.drop_hardest:
-        from paramine.encoders.training.small_loss import FollowSteps
-
-        callbacks.append(FollowSteps(loss))
+    loss = _loss(config, model, len(dataset), callbacks)
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks
     )
@@ -147,6 +134,21 @@ def train_seed(
     if selection is not None:
         run["selection"] = selection.summary()
     return model, run
+
+
+def _loss(config: TrainConfig, model: SentenceTransformer, rows: int, callbacks: list[Any]) -> Any:
+    """The recipe's loss; small-loss training adds the callback that tells it the step."""
+    from paramine.encoders.training.modeling import make_loss
+
+    # The hardest rows' share grows over the first epoch (small_loss.py).
+    epoch_steps = -(-rows // config.batch_size)
+    directions, drop = config.loss_directions, config.drop_hardest
+    loss = make_loss(model, config.loss, config.mini_batch_size, directions, drop, epoch_steps)
+    if drop:
+        from paramine.encoders.training.small_loss import FollowSteps
+
+        callbacks.append(FollowSteps(loss))
+    return loss
 
 
 def training_epochs(config: TrainConfig, steps_per_epoch: int) -> float:

@@ -36,6 +36,26 @@ class GroupOptions:
 
 
 @dataclass(frozen=True)
+class ContestOptions:
+    """ContestCandidates' setting, and RivalPairs': whether to contest at all.
+
+    The stages are in ``stages/group/contest_candidates.py``; the options here,
+    where the settings read them without importing Beam.
+
+    Attributes:
+        rival_margin: The absolute rule's cosine margin (half of it the
+            relative rule's); None: no contest (``--rival-margin off``).
+            0.02 on Tatoeba's several-pivot sets: docs/thresholds.md.
+    """
+
+    rival_margin: float | None = 0.02
+
+    @property
+    def on(self) -> bool:
+        return self.rival_margin is not None
+
+
+@dataclass(frozen=True)
 class MakePairsOptions:
     """How MakePairs pairs a group's candidates.
 

@@ -35,6 +35,7 @@ from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_
 from paramine.encoders.neighbours import require_faiss
 from paramine.pipelines.core.groups import (
     PAIR_MODES,
+    ContestOptions,
     GroupOptions,
     MakePairsOptions,
     PostFilterOptions,
@@ -76,7 +77,6 @@ from paramine.pipelines.stages.filter.rules.junk import (
 )
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.filter.rules.scripts import declared_sides
-from paramine.pipelines.stages.group.contest_candidates import ContestOptions
 from paramine.pipelines.thresholds.coherence import CoherenceOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
 from paramine.pipelines.core.accounting import DROPPED, Dropper, StageResult
-from paramine.pipelines.core.groups import group_key, pivot_key, pivot_language
+from paramine.pipelines.core.groups import ContestOptions, group_key, pivot_key, pivot_language
 from paramine.pipelines.core.origins import Origins, PairTexts, pair_reader
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.records import AlignedPair, ScoredPair
@@ -62,23 +61,6 @@ MAX_RIVALS = 20
 
 #: Where a candidate meets its rivals: its pivots' language and its comparison key.
 CandidateKey = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class ContestOptions:
-    """ContestCandidates' setting, and RivalPairs': whether to contest at all.
-
-    Attributes:
-        rival_margin: The absolute rule's cosine margin (half of it the
-            relative rule's); None: no contest (``--rival-margin off``).
-            0.02 on Tatoeba's several-pivot sets: docs/thresholds.md.
-    """
-
-    rival_margin: float | None = 0.02
-
-    @property
-    def on(self) -> bool:
-        return self.rival_margin is not None
 
 
 def candidate_key(pair: AlignedPair) -> CandidateKey:

@@ -1,7 +1,7 @@
 """run/launch.py: the one launcher of a graph, shared by ``paramine mine`` and ``paramine refresh``.
 
 End to end it is tested through both commands: a signal in the middle of a
-mine (test_failure_paths.py) and of a refresh (refresh/test_table.py), the
+mine (test_mine_failure_paths.py) and of a refresh (refresh/test_table.py), the
 progress of a multi-process mine (run/test_progress.py), the collector's
 settings (below), the Dataflow graphs (deploy/test_dataflow_graph.py:
 a Dataflow job holds no local path, so no progress file of this machine).

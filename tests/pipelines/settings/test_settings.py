@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from paramine.pipelines.core.groups import GroupOptions, MakePairsOptions, PostFilterOptions
+from paramine.pipelines.core.groups import (
+    ContestOptions,
+    GroupOptions,
+    MakePairsOptions,
+    PostFilterOptions,
+)
 from paramine.pipelines.formats import ReaderOptions
 from paramine.pipelines.run.mine import MineJob, job_from_command_line
 from paramine.pipelines.settings.job import build_parser, parse_command_line, setting_kind
@@ -16,7 +21,6 @@ from paramine.pipelines.settings.running import RunSettings
 from paramine.pipelines.stages.cut.rules.cuts import CalibrationOptions
 from paramine.pipelines.stages.cut.rules.margin import MarginOptions
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
-from paramine.pipelines.stages.group.contest_candidates import ContestOptions
 from paramine.pipelines.thresholds.coherence import CoherenceOptions
 from paramine.schemas.errors import InputError, ParamineError, UsageError
 from paramine.schemas.options import flag_name

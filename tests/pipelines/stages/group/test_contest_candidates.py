@@ -10,6 +10,7 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.accounting import counts_from_rows
+from paramine.pipelines.core.groups import ContestOptions
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES, MineParaphrases
 from paramine.pipelines.run.mine import run
@@ -17,7 +18,6 @@ from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.group.contest_candidates import (
     MAX_RIVALS,
     ContestCandidates,
-    ContestOptions,
     LowestRivalsFn,
     RivalPairs,
 )
