@@ -91,15 +91,15 @@ class ReaderOptions:
 
     def __post_init__(self) -> None:
         self._check_scores()
-        if self.xces_links not in XCES_LINK_POLICIES:
-            raise UsageError(
-                f"xces_links={self.xces_links!r}; allowed: {', '.join(XCES_LINK_POLICIES)}"
-            )
-        if self.on_malformed_xml not in MALFORMED_XML_POLICIES:
-            raise UsageError(
-                f"on_malformed_xml={self.on_malformed_xml!r}; allowed: "
-                f"{', '.join(MALFORMED_XML_POLICIES)}"
-            )
+        # The same words as the settings' flags say (schemas/options.py).
+        for flag, value, allowed in (
+            ("--xces-links", self.xces_links, XCES_LINK_POLICIES),
+            ("--on-malformed-xml", self.on_malformed_xml, MALFORMED_XML_POLICIES),
+            ("--invalid-utf8", self.invalid_utf8, INVALID_UTF8_POLICIES),
+            ("--on-length-mismatch", self.on_length_mismatch, LENGTH_MISMATCH_POLICIES),
+        ):
+            if value not in allowed:
+                raise UsageError(f"{flag} {value!r}; allowed: {', '.join(allowed)}")
         if self.tsv_columns is not None and (
             len(self.tsv_columns) != 2
             or min(self.tsv_columns) < 1
@@ -113,22 +113,13 @@ class ReaderOptions:
             raise UsageError(
                 f"split_bytes must be 0 (never split) or positive, not {self.split_bytes}"
             )
-        if self.invalid_utf8 not in INVALID_UTF8_POLICIES:
-            raise UsageError(
-                f"invalid_utf8={self.invalid_utf8!r}; allowed: {', '.join(INVALID_UTF8_POLICIES)}"
-            )
-        if self.on_length_mismatch not in LENGTH_MISMATCH_POLICIES:
-            raise UsageError(
-                f"on_length_mismatch={self.on_length_mismatch!r}; allowed: "
-                f"{', '.join(LENGTH_MISMATCH_POLICIES)}"
-            )
         if self.max_rejects_per_reason < 0:
             raise UsageError(
                 f"max_rejects_per_reason must be 0 (write every reject) or positive, "
                 f"not {self.max_rejects_per_reason}"
             )
         if self.max_line_chars < 1:
-            raise UsageError(f"max_line_chars must be positive, got {self.max_line_chars}")
+            raise UsageError(f"--max-line-chars {self.max_line_chars} is not a positive integer")
 
     def _check_scores(self) -> None:
         has_score = self.score_column is not None or self.score_property is not None

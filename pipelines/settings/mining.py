@@ -171,31 +171,34 @@ class MiningSettings(Settings):
         parse=optional(float),
     )
     xces_links: str = option(
-        "one_to_one",
+        ReaderOptions.xces_links,
         "XCES links with several sentences on a side: reject them (one_to_one), or join "
         "each side's sentences (join) (default: %(default)s)",
         group=IO,
         choices=XCES_LINK_POLICIES,
     )
     invalid_utf8: str = option(
-        "replace",
+        ReaderOptions.invalid_utf8,
         "replace undecodable bytes with U+FFFD and keep the record, or reject it "
         "(default: %(default)s)",
         group=BAD,
         choices=INVALID_UTF8_POLICIES,
     )
     max_line_chars: int = option(
-        20_000, "reject longer lines (default: %(default)s)", group=BAD, parse=parse_positive
+        ReaderOptions.max_line_chars,
+        "reject longer lines (default: %(default)s)",
+        group=BAD,
+        parse=parse_positive,
     )
     on_length_mismatch: str = option(
-        "error",
+        ReaderOptions.on_length_mismatch,
         "Moses files of different length: stop with an error, or keep the common part and "
         "reject the tail (default: %(default)s)",
         group=BAD,
         choices=LENGTH_MISMATCH_POLICIES,
     )
     on_malformed_xml: str = option(
-        "error",
+        ReaderOptions.on_malformed_xml,
         "TMX/XCES that is not well-formed (or declares entities): stop with an error naming "
         "file and line, or keep what came before and reject the rest of the file as one "
         "record (default: %(default)s)",
