@@ -58,6 +58,7 @@ from paramine.pipelines.refresh.table import (
 )
 from paramine.pipelines.run import deploy
 from paramine.pipelines.run.encoder import encoder_for
+from paramine.pipelines.run.header import run_header
 from paramine.pipelines.run.launch import GraphRun
 from paramine.pipelines.run.preflight import (
     check_inputs,
@@ -71,7 +72,7 @@ from paramine.pipelines.stages.filter.rules.line_check_record import summary_lin
 from paramine.pipelines.stages.filter.rules.line_checks import with_earlier
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError, RunInterrupted
-from paramine.schemas.manifest import Manifest, RunHeader
+from paramine.schemas.manifest import Manifest
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.table import (
     PAIRS_TABLE_SCHEMA,
@@ -325,26 +326,21 @@ def _manifest(
     """The manifest of the version this run commits: its counts, rows and what it mined."""
     added = sum(a["rows"] for a in pair_actions["add"])
     removed = sum(r["rows"] for r in pair_actions["remove"])
-    header = RunHeader(
-        options={
-            **config.mining.to_record(),
-            **config.running.to_record(),
-            "refresh": {
-                "beam_args": config.beam_args,
-                "buckets": run.job.buckets,
-                "retention_hours": config.retention_hours,
-            },
-        },
+    refresh = {
+        "beam_args": config.beam_args,
+        "buckets": run.job.buckets,
+        "retention_hours": config.retention_hours,
+    }
+    header = run_header(
+        config.mining,
+        config.running,
         model=found.model,
         inputs=[plan.shards[k] for k in sorted(plan.shards)],
-        stages=[stage.to_record() for stage in REFRESH_STAGES],
-        extra={
-            # As paramine mine records them (run/mine.py).
-            "unchecked_languages": found.unchecked,
-            "filters": config.mining.filters,
-            "runner": found.runner,
-            **({"line_checks": summary["line_checks"]} if summary.get("line_checks") else {}),
-        },
+        stages=REFRESH_STAGES,
+        unchecked=found.unchecked,
+        runner=found.runner,
+        options_extra={"refresh": refresh},
+        extra={"line_checks": summary["line_checks"]} if summary.get("line_checks") else None,
     )
     return header.manifest(
         threshold=summary["threshold"],

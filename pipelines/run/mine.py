@@ -231,23 +231,17 @@ def _manifest_base(
 ) -> RunHeader:
     """The manifest's fields that are known before the run: settings, model, inputs, stages."""
     from paramine.pipelines.mining.mine_paraphrases import MINE_STAGES
-    from paramine.schemas.manifest import RunHeader
+    from paramine.pipelines.run.header import run_header
 
-    return RunHeader(
-        # Both kinds, by field name: a job file with these keys runs this job again.
-        options={**settings.to_record(), **deployment.running.to_record()},
+    return run_header(
+        settings,
+        deployment.running,
         model=checked.model_record,
         inputs=checked.input_records,
-        stages=[stage.to_record() for stage in MINE_STAGES],
-        extra={
-            "eval_exclusion": {"sentences": len(checked.excluded)},
-            # The inputs' languages each check could not judge (their lines are
-            # kept and counted under counts.unchecked).
-            "unchecked_languages": checked.unchecked,
-            # The settings the prefilter applied, the profile's defaults filled in.
-            "filters": settings.filters,
-            "runner": deployment.runner,
-        },
+        stages=MINE_STAGES,
+        unchecked=checked.unchecked,
+        runner=deployment.runner,
+        extra={"eval_exclusion": {"sentences": len(checked.excluded)}},
     )
 
 
