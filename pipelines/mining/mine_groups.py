@@ -29,6 +29,7 @@ from paramine.pipelines.stages.cut.calibrate_threshold import (
     sample_texts,
 )
 from paramine.pipelines.stages.cut.margin_score import MarginScore
+from paramine.pipelines.stages.cut.rules.cuts import fixed_cut
 from paramine.pipelines.stages.cut.rules.margin import MarginScoring
 from paramine.pipelines.stages.cut.threshold_filter import THRESHOLD_FILTER, ThresholdFilter
 from paramine.pipelines.stages.filter.coherence_filter import (
@@ -296,7 +297,7 @@ class MineGroups(beam.PTransform):
                 )
         else:
             threshold = pipeline | "FixedThreshold" >> beam.Create(
-                [{"mode": "fixed", "value": settings.fixed_threshold, "score": "cosine"}]
+                [fixed_cut(settings.fixed_threshold)]
             )
         cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
         # With group support the pairs go on down to its floor; CoherenceFilter

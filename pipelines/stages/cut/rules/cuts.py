@@ -205,6 +205,11 @@ def summarize(scores: Sequence[float]) -> dict[str, Any]:
 NULL_PERCENTILES = 101
 
 
+def fixed_cut(value: float | None) -> dict[str, Any]:
+    """The threshold record of a fixed ``--threshold``: a cosine, nothing calibrated."""
+    return {"mode": "fixed", "value": value, "score": "cosine"}
+
+
 def choose_cut(
     mismatched: Sequence[float],
     max_false_accept: float,
