@@ -125,6 +125,22 @@ def option(
     return field(default=default, metadata=meta)
 
 
+def declared(config: type, name: str, *, group: str | None) -> Any:
+    """A settings field that a stage's options declare: the same default, help, parser and flag.
+
+    The stage's options class states the option once (``option(...)``, its
+    ``__post_init__`` calling ``parse_fields``); the settings that make it
+    take the declaration, placed in their own ``--help`` section (``group``).
+    So a default, a range and a message are written in one place, and a bad
+    value gives the same error from the command line, a job file or Python.
+    """
+    stage_field = _field(config, name)
+    meta = {**stage_field.metadata, "group": group}
+    if not meta.get("flag"):
+        meta["flag"] = flag_name(name, config)
+    return field(default=stage_field.default, metadata=meta)
+
+
 def flag_name(field_name: str, config: type | None = None) -> str:
     """The command-line flag of a config field: ``src_lang`` -> ``--src-lang``."""
     if config is not None:

@@ -366,17 +366,21 @@ def test_refresh_constructs_none_of_the_mining_stages_itself() -> None:
 
 
 def test_mine_and_refresh_build_their_manifests_from_one_run_header() -> None:
-    """No run assembles a manifest by hand: each makes a ``RunHeader`` and finishes it."""
-    headers, by_hand = set(), []
+    """No run assembles a manifest by hand: each makes its header by ``run_header``, then ends it."""
+    headers, callers, by_hand = set(), set(), []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                where = path.relative_to(ROOT).as_posix()
                 if node.func.id == "RunHeader":
-                    headers.add(path.relative_to(ROOT).as_posix())
+                    headers.add(where)
+                elif node.func.id == "run_header":
+                    callers.add(where)
                 elif node.func.id == "Manifest":
-                    by_hand.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                    by_hand.append(f"{where}:{node.lineno}")
     assert by_hand == []
-    assert headers == {"pipelines/run/mine.py", "pipelines/refresh/update.py"}
+    assert headers == {"pipelines/run/header.py"}
+    assert callers == {"pipelines/run/mine.py", "pipelines/refresh/update.py"}
 
 
 def snake(name: str) -> str:

@@ -81,6 +81,7 @@ from paramine.pipelines.thresholds.coherence import CoherenceOptions
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import (
     Settings,
+    declared,
     one_of,
     option,
     optional,
@@ -238,25 +239,10 @@ class MiningSettings(Settings):
         group=MODEL,
         choices=SCORES,
     )
-    margin_k: int = option(
-        MarginOptions.k,
-        "with --score margin: nearest neighbours averaged per side (default: %(default)s)",
-        group=MODEL,
-        parse=parse_positive,
-    )
-    max_false_accept: float = option(
-        CalibrationOptions.max_false_accept,
-        "with --threshold auto: share of mismatched pairs allowed through (default: %(default)s)",
-        group=MODEL,
-        parse=parse_share,
-    )
-    calibration_sample: int = option(
-        CalibrationOptions.sample_size,
-        "with --threshold auto: pairs sampled (by a stable hash) to calibrate the cut on "
-        "(default: %(default)s)",
-        group=MODEL,
-        parse=parse_positive,
-    )
+    # Declared by the stages' options, each stated once there.
+    margin_k: int = declared(MarginOptions, "k", group=MODEL)
+    max_false_accept: float = declared(CalibrationOptions, "max_false_accept", group=MODEL)
+    calibration_sample: int = declared(CalibrationOptions, "sample_size", group=MODEL)
     backend: str = option(
         "auto",
         "inference backend: torch, onnx (ONNX Runtime), openvino, or auto (on CPU the "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
-from paramine.schemas.errors import UsageError
+from paramine.schemas.options import option, parse_fields, parse_positive, parse_share
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.text_keys import stable_hash
 
@@ -47,14 +47,23 @@ class CalibrationOptions:
             on (``--calibration-sample``).
     """
 
-    max_false_accept: float = 0.02
-    sample_size: int = 1000
+    max_false_accept: float = option(
+        0.02,
+        "with --threshold auto: share of mismatched pairs allowed through (default: %(default)s)",
+        group=None,
+        parse=parse_share,
+    )
+    sample_size: int = option(
+        1000,
+        "with --threshold auto: pairs sampled (by a stable hash) to calibrate the cut on "
+        "(default: %(default)s)",
+        group=None,
+        parse=parse_positive,
+        flag="--calibration-sample",
+    )
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.max_false_accept < 1.0:
-            raise UsageError(f"--max-false-accept {self.max_false_accept} is not a share in (0, 1)")
-        if self.sample_size < 1:
-            raise UsageError(f"--calibration-sample {self.sample_size} is not a positive integer")
+        parse_fields(self)
 
 
 def small_sample_warning(n: int) -> str | None:

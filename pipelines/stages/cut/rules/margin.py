@@ -42,7 +42,7 @@ import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.stages.cut.rules.cuts import PairScorer, Scoring, sample_rank
-from paramine.schemas.errors import UsageError
+from paramine.schemas.options import option, parse_fields, parse_positive
 from paramine.schemas.records import ScoredPair
 
 
@@ -56,11 +56,16 @@ class MarginOptions:
             candidate); 8 passed the least noise on ces-eng.
     """
 
-    k: int = 8
+    k: int = option(
+        8,
+        "with --score margin: nearest neighbours averaged per side (default: %(default)s)",
+        group=None,
+        parse=parse_positive,
+        flag="--margin-k",
+    )
 
     def __post_init__(self) -> None:
-        if self.k < 1:
-            raise UsageError(f"--margin-k {self.k} is not a positive integer")
+        parse_fields(self)
 
 
 #: The cut when a run is too small to calibrate: a pair must be at least as
