@@ -366,7 +366,7 @@ def test_refresh_constructs_none_of_the_mining_stages_itself() -> None:
 
 
 def test_mine_and_refresh_build_their_manifests_from_one_run_header() -> None:
-    """No run assembles a manifest by hand: each makes its header by ``run_header``, then ends it."""
+    """No run assembles a manifest by hand: each makes its header by ``run_header``."""
     headers, callers, by_hand = set(), set(), []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
