@@ -2,20 +2,31 @@
 
 And their options: ``GroupOptions`` (GroupByPivot, RegroupByPivot),
 ``MakePairsOptions`` and ``PostFilterOptions``, each the one place its
-defaults and checks are written. They sit here, below the stages, because
-the settings (``settings/mining.py``, on the stages' floor) read them.
+defaults and checks are written (``GroupOptions`` and ``MakePairsOptions``
+declare their flags too: ``schemas.options.declared``). They sit here, below
+the stages, because several stages and the settings read them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import option, parse_fields, parse_positive
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.text_keys import stable_hash
 
 #: How a group becomes pairs: neighbours of a seeded shuffle (cover) or all pairs.
 PAIR_MODES = ("cover", "all")
+
+
+def parse_group_size(value: Any) -> int:
+    """A group's cap: two candidates at least, or no group could make a pair."""
+    size = int(value)
+    if size < 2:
+        raise ValueError(f"{size} must be at least 2")
+    return size
 
 
 @dataclass(frozen=True)
@@ -28,11 +39,15 @@ class GroupOptions:
             make a pair.
     """
 
-    max_group_size: int = 50
+    max_group_size: int = option(
+        50,
+        "most distinct candidates kept per pivot, chosen deterministically (default: %(default)s)",
+        group=None,
+        parse=parse_group_size,
+    )
 
     def __post_init__(self) -> None:
-        if self.max_group_size < 2:
-            raise UsageError(f"--max-group-size {self.max_group_size} must be at least 2")
+        parse_fields(self)
 
 
 @dataclass(frozen=True)
@@ -66,16 +81,23 @@ class MakePairsOptions:
             (``--max-pairs-per-group``).
     """
 
-    mode: str = "cover"
-    max_pairs_per_group: int = 100
+    mode: str = option(
+        "cover",
+        "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
+        "(default: %(default)s)",
+        group=None,
+        choices=PAIR_MODES,
+        flag="--pair-mode",
+    )
+    max_pairs_per_group: int = option(
+        100,
+        "cap on pairs per group in 'all' mode (default: %(default)s)",
+        group=None,
+        parse=parse_positive,
+    )
 
     def __post_init__(self) -> None:
-        if self.mode not in PAIR_MODES:
-            raise UsageError(f"--pair-mode {self.mode!r}; allowed: {', '.join(PAIR_MODES)}")
-        if self.max_pairs_per_group < 1:
-            raise UsageError(
-                f"--max-pairs-per-group {self.max_pairs_per_group} is not a positive integer"
-            )
+        parse_fields(self)
 
 
 @dataclass(frozen=True)

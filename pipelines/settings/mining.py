@@ -34,7 +34,6 @@ from typing import Any, ClassVar
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_backend
 from paramine.encoders.neighbours import require_faiss
 from paramine.pipelines.core.groups import (
-    PAIR_MODES,
     ContestOptions,
     GroupOptions,
     MakePairsOptions,
@@ -334,25 +333,9 @@ class MiningSettings(Settings):
         group=FILTERS,
         parse=optional(parse_share),
     )
-    pair_mode: str = option(
-        MakePairsOptions.mode,
-        "cover: every candidate in >= 1 pair, ceil(n/2) per group; all: every pair "
-        "(default: %(default)s)",
-        group=FILTERS,
-        choices=PAIR_MODES,
-    )
-    max_group_size: int = option(
-        GroupOptions.max_group_size,
-        "most distinct candidates kept per pivot, chosen deterministically (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_positive,
-    )
-    max_pairs_per_group: int = option(
-        MakePairsOptions.max_pairs_per_group,
-        "cap on pairs per group in 'all' mode (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_positive,
-    )
+    pair_mode: str = declared(MakePairsOptions, "mode", group=FILTERS)
+    max_group_size: int = declared(GroupOptions, "max_group_size", group=FILTERS)
+    max_pairs_per_group: int = declared(MakePairsOptions, "max_pairs_per_group", group=FILTERS)
     rival_margin: float | None = option(
         ContestOptions.rival_margin,
         "drop a candidate from a pivot's group when the input also aligns it with another "
