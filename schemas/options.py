@@ -29,6 +29,16 @@ def parse_share(value: Any) -> float:
     return number
 
 
+def parse_share_or_off(value: Any) -> float | None:
+    """A share in (0, 1), or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = float(value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{number} is not a share in (0, 1), or 'off'")
+    return number
+
+
 def parse_non_negative(value: Any) -> int:
     """An integer >= 0."""
     number = int(value)

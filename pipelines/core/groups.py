@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from paramine.schemas.errors import UsageError
-from paramine.schemas.options import option, parse_fields, parse_positive
+from paramine.schemas.options import option, parse_fields, parse_positive, parse_share_or_off
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.text_keys import stable_hash
 
@@ -50,6 +49,16 @@ class GroupOptions:
         parse_fields(self)
 
 
+def parse_rival_margin(value: Any) -> float | None:
+    """A cosine difference >= 0, or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = float(value)
+    if not 0.0 <= number < 2.0:
+        raise ValueError(f"{number} is not a cosine difference in [0, 2), or 'off'")
+    return number
+
+
 @dataclass(frozen=True)
 class ContestOptions:
     """ContestCandidates' setting, and RivalPairs': whether to contest at all.
@@ -63,7 +72,18 @@ class ContestOptions:
             0.02 on Tatoeba's several-pivot sets: docs/thresholds.md.
     """
 
-    rival_margin: float | None = 0.02
+    rival_margin: float | None = option(
+        0.02,
+        "drop a candidate from a pivot's group when the input also aligns it with another "
+        "pivot that it matches better by more than this cosine, or that it leans to by more "
+        "than half of it beyond every group-mate; 'off' skips the check "
+        "(docs/thresholds.md) (default: %(default)s)",
+        group=None,
+        parse=parse_rival_margin,
+    )
+
+    def __post_init__(self) -> None:
+        parse_fields(self)
 
     @property
     def on(self) -> bool:
@@ -100,6 +120,14 @@ class MakePairsOptions:
         parse_fields(self)
 
 
+def parse_near_equal(value: Any) -> float:
+    """An edit similarity in (0, 1]: 1 drops only identical sentences."""
+    number = float(value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{number} must be in (0, 1]")
+    return number
+
+
 @dataclass(frozen=True)
 class PostFilterOptions:
     """What PostFilter counts as trivial or near-duplicate; MakePairs' cover avoids the first.
@@ -114,17 +142,34 @@ class PostFilterOptions:
             (``--near-duplicates``).
     """
 
-    near_equal: float = 0.95
-    drop_inflections: bool = False
-    near_duplicates: float | None = None
+    near_equal: float = option(
+        0.95,
+        "drop pairs whose normalized edit similarity is at least this, except pairs that "
+        "differ only in word endings (--drop-inflection-pairs decides on those) "
+        "(default: %(default)s)",
+        group=None,
+        parse=parse_near_equal,
+    )
+    drop_inflections: bool = option(
+        False,
+        "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
+        "share is in the run's stats either way (default: keep them)",
+        group=None,
+        switch=True,
+        flag="--drop-inflection-pairs",
+    )
+    near_duplicates: float | None = option(
+        None,
+        "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
+        "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
+        "stats.json counts them either way (docs/filters.md) (default: off)",
+        group=None,
+        parse=parse_share_or_off,
+        metavar="SIMILARITY|off",
+    )
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.near_equal <= 1.0:
-            raise UsageError(f"--near-equal {self.near_equal} must be in (0, 1]")
-        if self.near_duplicates is not None and not 0.0 < self.near_duplicates < 1.0:
-            raise UsageError(
-                f"--near-duplicates {self.near_duplicates} is not a share in (0, 1), or 'off'"
-            )
+        parse_fields(self)
 
 
 #: What candidates are grouped under: (pivot language, pivot key).

@@ -55,10 +55,7 @@ from paramine.pipelines.settings.values import (
     FILTERS,
     IO,
     MODEL,
-    parse_min_group,
     parse_ratio_or_off,
-    parse_rival_margin,
-    parse_share_or_off,
     parse_threshold,
     parse_tsv_columns,
     parse_unit_interval,
@@ -336,57 +333,14 @@ class MiningSettings(Settings):
     pair_mode: str = declared(MakePairsOptions, "mode", group=FILTERS)
     max_group_size: int = declared(GroupOptions, "max_group_size", group=FILTERS)
     max_pairs_per_group: int = declared(MakePairsOptions, "max_pairs_per_group", group=FILTERS)
-    rival_margin: float | None = option(
-        ContestOptions.rival_margin,
-        "drop a candidate from a pivot's group when the input also aligns it with another "
-        "pivot that it matches better by more than this cosine, or that it leans to by more "
-        "than half of it beyond every group-mate; 'off' skips the check "
-        "(docs/thresholds.md) (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_rival_margin,
+    rival_margin: float | None = declared(ContestOptions, "rival_margin", group=FILTERS)
+    coherence_min_group: int | None = declared(CoherenceOptions, "min_group", group=FILTERS)
+    group_support: float | None = declared(CoherenceOptions, "group_support", group=FILTERS)
+    hard_negative_accept: float | None = declared(
+        CoherenceOptions, "hard_negative_accept", group=FILTERS
     )
-    coherence_min_group: int | None = option(
-        CoherenceOptions.min_group,
-        "with --threshold auto: in groups of this many distinct candidates or more, drop a "
-        "candidate no closer to any other than unrelated candidates are (cut calibrated "
-        "with --max-false-accept); 'off' skips the check (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_min_group,
-    )
-    group_support: float | None = option(
-        CoherenceOptions.group_support,
-        "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
-        "this share of mismatched pairs through, stays when its candidate is as close to a "
-        "group-mate that passed the cut as only a tenth of --max-false-accept of unrelated "
-        "candidates are (docs/thresholds.md); 'off' cuts at the cut alone (default: "
-        "%(default)s)",
-        group=FILTERS,
-        parse=parse_share_or_off,
-    )
-    hard_negative_accept: float | None = option(
-        CoherenceOptions.hard_negative_accept,
-        "in groups of two or more, drop a candidate no closer to any other than this share "
-        "of the run's hard negatives (a candidate and its nearest candidate of another "
-        "pivot) are: more precision under plausible misalignments, at a cost in recall "
-        "(docs/thresholds.md); 'off' skips the check (default: off)",
-        group=FILTERS,
-        parse=parse_share_or_off,
-    )
-    near_equal: float = option(
-        PostFilterOptions.near_equal,
-        "drop pairs whose normalized edit similarity is at least this, except pairs that "
-        "differ only in word endings (--drop-inflection-pairs decides on those) "
-        "(default: %(default)s)",
-        group=FILTERS,
-        parse=float,
-    )
-    drop_inflection_pairs: bool = option(
-        PostFilterOptions.drop_inflections,
-        "also drop pairs that differ only in word endings ('Paliłem.' / 'Paliłam.'); their "
-        "share is in the run's stats either way (default: keep them)",
-        group=FILTERS,
-        switch=True,
-    )
+    near_equal: float = declared(PostFilterOptions, "near_equal", group=FILTERS)
+    drop_inflection_pairs: bool = declared(PostFilterOptions, "drop_inflections", group=FILTERS)
     exclude_sentences: tuple[str, ...] = option(
         (),
         "drop every pair one of whose sentences, after normalization, is a line of this "
@@ -410,15 +364,7 @@ class MiningSettings(Settings):
         group=FILTERS,
         metavar="DIR",
     )
-    near_duplicates: float | None = option(
-        PostFilterOptions.near_duplicates,
-        "drop a pair whose sentences' character 3-grams overlap this much (Jaccard) with a "
-        "pair of smaller id ('Dzięki!' / 'Dziękuję!' and 'Dziękuję.' / 'Dzięki.'); "
-        "stats.json counts them either way (docs/filters.md) (default: off)",
-        group=FILTERS,
-        parse=parse_share_or_off,
-        metavar="SIMILARITY|off",
-    )
+    near_duplicates: float | None = declared(PostFilterOptions, "near_duplicates", group=FILTERS)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -48,16 +48,6 @@ def parse_tsv_columns(value: Any) -> tuple[int, int] | None:
     return pivot, candidate
 
 
-def parse_rival_margin(value: Any) -> float | None:
-    """A cosine difference >= 0, or 'off'."""
-    if value is None or str(value).strip().lower() == "off":
-        return None
-    number = float(value)
-    if not 0.0 <= number < 2.0:
-        raise ValueError(f"{number} is not a cosine difference in [0, 2), or 'off'")
-    return number
-
-
 def parse_ratio_or_off(value: Any) -> float:
     """A ratio in (0, 1], or 'off' (0.0: no check)."""
     if str(value).strip().lower() == "off":
@@ -65,26 +55,6 @@ def parse_ratio_or_off(value: Any) -> float:
     number = float(value)
     if not 0.0 < number <= 1.0:
         raise ValueError(f"{number} is not a ratio in (0, 1], or 'off'")
-    return number
-
-
-def parse_share_or_off(value: Any) -> float | None:
-    """A share in (0, 1), or 'off'."""
-    if value is None or str(value).strip().lower() == "off":
-        return None
-    number = float(value)
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{number} is not a share in (0, 1), or 'off'")
-    return number
-
-
-def parse_min_group(value: Any) -> int | None:
-    """A group size >= 3, or 'off'."""
-    if value is None or str(value).strip().lower() == "off":
-        return None
-    number = int(value)
-    if number < 3:
-        raise ValueError(f"{number} is below 3 (in a group of two no candidate is the outlier)")
     return number
 
 

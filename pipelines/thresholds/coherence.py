@@ -22,7 +22,18 @@ import numpy as np
 from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.text import comparison_key
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import option, parse_fields, parse_share_or_off
 from paramine.schemas.records import ScoredPair
+
+
+def parse_min_group(value: Any) -> int | None:
+    """A group size >= 3, or 'off'."""
+    if value is None or str(value).strip().lower() == "off":
+        return None
+    number = int(value)
+    if number < 3:
+        raise ValueError(f"{number} is below 3 (in a group of two no candidate is the outlier)")
+    return number
 
 
 @dataclass(frozen=True)
@@ -46,11 +57,37 @@ class CoherenceOptions:
     """
 
     max_false_accept: float
-    min_group: int | None = 3
-    group_support: float | None = 0.1
-    hard_negative_accept: float | None = None
+    min_group: int | None = option(
+        3,
+        "with --threshold auto: in groups of this many distinct candidates or more, drop a "
+        "candidate no closer to any other than unrelated candidates are (cut calibrated "
+        "with --max-false-accept); 'off' skips the check (default: %(default)s)",
+        group=None,
+        parse=parse_min_group,
+        flag="--coherence-min-group",
+    )
+    group_support: float | None = option(
+        0.1,
+        "with --threshold auto: a pair below the cut but above a looser cut, one that lets "
+        "this share of mismatched pairs through, stays when its candidate is as close to a "
+        "group-mate that passed the cut as only a tenth of --max-false-accept of unrelated "
+        "candidates are (docs/thresholds.md); 'off' cuts at the cut alone (default: "
+        "%(default)s)",
+        group=None,
+        parse=parse_share_or_off,
+    )
+    hard_negative_accept: float | None = option(
+        None,
+        "in groups of two or more, drop a candidate no closer to any other than this share "
+        "of the run's hard negatives (a candidate and its nearest candidate of another "
+        "pivot) are: more precision under plausible misalignments, at a cost in recall "
+        "(docs/thresholds.md); 'off' skips the check (default: off)",
+        group=None,
+        parse=parse_share_or_off,
+    )
 
     def __post_init__(self) -> None:
+        parse_fields(self)
         if self.group_support is not None and self.group_support <= self.max_false_accept:
             raise UsageError(
                 f"--group-support {self.group_support} must be above --max-false-accept "
