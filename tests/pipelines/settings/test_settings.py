@@ -80,6 +80,23 @@ def test_a_stages_defaults_are_stated_once(options: type, name: str, setting: st
         assert f"(default: {default})" in action.help % {"default": action.default}
 
 
+#: The stage options that do not declare their flags yet: the settings read their defaults.
+NOT_DECLARING = (PrefilterOptions, ReaderOptions)
+
+
+@pytest.mark.parametrize(
+    ("options", "name", "setting"), [o for o in STAGE_OPTIONS if o[0] not in NOT_DECLARING]
+)
+def test_a_declared_option_is_parsed_by_its_stages_parser_alone(
+    options: type, name: str, setting: str
+) -> None:
+    stage = next(f for f in dataclasses.fields(options) if f.name == name)
+    declared = next(f for f in dataclasses.fields(MiningSettings) if f.name == setting)
+    for key in ("parse", "help", "choices", "switch", "metavar"):
+        assert declared.metadata[key] == stage.metadata[key], key
+    assert flag_name(setting, MiningSettings) == flag_name(name, options)
+
+
 def test_the_settings_hand_each_stage_its_options() -> None:
     """One property per stage (one method for the readers, whose span size is a run setting)."""
     assert MiningSettings().reader_options() == ReaderOptions()  # the defaults agree
