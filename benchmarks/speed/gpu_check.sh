@@ -11,10 +11,11 @@
 # Every run writes into a new folder of its own, so a second try on a lent machine measures
 # everything again and never meets the first's checkpoints. --dry-run runs every step on the
 # CPU, small, with MODEL (the test's tiny model): the script is tested in CI, so it works when
-# a GPU comes. PYTHON (default .venv/bin/python) runs paramine.
+# a GPU comes. PYTHON (default .venv/bin/python) runs paramine. PARTS (default "encode train
+# adapt") runs only those parts: a second try need not measure again what the first did.
 set -euo pipefail
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-    sed -n '2,14s/^# \{0,1\}//p' "$0"  # the comment above
+    sed -n '2,15s/^# \{0,1\}//p' "$0"  # the comment above
     exit 0
 fi
 cd "$(dirname "$0")/../.."
@@ -31,6 +32,8 @@ export OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 python=${PYTHON:-.venv/bin/python}
 model=${MODEL:-e5-small}
 start=$(date +%s)
+parts=" ${PARTS:-encode train adapt} "
+part() { [[ $parts == *" $1 "* ]]; }
 
 if [ "$dry" = 1 ]; then
     device=cpu sentences=64 steps=2 flags=(--dry-run)
@@ -39,10 +42,13 @@ else
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
 fi
 
+if part encode; then
 echo "== encoding: texts/s"
 "$python" -m benchmarks.speed.gpu_throughput --model "$model" --sentences "$sentences" \
     --json "$out/throughput.json" "${flags[@]}"
+fi
 
+if part train; then
 echo "== a dataset to train on: the built-in demo, mined with $model"
 "$python" -m paramine.pipelines.cli mine --model "$model" --output "$out/demo" \
     --threshold 0.0 --quiet --device "$device" --write-scored
@@ -63,7 +69,9 @@ print(
 )
 PY
 done
+fi
 
+if part adapt; then
 echo "== paramine adapt: the first pass, one round of training and its pass"
 "$python" -m paramine.pipelines.cli adapt "$(
     "$python" -c 'from paramine.pipelines.run.mine import demo_input; print(demo_input())'
@@ -71,4 +79,5 @@ echo "== paramine adapt: the first pass, one round of training and its pass"
     --device "$device" --rounds 1 --min-gain -100 --min-new 0 \
     --train-flags "--max-steps $steps --batch-size 16" > "$out/adapt.log" 2>&1
 grep -E "^paramine adapt: round|^  (round|  [0-9])" "$out/adapt.log" || true
+fi
 echo "== done in $(( $(date +%s) - start )) s; figures in $out"
