@@ -48,7 +48,8 @@ class SmallLossMNRL(MultipleNegativesRankingLoss):
 
     def compute_loss_from_embeddings(self, embeddings: list[torch.Tensor], labels: Any) -> Any:
         rows = embeddings[0].size(0)
-        left_out = int(self.share_now() * rows) if self.training else 0
+        # The trainer switches the model, not the loss, between training and evaluation.
+        left_out = int(self.share_now() * rows) if self.model.training else 0
         if left_out == 0:
             return super().compute_loss_from_embeddings(embeddings, labels)
         kept = row_losses(embeddings, self.scale).argsort()[: rows - left_out]

@@ -40,7 +40,7 @@ def test_the_share_grows_over_the_ramp_then_drops_the_hardest_rows(
 ) -> None:
     embeddings, plain = batch(), MultipleNegativesRankingLoss(model)
     loss = SmallLossMNRL(model, drop=0.25, ramp_steps=10)
-    loss.train()
+    model.train()
     full = plain.compute_loss_from_embeddings(embeddings, None)
     # Step 0: every row teaches; the loss is MNRL's.
     assert torch.allclose(loss.compute_loss_from_embeddings(embeddings, None), full)
@@ -60,8 +60,8 @@ def test_the_share_grows_over_the_ramp_then_drops_the_hardest_rows(
         loss.compute_loss_from_embeddings(embeddings, None),
         plain.compute_loss_from_embeddings(kept, None),
     )
-    # Evaluation scores every row.
-    loss.eval()
+    # Evaluation (the trainer puts the model in eval mode) scores every row.
+    model.eval()
     assert torch.allclose(loss.compute_loss_from_embeddings(embeddings, None), full)
 
 
