@@ -69,7 +69,7 @@ class ContestOptions:
     Attributes:
         rival_margin: The absolute rule's cosine margin (half of it the
             relative rule's); None: no contest (``--rival-margin off``).
-            0.02 on Tatoeba's several-pivot sets: docs/thresholds.md.
+            Why 0.02: docs/thresholds.md, "Rival pivots".
     """
 
     rival_margin: float | None = option(
