@@ -11,11 +11,15 @@ from typing import Any
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import settings
+from paramine.pipelines.run import beam_memos
 
 from tests.paths import CORPORA, ROOT
 
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
+# The pipelines tests build themselves pay Beam's repeated work once, as a run does
+# (pipelines/run/beam_memos.py).
+beam_memos.install()
 
 # The fast tier: `pytest --fast`, `make test-fast`.
 pytest_plugins = ["tests.tiers"]

@@ -308,6 +308,7 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     """
     import apache_beam as beam
     from paramine.pipelines.formats import resolve_inputs
+    from paramine.pipelines.run import beam_memos
     from paramine.pipelines.run.launch import bulk_run
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.filter.prefilter import Prefilter
@@ -317,6 +318,7 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     config = MiningSettings(src_lang=args["langs"][0], tgt_lang=args["langs"][1])
     shards = resolve_inputs([args["prefix"]], config.src_lang, config.tgt_lang)
+    beam_memos.install()  # as every paramine run does (run/launch.py)
     pipeline = beam.Pipeline(runner="FnApiRunner")
     read = pipeline | "ReadBitext" >> ReadBitext(shards, config.reader_options())
     kept = read.kept | "Prefilter" >> Prefilter(config.prefilter_options, shards, records=False)
