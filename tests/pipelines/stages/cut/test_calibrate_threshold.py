@@ -1,4 +1,4 @@
-"""Tests of the calibrated threshold: the sample, the null, the cut."""
+"""pipelines/stages/cut/calibrate_threshold.py: the sample, its vectors, the calibrated cut."""
 
 from __future__ import annotations
 
@@ -22,11 +22,7 @@ from paramine.pipelines.stages.cut.rules.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
     CalibrationOptions,
-    choose_cut,
-    mismatched,
-    sample_embedder,
     sample_rank,
-    score_sample,
     shift_count,
 )
 from paramine.pipelines.stages.filter.prefilter import Prefilter
@@ -35,99 +31,11 @@ from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
+from tests.pipelines.stages.cut.rules.test_cuts import mismatched_pairs
+
 
 def pair(pivot: str, candidate: str, line: int = 1) -> AlignedPair:
     return AlignedPair(pivot, candidate, "en", "pl", "test", "mem://shard", line)
-
-
-# --- mismatched ---------------------------------------------------------------
-
-
-def mismatched_pairs(sample: list[AlignedPair], shift: int) -> list[AlignedPair]:
-    """The shifted pairs ``score_sample`` scores, as (pivot, candidate) records."""
-    rows, partners = mismatched(sample, shift)
-    return [
-        AlignedPair(sample[j].pivot, sample[i].candidate, "en", "pl", "calibration", "s", 0)
-        for i, j in zip(rows.tolist(), partners.tolist(), strict=True)
-    ]
-
-
-def test_mismatched_pairs_shift_candidates_onto_other_pivots() -> None:
-    sample = [pair("A.", "a"), pair("B.", "b"), pair("C.", "c")]
-    out = mismatched_pairs(sample, shift=1)
-    assert [(p.pivot, p.candidate) for p in out] == [("B.", "a"), ("C.", "b"), ("A.", "c")]
-    assert {p.corpus for p in out} == {"calibration"}
-
-
-def test_mismatched_pairs_skip_another_translation_of_the_same_pivot() -> None:
-    # "Thank you." and "thank you." share a pivot key: "dzięki" truly translates it.
-    sample = [pair("Thank you.", "dziękuję"), pair("thank you.", "dzięki"), pair("Go.", "idź")]
-    out = mismatched_pairs(sample, shift=1)
-    assert ("thank you.", "dziękuję") not in [(p.pivot, p.candidate) for p in out]
-    assert [(p.pivot, p.candidate) for p in out] == [("Go.", "dzięki"), ("Thank you.", "idź")]
-
-
-def test_mismatched_pairs_skip_a_candidate_aligned_with_that_pivot() -> None:
-    # "Tak." translates both "Yes." and "Yeah."; "Tak!" has the same comparison key.
-    sample = [pair("Yes.", "Tak!"), pair("Yeah.", "Tak."), pair("No.", "Nie.")]
-    out = [(p.pivot, p.candidate) for p in mismatched_pairs(sample, shift=1)]
-    assert ("Yeah.", "Tak!") not in out
-    assert out == [("No.", "Tak."), ("Yes.", "Nie.")]
-
-
-def test_mismatched_pairs_of_tiny_samples() -> None:
-    assert mismatched_pairs([], shift=1) == []
-    assert mismatched_pairs([pair("A.", "a")], shift=1) == []
-    assert mismatched_pairs([pair("A.", "a"), pair("B.", "b")], shift=2) == []
-
-
-# --- choose_cut ---------------------------------------------------------------
-
-
-def test_choose_cut_is_the_quantile_of_mismatched_scores() -> None:
-    mismatched = [i / 100 for i in range(100)]  # 0.00 .. 0.99
-    info = choose_cut(mismatched, max_false_accept=0.05, aligned=[0.99, 0.97, 0.5])
-    # "higher": an observed score, so at most 5 of the 100 reach the cut.
-    assert info["value"] == pytest.approx(0.95)
-    assert sum(s >= info["value"] for s in mismatched) == 5
-    assert info["mode"] == "auto"
-    assert "fallback" not in info
-    assert info["mismatched"]["n"] == 100
-    assert info["aligned_sample"]["n"] == 3
-    assert info["aligned_sample_kept"] == pytest.approx(2 / 3, abs=1e-4)
-
-
-def test_choose_cut_falls_back_on_too_few_mismatched_pairs() -> None:
-    info = choose_cut([0.5] * (MIN_MISMATCHED - 1), max_false_accept=0.02)
-    assert info["value"] == FALLBACK_THRESHOLD
-    assert str(MIN_MISMATCHED - 1) in info["fallback"]
-
-
-# --- score_sample ----------------------------------------------------------------
-
-
-def test_score_sample_scores_exactly_the_shifted_pairs() -> None:
-    rng = np.random.default_rng(0)
-    sample = [pair(f"P{i}.", f"c{i}") for i in range(6)] + [pair("p0.", "d0")]
-    texts = sorted({p.pivot for p in sample} | {p.candidate for p in sample})
-    table = {
-        t: v / np.linalg.norm(v)
-        for t, v in zip(texts, rng.normal(size=(len(texts), 4)), strict=True)
-    }
-
-    def embed(batch: list[str]) -> np.ndarray:
-        return np.stack([table[t] for t in batch])
-
-    scores = score_sample(sample, embed, max_shifts=3)
-    assert scores["aligned"] == pytest.approx(
-        [float(table[p.pivot] @ table[p.candidate]) for p in sample], abs=1e-6
-    )
-    expected = [
-        float(table[m.pivot] @ table[m.candidate])
-        for shift in range(1, shift_count(len(sample), 3) + 1)
-        for m in mismatched_pairs(sample, shift)
-    ]
-    assert scores["mismatched"] == pytest.approx(expected, abs=1e-6)
 
 
 # --- the transforms, with the tiny model --------------------------------------
@@ -240,14 +148,6 @@ def test_calibrate_threshold_rejects_bad_settings() -> None:
         CalibrationSample(CalibrationOptions(sample_size=0))
     with pytest.raises(ValueError, match="max_shifts must be positive"):
         CalibrateThreshold(max_shifts=0)
-
-
-def test_the_sample_must_carry_its_embeddings() -> None:
-    vector = np.ones(4, dtype="float32") / 2
-    with_vectors = ScoredPair(pair("A.", "a"), 1.0, vector, vector)
-    assert sample_embedder([with_vectors])(["A.", "a"]).shape == (2, 4)
-    with pytest.raises(ValueError, match="keep_vectors=True"):  # the message names the fix
-        sample_embedder([ScoredPair(pair("A.", "a"), 1.0)])
 
 
 @pytest.mark.pipeline
