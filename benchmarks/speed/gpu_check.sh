@@ -32,7 +32,7 @@ export OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 python=${PYTHON:-.venv/bin/python}
 model=${MODEL:-e5-small}
 start=$(date +%s)
-parts=" ${PARTS:-encode train adapt} "
+parts=" ${PARTS-encode train adapt} "  # set and empty: no part
 part() { [[ $parts == *" $1 "* ]]; }
 
 if [ "$dry" = 1 ]; then
