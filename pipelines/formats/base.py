@@ -11,6 +11,7 @@ from paramine.pipelines.files.lines import Line, decoded_lines
 from paramine.pipelines.files.opening import CorruptInputError, open_input
 from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.schemas.errors import InputError, UsageError
+from paramine.schemas.options import option, parse_fields, parse_positive
 from paramine.schemas.records import AlignedPair, Rejected
 
 #: The readers' policies for bad input; the config's flags offer these values.
@@ -75,11 +76,38 @@ class ReaderOptions:
             ``score_property``) is under this as ``low_score``.
     """
 
-    invalid_utf8: str = "replace"
-    max_line_chars: int = 20_000
-    on_length_mismatch: str = "error"
-    xces_links: str = "one_to_one"
-    on_malformed_xml: str = "error"
+    invalid_utf8: str = option(
+        "replace",
+        "replace undecodable bytes with U+FFFD and keep the record, or reject it "
+        "(default: %(default)s)",
+        group=None,
+        choices=INVALID_UTF8_POLICIES,
+    )
+    max_line_chars: int = option(
+        20_000, "reject longer lines (default: %(default)s)", group=None, parse=parse_positive
+    )
+    on_length_mismatch: str = option(
+        "error",
+        "Moses files of different length: stop with an error, or keep the common part and "
+        "reject the tail (default: %(default)s)",
+        group=None,
+        choices=LENGTH_MISMATCH_POLICIES,
+    )
+    xces_links: str = option(
+        "one_to_one",
+        "XCES links with several sentences on a side: reject them (one_to_one), or join "
+        "each side's sentences (join) (default: %(default)s)",
+        group=None,
+        choices=XCES_LINK_POLICIES,
+    )
+    on_malformed_xml: str = option(
+        "error",
+        "TMX/XCES that is not well-formed (or declares entities): stop with an error naming "
+        "file and line, or keep what came before and reject the rest of the file as one "
+        "record (default: %(default)s)",
+        group=None,
+        choices=MALFORMED_XML_POLICIES,
+    )
     tsv_columns: tuple[int, int] | None = None
     split_bytes: int = DEFAULT_SPLIT_BYTES
     max_rejects_per_reason: int = DEFAULT_MAX_REJECTS_PER_REASON
@@ -90,16 +118,8 @@ class ReaderOptions:
     min_score: float | None = None
 
     def __post_init__(self) -> None:
+        parse_fields(self)  # the declared options, with the words their flags' errors use
         self._check_scores()
-        # The same words as the settings' flags say (schemas/options.py).
-        for flag, value, allowed in (
-            ("--xces-links", self.xces_links, XCES_LINK_POLICIES),
-            ("--on-malformed-xml", self.on_malformed_xml, MALFORMED_XML_POLICIES),
-            ("--invalid-utf8", self.invalid_utf8, INVALID_UTF8_POLICIES),
-            ("--on-length-mismatch", self.on_length_mismatch, LENGTH_MISMATCH_POLICIES),
-        ):
-            if value not in allowed:
-                raise UsageError(f"{flag} {value!r}; allowed: {', '.join(allowed)}")
         if self.tsv_columns is not None and (
             len(self.tsv_columns) != 2
             or min(self.tsv_columns) < 1
@@ -118,8 +138,6 @@ class ReaderOptions:
                 f"max_rejects_per_reason must be 0 (write every reject) or positive, "
                 f"not {self.max_rejects_per_reason}"
             )
-        if self.max_line_chars < 1:
-            raise UsageError(f"--max-line-chars {self.max_line_chars} is not a positive integer")
 
     def _check_scores(self) -> None:
         has_score = self.score_column is not None or self.score_property is not None

@@ -42,10 +42,6 @@ from paramine.pipelines.core.groups import (
 from paramine.pipelines.formats.base import (
     DEFAULT_MAX_REJECTS_PER_REASON,
     DEFAULT_SPLIT_BYTES,
-    INVALID_UTF8_POLICIES,
-    LENGTH_MISMATCH_POLICIES,
-    MALFORMED_XML_POLICIES,
-    XCES_LINK_POLICIES,
     ReaderOptions,
 )
 from paramine.pipelines.formats.pivot_languages import check_sides, parse_pivot_langs
@@ -167,41 +163,11 @@ class MiningSettings(Settings):
         group=IO,
         parse=optional(float),
     )
-    xces_links: str = option(
-        ReaderOptions.xces_links,
-        "XCES links with several sentences on a side: reject them (one_to_one), or join "
-        "each side's sentences (join) (default: %(default)s)",
-        group=IO,
-        choices=XCES_LINK_POLICIES,
-    )
-    invalid_utf8: str = option(
-        ReaderOptions.invalid_utf8,
-        "replace undecodable bytes with U+FFFD and keep the record, or reject it "
-        "(default: %(default)s)",
-        group=BAD,
-        choices=INVALID_UTF8_POLICIES,
-    )
-    max_line_chars: int = option(
-        ReaderOptions.max_line_chars,
-        "reject longer lines (default: %(default)s)",
-        group=BAD,
-        parse=parse_positive,
-    )
-    on_length_mismatch: str = option(
-        ReaderOptions.on_length_mismatch,
-        "Moses files of different length: stop with an error, or keep the common part and "
-        "reject the tail (default: %(default)s)",
-        group=BAD,
-        choices=LENGTH_MISMATCH_POLICIES,
-    )
-    on_malformed_xml: str = option(
-        ReaderOptions.on_malformed_xml,
-        "TMX/XCES that is not well-formed (or declares entities): stop with an error naming "
-        "file and line, or keep what came before and reject the rest of the file as one "
-        "record (default: %(default)s)",
-        group=BAD,
-        choices=MALFORMED_XML_POLICIES,
-    )
+    xces_links: str = declared(ReaderOptions, "xces_links", group=IO)
+    invalid_utf8: str = declared(ReaderOptions, "invalid_utf8", group=BAD)
+    max_line_chars: int = declared(ReaderOptions, "max_line_chars", group=BAD)
+    on_length_mismatch: str = declared(ReaderOptions, "on_length_mismatch", group=BAD)
+    on_malformed_xml: str = declared(ReaderOptions, "on_malformed_xml", group=BAD)
     max_rejects_per_reason: int = option(
         DEFAULT_MAX_REJECTS_PER_REASON,
         "rejects/ keeps the first this many rows (by line) of each reason in each shard; every "
@@ -256,31 +222,10 @@ class MiningSettings(Settings):
         choices=QUANTIZATIONS,
         parse=optional(one_of(QUANTIZATIONS)),
     )
-    min_words: int = option(
-        PrefilterOptions.min_words,
-        "fewest words on either side (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_non_negative,
-    )
-    max_words: int = option(
-        PrefilterOptions.max_words,
-        "most words on either side (default: %(default)s)",
-        group=FILTERS,
-        parse=parse_positive,
-    )
-    max_length_ratio: float = option(
-        PrefilterOptions.max_length_ratio,
-        "largest (longer+1)/(shorter+1) word ratio around 1, and around a side's own "
-        "typical ratio where the run learns one from 50 pairs or more (default: %(default)s)",
-        group=FILTERS,
-        parse=float,
-    )
-    sentence_count_filter: bool = option(
-        PrefilterOptions.sentence_count_filter,
-        "drop pairs whose sides split into different numbers of sentences (punkt)",
-        group=FILTERS,
-        switch=True,
-    )
+    min_words: int = declared(PrefilterOptions, "min_words", group=FILTERS)
+    max_words: int = declared(PrefilterOptions, "max_words", group=FILTERS)
+    max_length_ratio: float = declared(PrefilterOptions, "max_length_ratio", group=FILTERS)
+    sentence_count_filter: bool = declared(PrefilterOptions, "sentence_count_filter", group=FILTERS)
     profile: str = option(
         DEFAULT_PROFILE,
         "the kind of corpus, which sets the defaults of the four options below: curated "

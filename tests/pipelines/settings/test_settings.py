@@ -80,13 +80,7 @@ def test_a_stages_defaults_are_stated_once(options: type, name: str, setting: st
         assert f"(default: {default})" in action.help % {"default": action.default}
 
 
-#: The stage options that do not declare their flags yet: the settings read their defaults.
-NOT_DECLARING = (PrefilterOptions, ReaderOptions)
-
-
-@pytest.mark.parametrize(
-    ("options", "name", "setting"), [o for o in STAGE_OPTIONS if o[0] not in NOT_DECLARING]
-)
+@pytest.mark.parametrize(("options", "name", "setting"), STAGE_OPTIONS)
 def test_a_declared_option_is_parsed_by_its_stages_parser_alone(
     options: type, name: str, setting: str
 ) -> None:

@@ -58,6 +58,15 @@ from paramine.pipelines.stages.filter.rules.scripts import (
     known_scripts,
 )
 from paramine.schemas.errors import UsageError
+from paramine.schemas.options import option, parse_fields, parse_non_negative, parse_positive
+
+
+def parse_length_ratio(value: object) -> float:
+    """A length ratio: 1 or more (1 itself: equal lengths only)."""
+    number = float(value)  # type: ignore[arg-type]  # str, int or float; float() says what else
+    if number < 1:
+        raise ValueError(f"{number} must be at least 1")
+    return number
 
 
 @dataclass(frozen=True)
@@ -80,10 +89,28 @@ class PrefilterOptions:
             the user named (``--tgt-lang tt-Latn``): their only scripts.
     """
 
-    min_words: int = 1
-    max_words: int = 80
-    max_length_ratio: float = 2.5
-    sentence_count_filter: bool = False
+    min_words: int = option(
+        1,
+        "fewest words on either side (default: %(default)s)",
+        group=None,
+        parse=parse_non_negative,
+    )
+    max_words: int = option(
+        80, "most words on either side (default: %(default)s)", group=None, parse=parse_positive
+    )
+    max_length_ratio: float = option(
+        2.5,
+        "largest (longer+1)/(shorter+1) word ratio around 1, and around a side's own "
+        "typical ratio where the run learns one from 50 pairs or more (default: %(default)s)",
+        group=None,
+        parse=parse_length_ratio,
+    )
+    sentence_count_filter: bool = option(
+        False,
+        "drop pairs whose sides split into different numbers of sentences (punkt)",
+        group=None,
+        switch=True,
+    )
     junk_rules: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     language_ratio: float | None = None
@@ -91,18 +118,15 @@ class PrefilterOptions:
     declared_scripts: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def __post_init__(self) -> None:
-        """Check the lengths (the settings make these options to check them).
+        """Parse the declared options, then check the lengths against each other.
 
         Raises:
             UsageError: Naming the flags (``--min-words``, ``--max-words``,
                 ``--max-length-ratio``) and what they must be.
         """
-        if self.min_words < 0:
-            raise UsageError(f"--min-words {self.min_words} must be 0 or more")
+        parse_fields(self)
         if self.min_words > self.max_words:
             raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
-        if self.max_length_ratio < 1:
-            raise UsageError(f"--max-length-ratio {self.max_length_ratio} must be at least 1")
 
 
 class Verdict(NamedTuple):
