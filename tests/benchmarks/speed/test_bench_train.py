@@ -15,22 +15,22 @@ pytestmark = pytest.mark.pipeline
 def test_each_loss_in_each_direction_with_a_hard_negative_is_trained_and_timed(
     tiny_model_dir: Path, shared_corpora: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--base", str(tiny_model_dir), "--loss", "mnrl", "cached", "--batch-size", "8"]
-    # A hard negative (a third column) and both losses' directions: four processes,
-    # as many as CI can spare; negatives 0 is the GPU test's row.
+    argv = ["--base", str(tiny_model_dir), "--batch-size", "8", "--steps", "2", "--warmup", "1"]
+    # A hard negative (a third column); each loss once, each direction once: two processes
+    # (the grid's product is bench_train's own loop); negatives 0 is the GPU test's row.
     argv += ["--hard-negatives", "1", "--mini-batch-size", "4"]
-    argv += ["--loss-directions", "forward", "all"]
     # A small LSTM: the figures must agree whatever its size (the paper's 1024 took 10 s more).
     argv += ["--lstm-hidden", "64"]
-    assert bench_train.main([*argv, "--steps", "2", "--warmup", "1"]) == 0
-    out, err = capsys.readouterr()
-    assert f"base {tiny_model_dir}, LSTM hidden 64, cached mini-batch 4" in err
-    rows = {tuple(cells[:5]): [float(c) for c in cells[5:]] for cells in markdown_rows(out, "")[1:]}
-    # The grid, in the order printed: loss, then directions.
+    rows = {}
+    for loss, directions in (("mnrl", "forward"), ("cached", "all")):
+        assert bench_train.main([*argv, "--loss", loss, "--loss-directions", directions]) == 0
+        out, err = capsys.readouterr()
+        assert f"base {tiny_model_dir}, LSTM hidden 64, cached mini-batch 4" in err
+        printed = markdown_rows(out, "")[1:]
+        rows.update({tuple(cells[:5]): [float(c) for c in cells[5:]] for cells in printed})
     assert list(rows) == [
-        ("lstm", loss, directions, "8", "1")
-        for loss in ("mnrl", "cached")
-        for directions in ("forward", "all")
+        ("lstm", "mnrl", "forward", "8", "1"),
+        ("lstm", "cached", "all", "8", "1"),
     ]
     for s_per_step, pairs_per_s, cpu_per_step, peak_gb in rows.values():
         assert s_per_step > 0 and cpu_per_step > 0 and 0 < peak_gb < 24
