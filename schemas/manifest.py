@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
 from paramine.schemas.errors import AccountingError, DatasetError
 from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
@@ -147,6 +148,11 @@ class Manifest:
     extra: dict[str, Any] = field(default_factory=dict)
     #: The pipeline's stages in order, as ``Stage.to_record`` writes them.
     stages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def cut(self) -> CutRecord:
+        """The run's cut and how it was chosen: ``threshold`` read as a typed record."""
+        return CutRecord.read(self.threshold)
 
     def accounting_errors(self) -> list[str]:
         """The accounting identity checked against the stages this run recorded."""

@@ -342,12 +342,12 @@ def main(argv: list[str] | None = None) -> int:
         rows, manifest = mine(inputs, out, pivot_lang, lang, args.model, flags, run_cache)
         run_scores = scores
         prefilter = run_prefilter(manifest)
-        if manifest.threshold.get("score") == "margin":
+        if manifest.cut.score == "margin":
             run_scores = line_margin_scores(
                 corpus,
                 index,
                 embeddings,
-                int(manifest.threshold["margin_k"]),
+                manifest.cut.margin_k,  # a margin cut records its k
                 int(manifest.options["calibration_sample"]),
                 prefilter,
             )

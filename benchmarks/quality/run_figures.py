@@ -36,7 +36,8 @@ def evaluate(
     from ``manifest``.
     """
     judged = prefilter or run_prefilter(manifest)
-    cut = float(manifest.threshold["value"])
+    cut = manifest.cut.value
+    assert cut is not None, "the benchmarks' runs always cut"
     originals = corpus.originals
     row_keys = [corpus.key(r["pivot_sentence"], r["pivot_lang"]) for r in rows]
     good = sum(
@@ -114,7 +115,7 @@ def evaluate(
         several = {"pivot_languages": pivot_language_figures(corpus, rows, planted["by_language"])}
     return {
         "cut": cut,
-        "mode": manifest.threshold.get("mode"),
+        "mode": manifest.cut.mode,
         "pairs": len(rows),
         "precision": good / max(len(rows), 1),
         "recall": found / max(len(eligible), 1),
@@ -136,7 +137,7 @@ def evaluate(
         # The recomputed drops are the run's own, reason by reason.
         "prefilter_agrees": dict(recomputed) == {k: v for k, v in counted.items() if v},
         "recall_losses": dict(sorted(losses.items())),
-        "fallback": manifest.threshold.get("fallback"),
+        "fallback": manifest.cut.fallback,
         **several,
     }
 
@@ -208,7 +209,8 @@ def planted_fates(
     pivots have several languages, the same counts per pivot language
     (``by_language``; the language part, as groups are keyed).
     """
-    cut = float(manifest.threshold["value"])
+    cut = manifest.cut.value
+    assert cut is not None, "the benchmarks' runs always cut"
     by_pivot: dict[Key, set[str]] = defaultdict(set)
     texts_out: set[str] = set()
     for r in rows:

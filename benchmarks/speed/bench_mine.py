@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = manifests["default"]
     print(
         f"pairs written: {manifest.rows['pairs']:,}; threshold: "  # type: ignore[attr-defined]
-        f"{manifest.threshold['value']} ({manifest.threshold['mode']})"  # type: ignore[attr-defined]
+        f"{manifest.cut.value} ({manifest.cut.mode})"  # type: ignore[attr-defined]
     )
     print(f"texts_per_pair={texts_per_pair:.3f} speedup={speedup:.2f} ratio={ratio:.3f}")
     return 0

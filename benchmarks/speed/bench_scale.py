@@ -179,7 +179,7 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
         "group_kept": counts["GroupByPivot"]["kept"],
         "threshold_kept": counts["ThresholdFilter"]["kept"],
         "pairs_written": manifest.rows["pairs"],
-        "threshold": manifest.threshold.get("value"),
+        "threshold": manifest.cut.value,
         "encoding": manifest.extra.get("encoding", {}),
         # stats.json lists {"stage", "seconds"[, "per_second"]} per top-level step.
         "stages": {s["stage"]: s["seconds"] for s in stats.get("timing", {}).get("stages", [])},

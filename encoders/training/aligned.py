@@ -23,13 +23,13 @@ This module imports neither torch nor sentence-transformers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from paramine.encoders.evaluation.holdout import eval_mask
+from paramine.schemas.cut_record import CutRecord
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class AlignedLines:
     counts: dict[str, Any] = field(default_factory=dict)
 
 
-def cut_at_false_accept(threshold: Mapping[str, Any], share: float) -> float | None:
+def cut_at_false_accept(threshold: CutRecord, share: float) -> float | None:
     """The score that ``share`` of the run's mismatched pairs reach; None if the run has no null.
 
     Read from the calibration's percentiles of the mismatched scores
@@ -64,11 +64,11 @@ def cut_at_false_accept(threshold: Mapping[str, Any], share: float) -> float | N
     """
     if share >= 1.0:
         return None
-    percentiles = threshold.get("mismatched_percentiles")
+    percentiles = threshold.mismatched_percentiles
     if percentiles:
         levels = np.linspace(0.0, 1.0, len(percentiles))
         return float(np.interp(1.0 - share, levels, percentiles))
-    summary = threshold.get("mismatched") or {}
+    summary = threshold.null
     points = [
         (q, summary[f"q{q:02d}"]) for q in (2, 5, 25, 50, 75, 95, 98) if f"q{q:02d}" in summary
     ]
@@ -80,7 +80,7 @@ def cut_at_false_accept(threshold: Mapping[str, Any], share: float) -> float | N
 
 def aligned_lines(
     scored: pd.DataFrame,
-    threshold: Mapping[str, Any],
+    threshold: CutRecord,
     eval_share: float,
     max_false_accept: float,
 ) -> AlignedLines:
@@ -88,7 +88,7 @@ def aligned_lines(
 
     Args:
         scored: A pass's ``scored/`` table (``paramine.schemas.dataset.SCORED_SCHEMA``).
-        threshold: The pass's threshold record (``Manifest.threshold``).
+        threshold: The pass's cut (``Manifest.cut``).
         eval_share: Share of pivots held out, by the trainer's pivot hash.
         max_false_accept: Drop a line whose score is below what this share of
             the mismatched pairs reach; 1 keeps every line.
@@ -117,6 +117,6 @@ def aligned_lines(
         "train_lines": len(kept),
         "max_false_accept": max_false_accept,
         "cut": None if cut is None else round(cut, 6),
-        "score": threshold.get("score"),
+        "score": threshold.score,
     }
     return AlignedLines(kept.reset_index(drop=True), held_out.reset_index(drop=True), counts)

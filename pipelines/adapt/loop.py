@@ -211,8 +211,8 @@ class AdaptLoop:
             held_out_pairs=held,
             new_held_out_pairs=new_held,
             new_pairs=new,
-            cut=manifest.threshold.get("value"),
-            score=manifest.threshold.get("score"),
+            cut=manifest.cut.value,
+            score=manifest.cut.score,
             seconds=round(time.monotonic() - started, 1),
         )
 

@@ -22,6 +22,7 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.errors import DatasetError, OutputError
 from paramine.schemas.table import (
     BUCKET,
@@ -280,7 +281,7 @@ def history(root: str) -> list[str]:
         manifest = record["manifest"]
         rows = manifest["rows"]
         refresh_info = manifest["extra"]["refresh"]
-        cut = manifest["threshold"].get("value")
+        cut = CutRecord.read(manifest["threshold"]).value
         lines.append(
             f"{commit['version']:>7}  {stamp:<20} {'refresh':<10} {rows['pairs']:>10,} "
             f"{rows['pair_rows_added']:>8,} {rows['pair_rows_removed']:>8,} "

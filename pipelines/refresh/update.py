@@ -378,7 +378,7 @@ def _committed_lines(version: int, commits: _Commits, vacuumed: int) -> list[str
         f"paramine refresh: committed version {version}: {rows['pairs']:,} pairs "
         f"({rows['pair_rows_added']:,} rows written in {len(commits.pair_actions['add'])} "
         f"bucket file(s), {rows['pair_rows_removed']:,} replaced); cut "
-        f"{commits.manifest.threshold.get('value')}"
+        f"{commits.manifest.cut.value}"
         + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
         *summary_lines(commits.manifest.extra.get("line_checks") or {}),
     ]

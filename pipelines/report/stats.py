@@ -137,10 +137,9 @@ def _candidate_scores(pairs: pa.Table) -> tuple[list[float], list[dict[str, Any]
 
 def threshold_cut(manifest: Manifest, kept_scores: Sequence[float]) -> dict[str, Any]:
     """The threshold's cut: its value, how it was set, and histograms around it."""
-    info = manifest.threshold
-    cut = info.get("value")
-    cut = float(cut) if cut is not None else None
-    recorded = info.get("histograms") or {}
+    record = manifest.cut
+    cut = record.value
+    recorded = record.histograms
     edges = recorded.get("edges") or _score_edges(kept_scores, cut)
     histograms: dict[str, list[int]] = {}
     if edges:
@@ -154,20 +153,18 @@ def threshold_cut(manifest: Manifest, kept_scores: Sequence[float]) -> dict[str,
     return {
         "name": "threshold",
         "stage": "ThresholdFilter",
-        "score": info.get("score", "cosine"),
-        "mode": info.get("mode"),
+        "score": record.score,
+        "mode": record.mode,
         "value": cut,
-        "max_false_accept": info.get("max_false_accept"),
+        "max_false_accept": record.max_false_accept,
         # The share of the null (mismatched pairs) at or above the cut.
-        "expected_false_accept": info.get("mismatched_kept"),
-        "aligned_sample_kept": info.get("aligned_sample_kept"),
-        "fallback": info.get("fallback"),
-        "summaries": {
-            name: info[name] for name in ("aligned", "aligned_sample", "mismatched") if name in info
-        },
+        "expected_false_accept": record.mismatched_kept,
+        "aligned_sample_kept": record.aligned_sample_kept,
+        "fallback": record.fallback,
+        "summaries": dict(record.summaries),
         "edges": list(edges),
         "histograms": histograms,
-        "borderline": info.get("borderline") or {},
+        "borderline": dict(record.borderline),
     }
 
 

@@ -349,8 +349,8 @@ def _print_summary(manifest: Manifest, target: str, seconds: float) -> None:
     second = second_pass_line(target)
     if second:
         print(second, file=sys.stderr)
-    if manifest.threshold.get("warning"):
-        print(f"paramine: warning: {manifest.threshold['warning']}", file=sys.stderr)
+    if manifest.cut.warning:
+        print(f"paramine: warning: {manifest.cut.warning}", file=sys.stderr)
 
 
 def _beam_dry_run(beam_args: list[str]) -> bool:

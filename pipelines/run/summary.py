@@ -28,9 +28,9 @@ def run_summary(manifest: Manifest, output: str, seconds: float) -> str:
     for reason, n in counts.get("repairs", {}).items():
         lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
     lines += summary_lines(manifest.extra.get("line_checks") or {})
-    threshold = manifest.threshold
+    cut = manifest.cut
     lines += [
-        f"  cut {threshold.get('value')} ({threshold.get('mode')}, {threshold.get('score')})",
+        f"  cut {cut.value} ({cut.mode}, {cut.score})",
         f"  pairs written {manifest.rows['pairs']:,}; {seconds:,.1f} s, "
         f"{read / max(seconds, 1e-9):,.0f} records/s",
     ]

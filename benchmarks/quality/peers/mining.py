@@ -301,7 +301,7 @@ def run_mine(
     encoding = manifest.extra.get("encoding", {})
     result["texts_encoded"] = encoding.get("texts_encoded")
     result["pairs_read"] = manifest.counts["ReadBitext"]["in"]
-    result["cut"] = manifest.threshold.get("value")
+    result["cut"] = manifest.cut.value
     return result
 
 

@@ -16,21 +16,24 @@ from paramine.encoders.training.data import (
     read_evaluation,
 )
 from paramine.encoders.training.hard_negatives import training_rows
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.errors import DatasetError, InputError
 from paramine.schemas.text_keys import hash_fraction
 
 from tests.encoders.datasets import NULL_THRESHOLD, make_rows, write_scored_dataset
 
+NULL_CUT = CutRecord.read(NULL_THRESHOLD)
+
 
 def test_the_cut_is_the_score_that_share_of_mismatched_pairs_reach() -> None:
-    assert cut_at_false_accept(NULL_THRESHOLD, 0.5) == pytest.approx(0.5)
-    assert cut_at_false_accept(NULL_THRESHOLD, 0.25) == pytest.approx(0.75)
-    assert cut_at_false_accept(NULL_THRESHOLD, 1.0) is None  # every line kept
+    assert cut_at_false_accept(NULL_CUT, 0.5) == pytest.approx(0.5)
+    assert cut_at_false_accept(NULL_CUT, 0.25) == pytest.approx(0.75)
+    assert cut_at_false_accept(NULL_CUT, 1.0) is None  # every line kept
     # A manifest written before the percentiles: between its seven quantiles.
     older = {"mismatched": {"q02": 0.1, "q05": 0.2, "q25": 0.3, "q50": 0.4, "q75": 0.6}}
-    assert cut_at_false_accept(older, 0.5) == pytest.approx(0.4)
-    assert cut_at_false_accept(older, 0.375) == pytest.approx(0.5)
-    assert cut_at_false_accept({"value": 0.8, "mode": "fixed"}, 0.5) is None
+    assert cut_at_false_accept(CutRecord.read(older), 0.5) == pytest.approx(0.4)
+    assert cut_at_false_accept(CutRecord.read(older), 0.375) == pytest.approx(0.5)
+    assert cut_at_false_accept(CutRecord.read({"value": 0.8, "mode": "fixed"}), 0.5) is None
 
 
 def _lines(n: int = 400) -> tuple[pd.DataFrame, set[int]]:
@@ -51,7 +54,7 @@ def _lines(n: int = 400) -> tuple[pd.DataFrame, set[int]]:
 
 def test_held_out_repeated_and_mismatched_lines_never_train() -> None:
     frame, planted = _lines()
-    lines = aligned_lines(frame, NULL_THRESHOLD, eval_share=0.2, max_false_accept=0.5)
+    lines = aligned_lines(frame, NULL_CUT, eval_share=0.2, max_false_accept=0.5)
     held = {i for i in range(400) if hash_fraction(split_key(f"Pivot sentence {i}.")) < 0.2}
     trained = {int(p.split()[2].rstrip(".")) for p in lines.train["pivot"]}
     assert trained == set(range(400)) - held - planted
@@ -71,7 +74,7 @@ def test_held_out_repeated_and_mismatched_lines_never_train() -> None:
             + counts["train_lines"]
         )
     )
-    every = aligned_lines(frame, NULL_THRESHOLD, eval_share=0.2, max_false_accept=1.0)
+    every = aligned_lines(frame, NULL_CUT, eval_share=0.2, max_false_accept=1.0)
     assert every.counts["dropped_mismatched"] == 0 and every.counts["cut"] is None
 
 
@@ -79,7 +82,7 @@ def test_a_pass_with_a_fixed_threshold_has_no_null_to_cut_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     frame, _ = _lines(20)
-    lines = aligned_lines(frame, {"value": 0.8, "mode": "fixed"}, 0.1, 0.5)
+    lines = aligned_lines(frame, CutRecord.read({"value": 0.8, "mode": "fixed"}), 0.1, 0.5)
     assert "no null distribution" in caplog.text
     assert lines.counts["cut"] is None and lines.counts["dropped_mismatched"] == 0
 
