@@ -83,8 +83,8 @@ def with_negatives(
 def measure(args: argparse.Namespace, setting: dict) -> dict:
     """Time ``args.steps`` optimizer steps after ``args.warmup`` untimed ones."""
     import torch
-    from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.resolve import resolve_model
+    from paramine.encoders.modules.lstm_pooling import load_encoder
     from paramine.encoders.training.modeling import build_model, make_loss
 
     torch.manual_seed(0)

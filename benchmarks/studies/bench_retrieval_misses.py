@@ -76,8 +76,8 @@ def paraphrase_set(pivot_path: str, target_path: str, eval_share: float) -> Para
 
 def encode(spec: str, texts: list[str]) -> np.ndarray:
     """Unit vectors of ``texts`` under a model (registry name or folder), as evaluate encodes."""
-    from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.resolve import prompt_applied, resolve_model
+    from paramine.encoders.modules.lstm_pooling import load_encoder
 
     resolved = resolve_model(spec)
     model = load_encoder(resolved.path, device="cpu")

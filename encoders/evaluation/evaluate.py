@@ -214,9 +214,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _evaluate(config: EvaluateConfig) -> int:
     from paramine.encoders.evaluation.holdout import load_split
-    from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.folder_check import check_local_folder
     from paramine.encoders.models.resolve import resolve_model
+    from paramine.encoders.modules.lstm_pooling import load_encoder
 
     if config.suite:
         from paramine.encoders.evaluation.suite_eval import suite_command

@@ -59,7 +59,7 @@ CODE = (
     "paramine.encoders.inference.handler",
     "paramine.encoders.inference.loading",
     "paramine.encoders.inference.export",
-    "paramine.encoders.lstm_pooling",
+    "paramine.encoders.modules.lstm_pooling",
 )
 #: The libraries the figures run on ("-" where one is not installed).
 LIBRARIES = (

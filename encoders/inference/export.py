@@ -187,7 +187,7 @@ def export_model(
     target = export_dir(model_path, backend, quantize, fingerprint, cache_dir)
 
     def build(tmp: Path) -> dict[str, Any]:
-        from paramine.encoders.lstm_pooling import load_encoder
+        from paramine.encoders.modules.lstm_pooling import load_encoder
 
         model = load_encoder(str(model_path), device="cpu")
         model.eval()

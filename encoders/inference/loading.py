@@ -105,7 +105,7 @@ def load_for_backend(
     the cached export (:func:`export_model`); everything else in the model is
     unchanged, so ``encode`` and the handler's unpadded encoding work as before.
     """
-    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.modules.lstm_pooling import load_encoder
 
     # load_encoder also reads model folders saved before paramine's modules
     # moved under `paramine.`.

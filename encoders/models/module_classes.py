@@ -7,9 +7,12 @@ Kept apart from the LSTM module so that the run's checks can read a
 from __future__ import annotations
 
 #: The ``type`` that ``modules.json`` records for this module.
-CLASS_REF = "paramine.encoders.lstm_pooling.LSTMPooling"
+CLASS_REF = "paramine.encoders.modules.lstm_pooling.LSTMPooling"
+#: Where the class lived before ``encoders/modules/``; that module still imports it, so
+#: ``SentenceTransformer(path)`` loads the models that name it (``encoders/lstm_pooling.py``).
+FORMER_CLASS_REF = "paramine.encoders.lstm_pooling.LSTMPooling"
 #: ``modules.json`` types written by older paramine releases, and what they are now.
-LEGACY_CLASS_REFS = {"encoders.lstm_pooling.LSTMPooling": CLASS_REF}
+LEGACY_CLASS_REFS = {"encoders.lstm_pooling.LSTMPooling": CLASS_REF, FORMER_CLASS_REF: CLASS_REF}
 #: The module classes paramine loads: sentence-transformers' own, and ours.
 TRUSTED_PACKAGE = "sentence_transformers."
 PARAMINE_CLASSES = frozenset({CLASS_REF})

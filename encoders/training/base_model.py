@@ -22,9 +22,9 @@ log = logging.getLogger(__name__)
 
 def load_base(config: TrainConfig) -> tuple[SentenceTransformer, dict[str, Any]]:
     """The base model, loaded, and where it was found (folder, hub id, revision, prefix)."""
-    from paramine.encoders.lstm_pooling import load_encoder
     from paramine.encoders.models.folder_check import check_local_folder
     from paramine.encoders.models.resolve import resolve_model
+    from paramine.encoders.modules.lstm_pooling import load_encoder
     from paramine.encoders.training.modeling import default_prefix
 
     resolved = resolve_model(config.base, flag="--base")

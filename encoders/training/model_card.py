@@ -150,7 +150,7 @@ def paramine_card_section(summary: dict[str, Any], table: str) -> str:
         f"- Base: `{summary['base']['spec']}` ({summary['base']['model_id']}, revision "
         f"{summary['base']['revision']})",
         "- Loading: `SentenceTransformer(path)` where paramine is installed (the LSTM pooling "
-        "module is `paramine.encoders.lstm_pooling.LSTMPooling`)",
+        "module is `paramine.encoders.modules.lstm_pooling.LSTMPooling`)",
     ]
     if summary["base"]["prefix"]:
         lines.append(

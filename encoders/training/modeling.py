@@ -50,7 +50,7 @@ def build_model(
     ``base`` too. ``lstm-residual`` keeps the base's pooling modules and
     its trailing Normalize, so the model starts as the base, vector for vector.
     """
-    from paramine.encoders.lstm_pooling import LSTMPooling
+    from paramine.encoders.modules.lstm_pooling import LSTMPooling
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 

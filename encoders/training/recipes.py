@@ -12,7 +12,7 @@ knew.
 
 ``small`` starts from the base's own embeddings instead: ``lstm-residual``
 pooling is the base's pooling plus a zero-initialized projection of an LSTM
-state (:mod:`paramine.encoders.lstm_pooling`), so step 0 gives exactly the
+state (:mod:`paramine.encoders.modules.lstm_pooling`), so step 0 gives exactly the
 base's similarities; the Transformer moves at lr 2e-5 (a new user's 2e-5 with
 mean pooling was the first trained row above its base: 80.72 against 80.56,
 issue 45), the new head at its own ``--head-lr``; and the cached loss, so a

@@ -256,7 +256,7 @@ class DevSelection(TrainerCallback):
 
     def keep_best(self) -> None:
         """Load the best model's weights into the model, unless it is the last step's."""
-        from paramine.encoders.lstm_pooling import load_encoder
+        from paramine.encoders.modules.lstm_pooling import load_encoder
 
         best = self.best
         if best is None or best["step"] == self.history[-1]["step"]:

@@ -1,7 +1,7 @@
 """``paramine train``: fine-tune a sentence encoder on a mined paraphrase dataset.
 
 ``--recipe paper`` (the default) is Dadas (2022): a pretrained Transformer,
-its pooling replaced by an LSTM (:mod:`paramine.encoders.lstm_pooling`),
+its pooling replaced by an LSTM (:mod:`paramine.encoders.modules.lstm_pooling`),
 trained with the multiple-negatives ranking loss on (sentence_a, sentence_b)
 pairs with no text twice in a batch; AdamW, lr 2e-6, linear decay after 10%
 warmup, batch 64, 3 epochs. ``--recipe small`` is for a few thousand pairs
@@ -139,7 +139,7 @@ def _train(
 ) -> int:
     """Score the base, train each seed, score the base's suite, write and print the tables."""
     from paramine.encoders.evaluation.suite_eval import model_encoder
-    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.modules.lstm_pooling import load_encoder
     from paramine.encoders.training.hard_negatives import training_columns
 
     base, base_facts = load_base(config)
@@ -258,7 +258,7 @@ def _base_on_suite(
     base (``suite_cache``), unless ``--no-suite-cache``.
     """
     from paramine.encoders.evaluation.suite_eval import scored_on_suite, trainer_encoding
-    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.modules.lstm_pooling import load_encoder
 
     suite = evaluation.suite
     assert suite is not None

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from paramine.encoders.evaluation.eval_files import held_out_bitexts
 from paramine.encoders.evaluation.evaluate import bitext_task, evaluate_model
-from paramine.encoders.lstm_pooling import load_encoder
+from paramine.encoders.modules.lstm_pooling import load_encoder
 
 from benchmarks.studies import bench_retrieval_misses
 from tests.benchmarks.harness import markdown_rows

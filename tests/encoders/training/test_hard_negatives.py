@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from paramine.encoders.evaluation.suite_eval import model_encoder
-from paramine.encoders.lstm_pooling import load_encoder
+from paramine.encoders.modules.lstm_pooling import load_encoder
 from paramine.encoders.training.hard_negatives import mine_hard_negatives, training_rows
 from paramine.pipelines.cli import main as cli_main
 from paramine.schemas.errors import UsageError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from paramine.encoders.lstm_pooling import LSTMPooling, load_encoder
+from paramine.encoders.modules.lstm_pooling import LSTMPooling, load_encoder
 from paramine.encoders.training.modeling import (
     HEAD_PARAMETERS,
     build_model,

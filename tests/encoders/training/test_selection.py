@@ -13,7 +13,7 @@ import pytest
 import torch
 from paramine.encoders.evaluation.suite import load_suite
 from paramine.encoders.evaluation.suite_eval import model_encoder
-from paramine.encoders.lstm_pooling import load_encoder
+from paramine.encoders.modules.lstm_pooling import load_encoder
 from paramine.encoders.training.selection import (
     DevSelection,
     dev_scores,

@@ -158,7 +158,7 @@ def test_training_lowers_the_loss_and_resumes(
     loss_after_8 = mnrl_loss(str(out), train_rows)
     initial = tmp_path / "initial"
     # The same model before any step: --max-steps would train, so build it directly.
-    from paramine.encoders.lstm_pooling import LSTMPooling
+    from paramine.encoders.modules.lstm_pooling import LSTMPooling
     from sentence_transformers import SentenceTransformer
 
     torch_seed(1)
@@ -216,7 +216,7 @@ def test_mixed_precision_training_on_gpu(tmp_path: Path, tiny_model_dir: Path) -
     assert summary["training"]["global_step"] == 3
     assert summary["training"]["device"].startswith("cuda")
     # Saved from the GPU, loaded on the CPU: the weights came back whole.
-    from paramine.encoders.lstm_pooling import load_encoder
+    from paramine.encoders.modules.lstm_pooling import load_encoder
 
     model = load_encoder(str(out), device="cpu")
     assert model.encode(["ala ma kota"]).shape == (1, 64)

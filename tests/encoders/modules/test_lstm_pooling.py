@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from paramine.encoders.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
-from paramine.encoders.models.module_classes import trusted_class_ref
+from paramine.encoders.models.module_classes import FORMER_CLASS_REF, trusted_class_ref
+from paramine.encoders.modules.lstm_pooling import CLASS_REF, LSTMPooling, load_encoder, right_align
 from paramine.schemas.errors import ModelError
 from sentence_transformers import SentenceTransformer
 
@@ -222,6 +222,30 @@ def test_model_saved_before_the_namespace_move_still_loads(
     loaded.save(str(tmp_path / "new"))
     assert CLASS_REF in (tmp_path / "new" / "modules.json").read_text()
     assert isinstance(SentenceTransformer(str(tmp_path / "new"), device="cpu")[1], LSTMPooling)
+
+
+def test_a_model_saved_before_the_pooling_moved_into_modules_loads_as_it_is(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    model = lstm_model(tiny_model_dir, hidden=16)
+    folder = tmp_path / "before-modules"
+    model.save(str(folder))
+    modules_json = folder / "modules.json"
+    before = modules_json.read_text().replace(CLASS_REF, FORMER_CLASS_REF)
+    assert FORMER_CLASS_REF in before and CLASS_REF not in before
+    modules_json.write_text(before)
+    texts = [SHORT, LONG]
+    # Plain sentence-transformers imports the former module, which gives the same class.
+    for loaded in (SentenceTransformer(str(folder), device="cpu"), load_encoder(str(folder))):
+        assert isinstance(loaded[1], LSTMPooling)
+        torch.testing.assert_close(
+            loaded.encode(texts, convert_to_tensor=True),
+            model.encode(texts, convert_to_tensor=True),
+            atol=0,
+            rtol=0,
+        )
+    assert modules_json.read_text() == before
+    assert trusted_class_ref(FORMER_CLASS_REF) == CLASS_REF
 
 
 def test_a_module_class_that_comes_with_the_folder_is_refused_never_run(
