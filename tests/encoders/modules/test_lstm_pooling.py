@@ -195,57 +195,42 @@ def test_a_config_saved_before_residual_dimension_loads_as_the_papers(
     )
 
 
-def test_model_saved_before_the_namespace_move_still_loads(
-    tiny_model_dir: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    "former",
+    [
+        "encoders.lstm_pooling.LSTMPooling",  # before paramine's folders moved under paramine.
+        FORMER_CLASS_REF,  # before the pooling moved into encoders/modules/
+    ],
+)
+def test_a_model_saved_under_a_former_class_name_still_loads(
+    former: str, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     model = lstm_model(tiny_model_dir, hidden=16)
     folder = tmp_path / "old"
     model.save(str(folder))
-    # What paramine wrote before its folders moved under `paramine.`.
     modules_json = folder / "modules.json"
-    old = modules_json.read_text().replace(CLASS_REF, "encoders.lstm_pooling.LSTMPooling")
-    assert "encoders.lstm_pooling.LSTMPooling" in old and CLASS_REF not in old
+    old = modules_json.read_text().replace(CLASS_REF, former)
+    assert former in old and CLASS_REF not in old
     modules_json.write_text(old)
+    assert trusted_class_ref(former) == CLASS_REF
 
-    loaded = load_encoder(str(folder), device="cpu")
-    assert type(loaded) is SentenceTransformer
-    assert isinstance(loaded[1], LSTMPooling)
+    loaded = [load_encoder(str(folder), device="cpu")]
+    if former == FORMER_CLASS_REF:  # that module still imports the class: plain loading works
+        loaded.append(SentenceTransformer(str(folder), device="cpu"))
     texts = [SHORT, LONG]
-    torch.testing.assert_close(
-        loaded.encode(texts, convert_to_tensor=True),
-        model.encode(texts, convert_to_tensor=True),
-        atol=0,
-        rtol=0,
-    )
-    assert modules_json.read_text() == old  # the user's folder is only read
-    # Saved again, it records the class path of today, which plain loading finds.
-    loaded.save(str(tmp_path / "new"))
-    assert CLASS_REF in (tmp_path / "new" / "modules.json").read_text()
-    assert isinstance(SentenceTransformer(str(tmp_path / "new"), device="cpu")[1], LSTMPooling)
-
-
-def test_a_model_saved_before_the_pooling_moved_into_modules_loads_as_it_is(
-    tiny_model_dir: Path, tmp_path: Path
-) -> None:
-    model = lstm_model(tiny_model_dir, hidden=16)
-    folder = tmp_path / "before-modules"
-    model.save(str(folder))
-    modules_json = folder / "modules.json"
-    before = modules_json.read_text().replace(CLASS_REF, FORMER_CLASS_REF)
-    assert FORMER_CLASS_REF in before and CLASS_REF not in before
-    modules_json.write_text(before)
-    texts = [SHORT, LONG]
-    # Plain sentence-transformers imports the former module, which gives the same class.
-    for loaded in (SentenceTransformer(str(folder), device="cpu"), load_encoder(str(folder))):
-        assert isinstance(loaded[1], LSTMPooling)
+    for encoder in loaded:
+        assert type(encoder) is SentenceTransformer and isinstance(encoder[1], LSTMPooling)
         torch.testing.assert_close(
-            loaded.encode(texts, convert_to_tensor=True),
+            encoder.encode(texts, convert_to_tensor=True),
             model.encode(texts, convert_to_tensor=True),
             atol=0,
             rtol=0,
         )
-    assert modules_json.read_text() == before
-    assert trusted_class_ref(FORMER_CLASS_REF) == CLASS_REF
+    assert modules_json.read_text() == old  # the user's folder is only read
+    # Saved again, it records the class path of today, which plain loading finds.
+    loaded[0].save(str(tmp_path / "new"))
+    assert CLASS_REF in (tmp_path / "new" / "modules.json").read_text()
+    assert isinstance(SentenceTransformer(str(tmp_path / "new"), device="cpu")[1], LSTMPooling)
 
 
 def test_a_module_class_that_comes_with_the_folder_is_refused_never_run(
