@@ -12,10 +12,11 @@
 # everything again and never meets the first's checkpoints. --dry-run runs every step on the
 # CPU, small, with MODEL (the test's tiny model): the script is tested in CI, so it works when
 # a GPU comes. PYTHON (default .venv/bin/python) runs paramine. PARTS (default "encode train
-# adapt") runs only those parts: a second try need not measure again what the first did.
+# adapt"; set and empty: none) runs only those parts: a second try need not measure again
+# what the first did.
 set -euo pipefail
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-    sed -n '2,15s/^# \{0,1\}//p' "$0"  # the comment above
+    sed -n '2,16s/^# \{0,1\}//p' "$0"  # the comment above
     exit 0
 fi
 cd "$(dirname "$0")/../.."
