@@ -220,6 +220,16 @@ class TrainConfig(EvalOptions):
         group=TRAINING,
         parse=optional(parse_drop_share),
     )
+    recheck_false_accept: float = option(
+        None,
+        "in a run of more than one epoch, judge every row again when the first epoch is over, "
+        "with the model as trained so far: a row scoring below what this share of mismatched "
+        "rows reach (each row's anchor beside other rows' positives) stays out of the rest of "
+        "training; 1 judges none again (default: the recipe's; adapt 0.1, others 1)",
+        group=TRAINING,
+        parse=optional(parse_false_accept),
+        metavar="SHARE",
+    )
     batch_size: int = option(
         None, "pairs per step (default: the recipe's, 64)", group=TRAINING, parse=optional(int)
     )

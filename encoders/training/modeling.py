@@ -132,6 +132,7 @@ def make_loss(
     directions: str = "forward",
     drop_hardest: float = 0.0,
     ramp_steps: int = 0,
+    recheck: float = 1.0,
 ) -> Any:
     """MNRL, or its cached form (the same loss and gradient, in mini-batches of texts).
 
@@ -141,8 +142,10 @@ def make_loss(
     ``directions`` (``recipes.LOSS_DIRECTIONS``) are the in-batch contests
     either scores, in one softmax per anchor (sentence-transformers'
     ``partition_mode="joint"``). ``drop_hardest`` > 0: MNRL over the rows of
-    each batch but that share of highest losses, reached after ``ramp_steps``
-    (``small_loss.py``; the trainer needs its ``FollowSteps`` callback).
+    each batch but that share of highest losses, reached after ``ramp_steps``;
+    ``recheck`` < 1: every row judged again after them, against the null at
+    that share (``small_loss.py``; the trainer needs its ``FollowSteps``
+    callback for both).
     """
     from paramine.encoders.training.recipes import LOSS_DIRECTIONS
     from sentence_transformers.sentence_transformer.losses import (
@@ -151,12 +154,13 @@ def make_loss(
     )
 
     contests = LOSS_DIRECTIONS[directions]
-    if drop_hardest:
+    if drop_hardest or recheck < 1.0:
         from paramine.encoders.training.small_loss import SmallLossMNRL
 
         if loss == "cached":
-            raise UsageError("--drop-hardest needs --loss mnrl (the cached loss sees no rows)")
-        return SmallLossMNRL(model, drop_hardest, ramp_steps, directions=contests)
+            flag = "--drop-hardest" if drop_hardest else "--recheck-false-accept"
+            raise UsageError(f"{flag} needs --loss mnrl (the cached loss sees no rows)")
+        return SmallLossMNRL(model, drop_hardest, ramp_steps, recheck, directions=contests)
     if loss == "cached":
         return CachedMultipleNegativesRankingLoss(
             model, mini_batch_size=mini_batch_size, directions=contests

@@ -43,6 +43,7 @@ RECIPE_KEYS = (
     "epochs",
     "min_steps",
     "drop_hardest",
+    "recheck_false_accept",
     "loss",
     "loss_directions",
     "train_on",
@@ -85,6 +86,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         "epochs": 3.0,
         "min_steps": 0,
         "drop_hardest": 0.0,
+        "recheck_false_accept": 1.0,
         "loss": "mnrl",
         "loss_directions": "forward",
         "train_on": "paraphrases",
@@ -103,6 +105,7 @@ RECIPES: dict[str, dict[str, Any]] = {
         "epochs": 3.0,
         "min_steps": 0,
         "drop_hardest": 0.0,
+        "recheck_false_accept": 1.0,
         "loss": "cached",
         "loss_directions": "forward",
         "train_on": "paraphrases",
@@ -140,6 +143,11 @@ RECIPES: dict[str, dict[str, Any]] = {
         # share of mismatched rows the null's cut keeps) leave the gradient
         # once the first epoch has taught the rest (small_loss.py).
         "drop_hardest": 0.1,
+        # The batch's hardest share still lets a batch with more mismatched
+        # rows than its share teach them, epoch after epoch: after the first,
+        # every row is judged again by the model it made, against the null of
+        # its rows paired with other rows (small_loss.py).
+        "recheck_false_accept": 0.1,
         "loss": "mnrl",
         "loss_directions": "both",
         "train_on": "both",

@@ -80,14 +80,15 @@ def train_seed(
     from sentence_transformers import SentenceTransformerTrainer
 
     model = _seed_model(config, base, prefix, place.seed)
-    dataset = Dataset.from_dict(columns)
     mapping = learning_rate_mapping(model, config.lr, config.head_lr)
-    args = _training_arguments(config, precision, prefix, len(dataset), place, mapping)
     callbacks: list[Any] = [MarkComplete(config.save_total_limit)]
     selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
     if selection is not None:
         callbacks.append(selection)
-    loss = _loss(config, model, len(dataset), callbacks)
+    columns = dict(columns)  # the loss may add the rows' numbers
+    loss = _loss(config, model, columns, callbacks)
+    dataset = Dataset.from_dict(columns)
+    args = _training_arguments(config, precision, prefix, len(dataset), place, mapping)
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=dataset, loss=loss, callbacks=callbacks
     )
@@ -133,21 +134,41 @@ def train_seed(
     }
     if selection is not None:
         run["selection"] = selection.summary()
+    set_aside = getattr(loss, "set_aside", None)
+    if set_aside is not None:
+        run["training"]["rows_set_aside_by_recheck"] = len(set_aside)
     return model, run
 
 
-def _loss(config: TrainConfig, model: SentenceTransformer, rows: int, callbacks: list[Any]) -> Any:
-    """The recipe's loss; small-loss training adds the callback that tells it the step."""
+def _loss(
+    config: TrainConfig,
+    model: SentenceTransformer,
+    columns: dict[str, list[Any]],
+    callbacks: list[Any],
+) -> Any:
+    """The recipe's loss; small-loss training adds the callback that tells it the step.
+
+    When the rows are judged again after the first epoch, ``columns`` gains
+    the rows' numbers (``small_loss.ROW_COLUMN``), which the loss reads.
+    """
     from paramine.encoders.training.modeling import make_loss
 
     # The hardest rows' share grows over the first epoch (small_loss.py).
+    rows = len(columns["anchor"])
     epoch_steps = -(-rows // config.batch_size)
     directions, drop = config.loss_directions, config.drop_hardest
-    loss = make_loss(model, config.loss, config.mini_batch_size, directions, drop, epoch_steps)
-    if drop:
-        from paramine.encoders.training.small_loss import FollowSteps
+    recheck = config.recheck_false_accept
+    loss = make_loss(
+        model, config.loss, config.mini_batch_size, directions, drop, epoch_steps, recheck
+    )
+    if drop or recheck < 1.0:
+        from paramine.encoders.training.small_loss import ROW_COLUMN, FollowSteps
 
-        callbacks.append(FollowSteps(loss))
+        if recheck < 1.0:
+            columns[ROW_COLUMN] = list(range(rows))
+            callbacks.append(FollowSteps(loss, columns["anchor"], columns["positive"]))
+        else:
+            callbacks.append(FollowSteps(loss))
     return loss
 
 

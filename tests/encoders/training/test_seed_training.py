@@ -44,3 +44,33 @@ def test_a_small_input_trains_at_least_the_recipes_floor_of_steps(tmp_path: Path
 def test_the_floor_of_steps_is_checked() -> None:
     with pytest.raises(UsageError, match="--min-steps -1 must be 0 or more"):
         TrainConfig(dataset="d", base="b", output="o", min_steps=-1)
+
+
+def test_a_run_of_two_epochs_judges_its_rows_again_and_trains_without_them(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    from paramine.encoders.training.seed_training import train_seed
+    from sentence_transformers import SentenceTransformer
+
+    words = "river stone cloud bread window garden letter candle".split()
+    anchors = [f"the {a} and the {b}" for a in words for b in words[:3]]
+    positives = list(anchors)
+    positives[4] = positives[19] = "zebra quantum saxophone " * 3
+    config = TrainConfig(
+        dataset="d",
+        base=str(tiny_model_dir),
+        output=str(tmp_path / "model"),
+        recipe="adapt",
+        batch_size=8,
+        epochs=2,
+        min_steps=0,
+        recheck_false_accept=0.05,
+        quiet=True,
+    )
+    place = SeedPlace(7, str(tmp_path / "model"), str(tmp_path / "checkpoints"))
+    base = SentenceTransformer(str(tiny_model_dir), device="cpu")
+    columns = {"anchor": anchors, "positive": positives}
+    _, run = train_seed(config, "fp32", base, "", columns, place, None, {})
+    assert run["training"]["global_step"] == 6  # 24 rows, batches of 8, two epochs
+    assert 2 <= run["training"]["rows_set_aside_by_recheck"] <= 4
+    assert columns == {"anchor": anchors, "positive": positives}  # the caller's columns as given
