@@ -54,22 +54,11 @@ echo "== a dataset to train on: the built-in demo, mined with $model"
 "$python" -m paramine.pipelines.cli mine --model "$model" --output "$out/demo" \
     --threshold 0.0 --quiet --device "$device" --write-scored
 
-echo "== training: steps/s of each recipe ($steps steps)"
-for recipe in paper small adapt; do
-    "$python" -m paramine.pipelines.cli train "$out/demo" --base "$model" --recipe "$recipe" \
-        --output "$out/train-$recipe" --max-steps "$steps" --eval-share 0 --device "$device" \
-        --save-steps 1000 > "$out/train-$recipe.log" 2>&1
-    "$python" - "$out/train-$recipe/paramine_training.json" "$recipe" <<'PY'
-import json, sys
-training = json.load(open(sys.argv[1]))["training"]
-peak = training.get("peak_gpu_memory_mib")
-print(
-    f"  {sys.argv[2]:6s} {training['global_step']} steps, "
-    f"{training['steps_per_second'] or 0:.3f} steps/s, {training['cpu_s_per_step'] or 0:.2f} "
-    f"CPU-s/step on {training['device']}" + (f", peak GPU memory {peak} MiB" if peak else "")
-)
-PY
-done
+echo "== training: steps/s of each recipe ($steps steps, one process)"
+"$python" -m benchmarks.speed.train_recipes "$out/demo" --model "$model" --out "$out" \
+    --steps "$steps" --device "$device" --summary "$out/train-summary.txt" > "$out/train.log" 2>&1 \
+    || { tail -n 30 "$out/train.log"; exit 1; }
+cat "$out/train-summary.txt"
 fi
 
 if part adapt; then

@@ -83,13 +83,16 @@ def check_model_folder(path: str, spec: str, flag: str = "--model") -> None:
             raise ModelError(f"{flag} {spec}: module folder {module_dir} is missing; {_DAMAGED}")
         for name in sorted(module_dir.glob("*.json")):
             _read_json(name, spec, flag)
+    # The weights' sizes before the checks that import the modules' classes
+    # (sentence-transformers, transformers: 8 CPU-s of imports): a copy cut
+    # short, the likeliest damage, is said at once.
+    for module_dir in dict.fromkeys([folder, *module_dirs]):
+        for weights in sorted(module_dir.glob("*.safetensors")):
+            _check_safetensors(weights, spec, flag)
     if (folder / "modules.json").is_file():  # every settings file parses: now their keys
         check_module_settings(str(folder), spec, flag)
     for transformer_dir in transformer_dirs:
         _load_config_and_tokenizer(transformer_dir, spec, flag)
-    for module_dir in dict.fromkeys([folder, *module_dirs]):
-        for weights in sorted(module_dir.glob("*.safetensors")):
-            _check_safetensors(weights, spec, flag)
 
 
 def _check_safetensors(path: Path, spec: str, flag: str) -> None:

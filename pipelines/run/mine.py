@@ -9,7 +9,7 @@ command line, a job file (``--config``) or Python (``mine``).
 
 Everything that can be checked is checked before the pipeline is built and
 before anything is written: the settings, Beam's flags and the deployment,
-the inputs (they exist and resolve to shards), the model, and the output.
+the inputs (they exist and resolve to shards), the output, and the model.
 
 What a run makes it removes again when it does not finish: a failure, a full
 disk (one line naming where) or SIGTERM / SIGINT (exit 143 / 130, one line)

@@ -201,12 +201,14 @@ def check_run(settings: MiningSettings, running: RunSettings) -> CheckedRun:
         ParamineError: The first check that fails, with what to do.
     """
     shards, input_records = check_inputs(settings, running)
-    excluded = exclusion_keys(settings)
-    model_record = check_model(settings)
     if running.output is None:
         raise UsageError("--output is required")
-    # The output last: its check leaves nothing behind, and the dataset is
-    # built beside it and swapped in only when complete.
+    # The output before the model: its check takes milliseconds and leaves
+    # nothing behind (the dataset is built beside it and swapped in only when
+    # complete), while the model's may first materialize the default model
+    # (18 s the first time): a wrong --output is said at once.
     output = DatasetOutput.prepare(running.output, running.overwrite)
+    excluded = exclusion_keys(settings)
+    model_record = check_model(settings)
     unchecked = unchecked_languages(settings, shards)
     return CheckedRun(shards, input_records, model_record, output, excluded, unchecked)
