@@ -1,7 +1,13 @@
-"""``--direct_running_mode multi_processing``: SDK worker subprocesses, one model load each."""
+"""``--direct_running_mode multi_processing``: SDK worker subprocesses, one model load each.
+
+The one multi-process run of the suite (its workers import torch and Beam
+anew: 25 CPU-s): the progress that the launcher draws from the workers'
+counts is checked on it too (``run/progress.py``).
+"""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -9,7 +15,8 @@ from typing import Any
 import pytest
 from paramine.encoders.inference.handler import EncoderHandler
 from paramine.pipelines.run import encoder as run_encoder
-from paramine.pipelines.run import mine
+from paramine.pipelines.run import launch, mine
+from paramine.pipelines.run.progress import RunProgress
 from paramine.schemas.reader import read_pairs
 
 #: Where each load_model call appends its process id; the worker subprocesses
@@ -40,13 +47,22 @@ def write_input(path: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_multi_processing_loads_the_model_once_per_worker(
+def test_multi_processing_loads_the_model_once_per_worker_and_reports_every_byte_and_pair(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     load_log = tmp_path / "loads.txt"
     load_log.touch()
     monkeypatch.setenv(LOAD_LOG_ENV, str(load_log))
     monkeypatch.setattr(run_encoder, "EncoderHandler", CountingHandler)
+    stream = io.StringIO()
+    shown: list[RunProgress] = []
+
+    def to_stream(total_bytes: int, quiet: bool = False, **_: object) -> RunProgress:
+        # The run's own progress, drawn where the test can read it (mine passes no stream).
+        shown.append(RunProgress(total_bytes, quiet=quiet, stream=stream, log_seconds=1.0))
+        return shown[-1]
+
+    monkeypatch.setattr(launch, "RunProgress", to_stream)
     source = write_input(tmp_path / "bitext.tsv")
     manifest = mine.run(
         [
@@ -72,6 +88,7 @@ def test_multi_processing_loads_the_model_once_per_worker(
     table, read_back = read_pairs(str(tmp_path / "out"))
     assert manifest.rows["pairs"] == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
     assert read_back.extra["runner"] == "FnApiRunner"
+    _assert_progress_counted_everything(shown, stream.getvalue(), manifest, source)
 
     # Deterministic across running modes: the same pairs and ids in process,
     # and scores equal up to float rounding (not bit for bit: docs/architecture.md).
@@ -91,3 +108,23 @@ def test_multi_processing_loads_the_model_once_per_worker(
     for pair_id, row in multi.items():
         assert row["sentence_a"] == by_id[pair_id]["sentence_a"]
         assert row["score_a"] == pytest.approx(by_id[pair_id]["score_a"], abs=1e-5)
+
+
+def _assert_progress_counted_everything(
+    shown: list[RunProgress], printed: str, manifest: Any, source: Path
+) -> None:
+    """The launcher's progress of a multi-process run: every byte and pair the workers read."""
+    (progress,) = shown
+    assert progress.total_bytes == progress.totals.bytes == source.stat().st_size
+    lines = len(PIVOTS) * len(VARIANTS)
+    assert progress.totals.pairs == manifest.counts["ReadBitext"]["kept"] == lines
+    # The workers' INFO logs went to the run's log, not to the progress stream.
+    assert "sdk_worker" not in printed
+    # Failure path 6: once reading is done, the line names the stage that
+    # runs, with its own count, not a stale "read 100%" and pairs/s.
+    for stage in ("ReadBitext", "Prefilter", "PostFilter"):
+        assert progress.stages[stage].n == manifest.counts[stage]["kept"], stage
+    assert progress.stages["encoding"].n == manifest.counts["encoding"]["texts_encoded"]
+    last = printed.splitlines()[-1]
+    assert last.startswith(f"paramine: {progress.running.stage}: "), last
+    assert " out (" in last and "read 100.0%" in last and "pairs/s" not in last

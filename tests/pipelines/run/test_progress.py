@@ -17,8 +17,6 @@ from paramine.pipelines.core.accounting import progress_file
 from paramine.pipelines.core.tap import count_reads, tap_for
 from paramine.pipelines.run.progress import RunProgress, silence_third_party
 
-from tests.pipelines.report.test_report import mine_and_report
-
 
 def _worker(path: str, n: int) -> None:
     tap = tap_for(path)
@@ -147,43 +145,5 @@ class TestProgress:
         assert os.listdir(tmp_path) == []
         assert dict(os.environ) == env
 
-    @pytest.mark.slow
-    def test_a_multi_process_mine_reports_every_byte_and_pair(
-        self, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        from paramine.pipelines.run import launch
-
-        stream = io.StringIO()
-        shown: list[RunProgress] = []
-
-        def to_stream(total_bytes: int, quiet: bool = False, **_: object) -> RunProgress:
-            # The run's own progress, drawn where the test can read it (mine passes no stream).
-            shown.append(RunProgress(total_bytes, quiet=quiet, stream=stream, log_seconds=1.0))
-            return shown[-1]
-
-        monkeypatch.setattr(launch, "RunProgress", to_stream)
-        _, manifest = mine_and_report(
-            tmp_path,
-            tiny_model_dir,
-            "--threshold",
-            "0.0",
-            "--direct_running_mode",
-            "multi_processing",
-            "--direct_num_workers",
-            "2",
-        )
-        # The one input file, as the manifest names it.
-        ((file,),) = [shard["files"] for shard in manifest.inputs]
-        (progress,) = shown
-        assert progress.total_bytes == progress.totals.bytes == Path(file["url"]).stat().st_size
-        assert progress.totals.pairs == manifest.counts["ReadBitext"]["kept"] == 13
-        # The workers' INFO logs went to the run's log, not to the progress stream.
-        assert "sdk_worker" not in stream.getvalue()
-        # Failure path 6: once reading is done, the line names the stage that
-        # runs, with its own count, not a stale "read 100%" and pairs/s.
-        for stage in ("ReadBitext", "Prefilter", "PostFilter"):
-            assert progress.stages[stage].n == manifest.counts[stage]["kept"], stage
-        assert progress.stages["encoding"].n == manifest.counts["encoding"]["texts_encoded"]
-        last = stream.getvalue().splitlines()[-1]
-        assert last.startswith(f"paramine: {progress.running.stage}: "), last
-        assert " out (" in last and "read 100.0%" in last and "pairs/s" not in last
+    # A multi-process run's progress is checked on the suite's one such run:
+    # test_mine_multiprocess.py.
