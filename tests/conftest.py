@@ -14,6 +14,7 @@ from hypothesis import settings
 from paramine.pipelines.run import beam_memos
 
 from tests.paths import CORPORA, ROOT
+from tests.run_once import built_once, run_root
 
 # Beam's TestPipeline is a pipeline, not a test class: keep pytest from collecting it.
 TestPipeline.__test__ = False  # type: ignore[attr-defined]
@@ -42,13 +43,17 @@ if os.environ.get("CI"):
 
 @pytest.fixture(scope="session", autouse=True)
 def private_paramine_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The session's paramine cache: model exports and copies stay out of the user's.
+    """The run's paramine cache: model exports and copies stay out of the user's.
 
     Set in the environment, so that CLI subprocesses and Beam's worker
-    processes use it too. (A test of the cache's own logic sets its own.)
+    processes use it too. One for all of the run's xdist workers: the default
+    model is materialized once (the cache's builds are atomic between
+    processes). (A test of the cache's own logic sets its own.)
     """
+    cache = run_root(tmp_path_factory) / "paramine-cache"
+    cache.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PARAMINE_CACHE", str(tmp_path_factory.mktemp("paramine-cache")))
+        patch.setenv("PARAMINE_CACHE", str(cache))
         yield
 
 
@@ -70,10 +75,10 @@ def session_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random-weight sentence-transformers model, built offline once."""
+    """A tiny random-weight sentence-transformers model, built offline once a run."""
     from tests.tiny_model import build_tiny_model
 
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+    return built_once(tmp_path_factory, "tiny-model", build_tiny_model)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchmarks.harness import SCALE_PAIRS, run_script, write_tatoeba_sample
+from tests.run_once import built_once
 
 
 @pytest.fixture(scope="session")
@@ -23,20 +24,19 @@ def tatoeba_sample(shared_corpora: Path, tmp_path_factory: pytest.TempPathFactor
 def scale_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """One bench_scale run of 2,000 synthetic pairs: its workdir, its --json, what it printed.
 
-    Session-scoped: bench_floor reads the same workdir's input and this
-    run's figures, as a user compares the two (``--workdir``, ``--scale-json``).
+    Once a run, for every xdist worker (``tests/run_once.py``): bench_floor
+    reads the same workdir's input and this run's figures, as a user
+    compares the two (``--workdir``, ``--scale-json``).
     """
-    workdir = tmp_path_factory.mktemp("bench-scale")
-    figures = workdir / "scale.json"
-    done = run_script(
-        "benchmarks.speed.bench_scale",
-        "--sizes",
-        SCALE_PAIRS,
-        "--input",
-        "synthetic",  # bench_floor reads this input
-        "--workdir",
-        workdir,
-        "--json",
-        figures,
-    )
-    return workdir, figures, done.stdout
+
+    def run(workdir: Path) -> None:
+        done = run_script(
+            "benchmarks.speed.bench_scale",
+            *("--sizes", SCALE_PAIRS, "--input", "synthetic"),  # bench_floor reads this input
+            *("--workdir", workdir, "--json", workdir / "scale.json"),
+        )
+        (workdir / "printed.txt").write_text(done.stdout, encoding="utf-8")
+
+    workdir = built_once(tmp_path_factory, "bench-scale", run)
+    printed = (workdir / "printed.txt").read_text(encoding="utf-8")
+    return workdir, workdir / "scale.json", printed

@@ -52,7 +52,7 @@ def test_a_run_of_two_epochs_judges_its_rows_again_and_trains_without_them(
     from paramine.encoders.training.seed_training import train_seed
     from sentence_transformers import SentenceTransformer
 
-    words = "river stone cloud bread window garden letter candle".split()
+    words = ["river", "stone", "cloud", "bread", "window", "garden", "letter", "candle"]
     anchors = [f"the {a} and the {b}" for a in words for b in words[:3]]
     positives = list(anchors)
     positives[4] = positives[19] = "zebra quantum saxophone " * 3

@@ -109,7 +109,18 @@ def test_the_rows_below_the_null_are_the_mismatched_ones() -> None:
 
 
 def test_the_recheck_sets_aside_rows_for_every_later_step(model: SentenceTransformer) -> None:
-    words = "river stone cloud bread window garden letter candle mountain violin".split()
+    words = [
+        "river",
+        "stone",
+        "cloud",
+        "bread",
+        "window",
+        "garden",
+        "letter",
+        "candle",
+        "mountain",
+        "violin",
+    ]
     anchors = [f"the {a} and the {b}" for a in words for b in words[:4]]
     positives = list(anchors)
     planted = [5, 12, 33]
