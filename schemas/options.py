@@ -29,6 +29,22 @@ def parse_share(value: Any) -> float:
     return number
 
 
+def parse_share_to_one(value: Any) -> float:
+    """A share in (0, 1]: 1 is all (``--aligned-max-false-accept 1`` keeps every line)."""
+    number = float(value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{number} is not a share in (0, 1]")
+    return number
+
+
+def parse_similarity(value: Any) -> float:
+    """A cosine similarity in (0, 1]."""
+    number = float(value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{number} is not a similarity in (0, 1]")
+    return number
+
+
 def parse_share_or_off(value: Any) -> float | None:
     """A share in (0, 1), or 'off'."""
     if value is None or str(value).strip().lower() == "off":

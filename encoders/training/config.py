@@ -16,7 +16,6 @@ answers at once.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass
-from typing import Any
 
 from paramine.encoders.evaluation.config import (
     EVAL_SHARE,
@@ -42,6 +41,8 @@ from paramine.schemas.options import (
     parse_fields,
     parse_non_negative,
     parse_positive,
+    parse_share_to_one,
+    parse_similarity,
 )
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -58,22 +59,6 @@ DATA = "data"
 MODEL = "model"
 TRAINING = "training"
 SELECTION = "model selection and seeds"
-
-
-def parse_false_accept(value: Any) -> float:
-    """A share of mismatched pairs in (0, 1]."""
-    number = float(value)
-    if not 0.0 < number <= 1.0:
-        raise ValueError(f"{number} is not a share in (0, 1]")
-    return number
-
-
-def parse_similarity(value: Any) -> float:
-    """A similarity in (0, 1]."""
-    number = float(value)
-    if not 0.0 < number <= 1.0:
-        raise ValueError(f"{number} is not a similarity in (0, 1]")
-    return number
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,7 +212,7 @@ class TrainConfig(EvalOptions):
         "rows reach (each row's anchor beside other rows' positives) stays out of the rest of "
         "training; 1 judges none again (default: the recipe's; adapt 0.1, others 1)",
         group=TRAINING,
-        parse=optional(parse_false_accept),
+        parse=optional(parse_share_to_one),
         metavar="SHARE",
     )
     batch_size: int = option(
@@ -289,7 +274,7 @@ class TrainConfig(EvalOptions):
         "of the dataset's mismatched pairs reach (its calibration's null: candidates paired "
         f"with other lines' pivots); 1 keeps every line (default {DEFAULT_ALIGNED_FALSE_ACCEPT})",
         group=DATA,
-        parse=parse_false_accept,
+        parse=parse_share_to_one,
         metavar="SHARE",
     )
     mini_batch_size: int = option(
