@@ -13,7 +13,7 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
     TypeOptions,
 )
-from apache_beam.transforms import userstate
+from apache_beam.transforms import core, userstate
 from apache_beam.transforms.userstate import BagStateSpec
 from paramine.pipelines.run import beam_memos
 
@@ -70,6 +70,27 @@ def test_a_dofns_specs_are_beams_answer_and_a_fresh_copy_each_time() -> None:
     assert userstate.is_stateful_dofn(counting) and not userstate.is_stateful_dofn(plain)
     states.clear()
     assert userstate.get_dofn_specs(counting) == unremembered(counting)
+
+
+def test_a_methods_arguments_are_beams_answer_bound_or_not_and_a_fresh_copy() -> None:
+    unremembered = core.get_function_args_defaults.__wrapped__  # type: ignore[attr-defined]
+    counting = _Counting()
+    bound, function = counting.process, _Counting.process
+    assert core.get_function_args_defaults(bound) == unremembered(bound) == (
+        ["element", "count"],
+        [COUNT_PARAM],
+    )
+    assert core.get_function_args_defaults(function) == unremembered(function)
+    assert core.get_function_args_defaults(function)[0] == ["self", "element", "count"]
+    # Another instance's method is the same function: the same answer.
+    assert core.get_function_args_defaults(_Counting().process)[0] == ["element", "count"]
+    args, _ = core.get_function_args_defaults(bound)
+    args.clear()
+    assert core.get_function_args_defaults(bound)[0] == ["element", "count"]
+    # What cannot be weakly referenced is answered by Beam itself each time.
+    assert core.get_function_args_defaults(len) == unremembered(len)
+    # What Beam's DoFn wrapper reads through it.
+    assert core.get_function_arguments(counting, "process") == (["element", "count"], [COUNT_PARAM])
 
 
 def test_what_is_remembered_goes_with_its_object() -> None:
