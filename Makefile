@@ -47,14 +47,17 @@ $(MYPY_TREE):
 	for p in pipelines encoders schemas; do ln -sfn ../../../$$p $@/$$p; done
 
 # Two workers, each test file on one (--dist loadfile: a file's module-scoped
-# fixtures are built once, not once per worker; session fixtures such as the
-# tiny model are built once per worker). TEST_WORKERS=0 runs the tests in
-# this process, as plain pytest does. --durations prints the 25 slowest
-# steps, so a CI log says where the suite's time goes.
+# fixtures are built once, not once per worker; the costly session fixtures
+# once a run: tests/run_once.py), handed out in the order tests/tiers.py
+# gives, the slowest files first (--no-loadscope-reorder: xdist's own order,
+# most tests first, hands a one-test file of two minutes out near the end,
+# to one worker while the other may have nothing left). TEST_WORKERS=0 runs
+# the tests in this process, as plain pytest does. --durations prints the
+# 25 slowest steps, so a CI log says where the suite's time goes.
 TEST_WORKERS ?= 2
 test: setup
 	$(MAKE) -j2 lint bytecode
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The inner loop: the unit tests only, in this process (tests/tiers.py): no
 # test marked pipeline, slow, browser or gpu, and a test that starts a Beam
