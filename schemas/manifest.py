@@ -26,6 +26,7 @@ import fsspec
 from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
 from paramine.schemas.errors import AccountingError, DatasetError
+from paramine.schemas.side_checks import SideChecks, read_sides
 from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.storage import atomic_write
@@ -153,6 +154,11 @@ class Manifest:
     def cut(self) -> CutRecord:
         """The run's cut and how it was chosen: ``threshold`` read as a typed record."""
         return CutRecord.read(self.threshold)
+
+    @property
+    def line_checks(self) -> dict[str, SideChecks]:
+        """What the per-line checks decided of each side (``extra.line_checks``, typed)."""
+        return read_sides(self.extra.get("line_checks"))
 
     def accounting_errors(self) -> list[str]:
         """The accounting identity checked against the stages this run recorded."""

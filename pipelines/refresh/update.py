@@ -380,5 +380,5 @@ def _committed_lines(version: int, commits: _Commits, vacuumed: int) -> list[str
         f"bucket file(s), {rows['pair_rows_removed']:,} replaced); cut "
         f"{commits.manifest.cut.value}"
         + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
-        *summary_lines(commits.manifest.extra.get("line_checks") or {}),
+        *summary_lines(commits.manifest.line_checks),
     ]

@@ -23,6 +23,7 @@ from paramine.pipelines.report.charts import (
     score_chart,
 )
 from paramine.pipelines.stages.filter.rules.line_check_record import sample_file
+from paramine.schemas.side_checks import read_sides
 
 
 def esc(value: Any) -> str:
@@ -112,22 +113,24 @@ def first_pass_note(found: Mapping[str, Any] | None) -> str:
     )
 
 
-def checks_section(sides: Mapping[str, Any]) -> str:
-    """Each side: the scripts its lines were judged against, languages present, drops, flags."""
+def checks_section(record: Mapping[str, Any]) -> str:
+    """Each side: the scripts its lines were judged against, languages present, drops, flags.
+
+    ``record``: the stats' ``line_checks`` (the manifest's, as written), read
+    typed (``schemas/side_checks.py``).
+    """
+    sides = read_sides(record)
     if not sides:
         return "<p class='muted'>This run recorded no per-line figures (an older run).</p>"
     rows, flags = [], []
     for side, found in sides.items():
-        scripts = found["scripts"]
-        learned = scripts.get("learned") or {}
-        judged = scripts.get("judged_against")
-        shares = scripts.get("shares") or {}
+        judged, shares = found.judged_against, found.shares
         shown = (
             ", ".join(
                 f"{esc(s)}"
                 + (
                     f" <b>learned</b> ({shares.get(s, 0):.0%} of lines)"
-                    if s in learned
+                    if s in found.learned
                     else (f" ({shares[s]:.0%})" if s in shares else "")
                 )
                 for s in judged
@@ -135,35 +138,34 @@ def checks_section(sides: Mapping[str, Any]) -> str:
             if judged
             else "none known or learned: not judged"
         )
-        present = found.get("languages_present") or {}
-        dropped = found.get("dropped") or {}
         ratios = "".join(
             f"<br><span class='muted'>length {scale:.2f}&times; the {esc(pivot)} side's</span>"
-            for pivot, scale in (found.get("length_ratio_to") or {}).items()
+            for pivot, scale in found.length_ratio_to.items()
         )
+        present = found.languages_present
         rows.append(
-            f"<tr><td>{esc(side)}</td><td class='n'>{_num(found['lines'])}</td>"
-            f"<td>{shown}<br><span class='muted'>from {esc(scripts['source'])}</span>{ratios}</td>"
+            f"<tr><td>{esc(side)}</td><td class='n'>{_num(found.lines)}</td>"
+            f"<td>{shown}<br><span class='muted'>from {esc(found.source)}</span>{ratios}</td>"
             f"<td>{', '.join(f'{esc(t)} ({_num(n)})' for t, n in present.items()) or '&ndash;'}"
             "</td><td>"
             + (
                 "<br>".join(
-                    f"{esc(r)}: {_num(d['lines'])} ({d['share']:.1%})" for r, d in dropped.items()
+                    f"{esc(r)}: {_num(d.lines)} ({d.share:.1%})" for r, d in found.dropped.items()
                 )
                 or "&ndash;"
             )
             + "</td></tr>"
         )
-        for flag in found.get("flagged", []):
+        for flag in found.flagged:
             text_side = "candidate" if side.startswith("candidate") else "pivot"
             samples = "".join(
                 f"<li><code>{esc(sample_file(sample))}:{esc(sample['line'])}</code> "
                 f"{esc(sample[text_side])}</li>"
-                for sample in flag["samples"]
+                for sample in flag.samples
             )
             flags.append(
-                f"<div class='flag'><p><b>{esc(flag['reason'])}</b> dropped "
-                f"{flag['share']:.1%} of the {esc(side)} side's lines ({_num(flag['lines'])}): "
+                f"<div class='flag'><p><b>{esc(flag.reason)}</b> dropped "
+                f"{flag.share:.1%} of the {esc(side)} side's lines ({_num(flag.lines)}): "
                 "more than a check should drop of a side; if these lines are right, the check "
                 'does not fit the language (docs/filters.md, "When a check does not fit").</p>'
                 f"<ul>{samples}</ul></div>"

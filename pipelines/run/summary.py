@@ -27,7 +27,7 @@ def run_summary(manifest: Manifest, output: str, seconds: float) -> str:
             lines.append(f"    dropped {reason:<{width + 12}} {n:>8,}")
     for reason, n in counts.get("repairs", {}).items():
         lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
-    lines += summary_lines(manifest.extra.get("line_checks") or {})
+    lines += summary_lines(manifest.line_checks)
     cut = manifest.cut
     lines += [
         f"  cut {cut.value} ({cut.mode}, {cut.score})",

@@ -4,7 +4,8 @@
 into one record per side: the scripts it was judged against and where they
 came from, the languages present, what each check dropped and the checks
 flagged for dropping more than ``FLAG_SHARE`` of the side's lines.
-``summary_lines`` is what a finished run prints of that record.
+``summary_lines`` is what a finished run prints of that record, read typed
+(``schemas/side_checks.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from paramine.pipelines.stages.filter.rules.line_checks import (
     with_earlier,
 )
 from paramine.pipelines.stages.filter.rules.scripts import known_scripts
+from paramine.schemas.side_checks import SideChecks
 
 
 def run_record(
@@ -132,70 +134,81 @@ def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, list[list[
     return moved
 
 
-def summary_lines(record: Mapping[str, Any]) -> list[str]:
-    """What a finished run prints of its sides: scripts, languages present, drops, flags."""
+def summary_lines(sides: Mapping[str, SideChecks]) -> list[str]:
+    """What a finished run prints of its sides: scripts, languages present, drops, flags.
+
+    ``sides``: ``Manifest.line_checks`` (``schemas/side_checks.py``).
+    """
     lines = []
     flagged = []
-    for side, found in record.items():
-        scripts = found["scripts"]
-        learned = scripts.get("learned") or {}
+    for side, found in sides.items():
         parts = []
-        judged = scripts.get("judged_against")
-        if judged is None:
+        if found.judged_against is None:
             parts.append("no script known or learned (not judged)")
         else:
             # CLDR's secondary scripts (Deseret for English) are in the record, not here.
-            secondary = set(scripts.get("known_secondary") or ())
-            tables = [s for s in judged if s not in learned and s not in secondary]
+            secondary = set(found.known_secondary)
+            tables = [
+                s for s in found.judged_against if s not in found.learned and s not in secondary
+            ]
             shown = ", ".join(tables)
-            if learned:
+            if found.learned:
                 shown += (", " if shown else "") + ", ".join(
-                    f"{s} (learned: {share:.0%} of lines)" for s, share in learned.items()
+                    f"{s} (learned: {share:.0%} of lines)" for s, share in found.learned.items()
                 )
-            parts.append(f"scripts {shown} ({scripts['source']})")
-        present = found.get("languages_present") or {}
-        if present:
-            parts.append("present: " + ", ".join(f"{t} ({n:,} lines)" for t, n in present.items()))
-        ratios = found.get("length_ratio_to") or {}
-        if ratios:
+            parts.append(f"scripts {shown} ({found.source})")
+        if found.languages_present:
+            parts.append(
+                "present: "
+                + ", ".join(f"{t} ({n:,} lines)" for t, n in found.languages_present.items())
+            )
+        if found.length_ratio_to:
             parts.append(
                 "length "
-                + ", ".join(f"{scale:.2f}x the {pivot} side's" for pivot, scale in ratios.items())
+                + ", ".join(
+                    f"{scale:.2f}x the {pivot} side's"
+                    for pivot, scale in found.length_ratio_to.items()
+                )
             )
-        decided_on = found.get("decided_on") or {}
-        if decided_on.get("earlier"):
+        if found.decided_on_earlier:
             parts.append(
-                f"decided on {decided_on['lines']:,} lines, {decided_on['earlier']:,} of them "
-                "read by the table's earlier commits"
+                f"decided on {found.decided_on_lines:,} lines, {found.decided_on_earlier:,} of "
+                "them read by the table's earlier commits"
             )
-        dropped = found.get("dropped") or {}
-        if dropped:
+        if found.dropped:
             parts.append(
                 "dropped "
-                + ", ".join(f"{reason} {d['share']:.1%}" for reason, d in dropped.items())
+                + ", ".join(f"{reason} {d.share:.1%}" for reason, d in found.dropped.items())
             )
         lines.append(f"    {side.replace(':', ' ')}: " + "; ".join(parts))
-        for flag in found.get("flagged", []):
-            example = flag["samples"][0] if flag["samples"] else None
-            shown = ""
-            if example is not None:
-                text = example["candidate" if side.startswith("candidate") else "pivot"]
-                shown = f"; e.g. {sample_file(example)}:{example['line']}: {text!r}"
-            flagged.append(
-                f"  check flagged: {flag['reason']} dropped {flag['share']:.1%} of the "
-                f"{side.replace(':', ' ')} lines (over {FLAG_SHARE:.0%}){shown}"
-            )
-        moved = found.get("moved") or {}
-        if moved:
-            changes = "; ".join(
-                f"{what.replace('_', ' ')} {', '.join(old) or 'none'} -> {', '.join(new) or 'none'}"
-                for what, (old, new) in moved.items()
-            )
-            flagged.append(
-                f"  decisions moved: {side.replace(':', ' ')} {changes} with this run's lines; "
-                "lines of earlier commits were judged the old way (refresh --mine-all judges "
-                "them again)"
-            )
+        flagged += _flag_lines(side, found)
     if not lines:
         return []
     return ["  per-line checks by side:", *lines, *flagged]
+
+
+def _flag_lines(side: str, found: SideChecks) -> list[str]:
+    """The lines a side's flags and moved decisions add under the summary's table."""
+    shown_side = side.replace(":", " ")
+    flagged = []
+    for flag in found.flagged:
+        example = flag.samples[0] if flag.samples else None
+        shown = ""
+        if example is not None:
+            text = example["candidate" if side.startswith("candidate") else "pivot"]
+            shown = f"; e.g. {sample_file(example)}:{example['line']}: {text!r}"
+        flagged.append(
+            f"  check flagged: {flag.reason} dropped {flag.share:.1%} of the "
+            f"{shown_side} lines (over {FLAG_SHARE:.0%}){shown}"
+        )
+    if found.moved:
+        changes = "; ".join(
+            f"{what.replace('_', ' ')} {', '.join(old) or 'none'} -> {', '.join(new) or 'none'}"
+            for what, (old, new) in found.moved.items()
+        )
+        flagged.append(
+            f"  decisions moved: {shown_side} {changes} with this run's lines; "
+            "lines of earlier commits were judged the old way (refresh --mine-all judges "
+            "them again)"
+        )
+    return flagged

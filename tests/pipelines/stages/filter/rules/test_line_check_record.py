@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from paramine.pipelines.stages.filter.rules.line_check_record import run_record, summary_lines
+from paramine.schemas.side_checks import read_sides
 
 from tests.pipelines.stages.filter.rules.helpers import figures
 
@@ -25,7 +26,7 @@ def test_the_record_flags_a_check_that_drops_a_tenth_of_a_side() -> None:
         0.31,
         [sample],
     )
-    printed = "\n".join(summary_lines(record))
+    printed = "\n".join(summary_lines(read_sides(record)))
     assert "check flagged: wrong_language_candidate dropped 31.0% of the candidate pl" in printed
     assert "x.pl:12: 'Hi there.'" in printed
 
@@ -43,7 +44,7 @@ def test_a_sample_is_shown_at_the_file_that_holds_its_line() -> None:
         "candidate": "Hej.",
     }
     record = run_record(side, samples=[("candidate:pl|wrong_language_candidate", sample)])
-    printed = "\n".join(summary_lines(record))
+    printed = "\n".join(summary_lines(read_sides(record)))
     assert "e.g. c.pl:3: 'Hej.'" in printed and "c.en" not in printed
 
 
@@ -69,7 +70,7 @@ def test_earlier_lines_count_in_the_decisions_not_in_the_runs_figures() -> None:
     assert found["lines"] == 4 and found["scripts"]["shares"] == {"Latn": 1.0}
     assert found["decided_on"] == {"lines": 34, "earlier": 30}
     assert "decided on 34 lines, 30 of them read by the table's earlier commits" in "\n".join(
-        summary_lines({"candidate:lad": found})
+        summary_lines(read_sides({"candidate:lad": found}))
     )
 
 
@@ -78,7 +79,7 @@ def test_the_record_says_what_the_runs_lines_moved_of_the_earlier_decisions() ->
     run = figures("candidate:lad", lines=30, scripted=30, script_Latn=30)
     found = run_record(run, earlier=earlier)["candidate:lad"]
     assert found["moved"] == {"scripts": [["Hebr"], ["Hebr", "Latn"]]}
-    printed = "\n".join(summary_lines({"candidate:lad": found}))
+    printed = "\n".join(summary_lines(read_sides({"candidate:lad": found})))
     assert "decisions moved: candidate lad scripts Hebr -> Hebr, Latn" in printed
     # Nothing earlier (paramine mine), or the same decisions: nothing moved.
     assert run_record(run)["candidate:lad"]["moved"] == {}
