@@ -76,9 +76,13 @@ def test_a_methods_arguments_are_beams_answer_bound_or_not_and_a_fresh_copy() ->
     unremembered = core.get_function_args_defaults.__wrapped__  # type: ignore[attr-defined]
     counting = _Counting()
     bound, function = counting.process, _Counting.process
-    assert core.get_function_args_defaults(bound) == unremembered(bound) == (
-        ["element", "count"],
-        [COUNT_PARAM],
+    assert (
+        core.get_function_args_defaults(bound)
+        == unremembered(bound)
+        == (
+            ["element", "count"],
+            [COUNT_PARAM],
+        )
     )
     assert core.get_function_args_defaults(function) == unremembered(function)
     assert core.get_function_args_defaults(function)[0] == ["self", "element", "count"]
