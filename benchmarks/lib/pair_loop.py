@@ -103,5 +103,11 @@ def group_decision(kept: dict, cap: int) -> set:
 
 
 def entries_of(outputs: list) -> list:
-    """The kept pairs' entries among the prefilter DoFn's outputs (the rest are drop rows)."""
-    return [o for o in outputs if isinstance(o, tuple) and isinstance(o[0], tuple)]
+    """The kept pairs' entries among the prefilter DoFn's outputs (the rest are drop rows).
+
+    Those the DoFn still held at the bundle's end come out as Beam's windowed values.
+    """
+    from apache_beam.utils.windowed_value import WindowedValue
+
+    values = [o.value if isinstance(o, WindowedValue) else o for o in outputs]
+    return [v for v in values if isinstance(v, tuple) and isinstance(v[0], tuple)]

@@ -40,7 +40,10 @@ class BatchScorer:
         self.rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
         self.output = np.asarray(identifier.tk_output, dtype=np.int32)
         # float16 -> float32 is exact, and it is the cast py3langid's product makes.
-        self.table = np.asarray(identifier.nb_ptc, dtype=np.float32)
+        # Row-major: a restricted model's table is a column slice (column-major),
+        # where gathering a feature's row read a cache line per language; the
+        # gathered rows, and so the products, are the same either way.
+        self.table = np.ascontiguousarray(identifier.nb_ptc, dtype=np.float32)
         self.features = len(identifier.tk_output)
 
     def probabilities(self, texts: Sequence[str]) -> Any:

@@ -6,11 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
+from apache_beam.pvalue import TaggedOutput
 from apache_beam.testing.util import equal_to
+from apache_beam.utils.windowed_value import WindowedValue
+from paramine.pipelines.core.accounting import DROPPED
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.filter.prefilter import Prefilter
+from paramine.pipelines.stages.filter import prefilter
+from paramine.pipelines.stages.filter.prefilter import FilterFn, Prefilter
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 
 from tests.paths import TATOEBA
 from tests.pipelines.formats.helpers import write_moses
@@ -367,8 +372,20 @@ def test_a_check_that_drops_a_tenth_of_a_side_is_flagged_everywhere(
 
 class TestPrefilter:
     @pytest.mark.pipeline
-    @pytest.mark.parametrize("listed", [False, True], ids=["unlisted", "listed"])
-    def test_normalizes_and_dedups_keeping_the_first(self, listed: bool) -> None:
+    @pytest.mark.parametrize(
+        ("listed", "batch", "held"),
+        [(False, None, None), (True, None, None), (True, 1, 1)],
+        ids=["unlisted", "listed", "each-pair-its-own-batch-nothing-held"],
+    )
+    def test_normalizes_and_dedups_keeping_the_first(
+        self, listed: bool, batch: int | None, held: int | None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Repeats met in one batch are dropped by the DoFn; with one pair a
+        # batch and nothing held, every repeat reaches the duplicate search:
+        # the same pair kept, the same books.
+        if batch:
+            monkeypatch.setattr(prefilter, "BATCH_SIZE", batch)
+            monkeypatch.setattr(prefilter, "FIRSTS_SIZE", held)
         shards = [Shard("tsv", url, "test", "en", "pl") for url in ("t", "s")] if listed else []
         pairs = [
             aligned("Yes.", "Tak.", line=3),
@@ -383,3 +400,53 @@ class TestPrefilter:
             equal_to([aligned("Yes.", "Tak.", 1), aligned("No.", "Nie.", 5)]),
             {"in": 5, "kept": 2, "dropped": {"duplicate_pair": 2, "empty": 1}},
         )
+
+
+class TestFilterFn:
+    def fn(self) -> FilterFn:
+        shards = [Shard("tsv", url, "test", "en", "pl") for url in ("s", "t")]
+        fn = FilterFn(PrefilterOptions(), Prefilter(shards=shards).origins)
+        fn.setup()
+        fn.start_bundle()
+        return fn
+
+    @staticmethod
+    def kept(outputs: list) -> list:
+        return [o for o in outputs if not isinstance(o, TaggedOutput)]
+
+    @staticmethod
+    def held(fn: FilterFn) -> list:
+        """The entries ``fn`` sends on at its bundle's end."""
+        rows = [row.value for row in fn.finish_bundle() if isinstance(row, WindowedValue)]
+        return [row for row in rows if isinstance(row[0], tuple)]
+
+    @staticmethod
+    def duplicates(outputs: list) -> int:
+        drops = [o.value for o in outputs if isinstance(o, TaggedOutput) and o.tag == DROPPED]
+        return sum(n for reason, n in drops if reason == "duplicate_pair")
+
+    def test_repeats_of_a_bundle_are_dropped_and_the_smallest_origin_held_to_its_end(
+        self,
+    ) -> None:
+        fn = self.fn()
+        first = list(fn.process([aligned("Yes.", "Tak.", line=3), aligned("Yes. ", "Tak.", 1)]))
+        second = list(fn.process([aligned("Yes.", "Tak.", line=2, shard="t")]))
+        assert self.kept(first) == self.kept(second) == []
+        assert self.duplicates(first) == 1 and self.duplicates(second) == 1
+        entries = self.held(fn)
+        assert len(entries) == 1
+        key, origin = entries[0]
+        assert key[:2] == ("Yes.", "Tak.")
+        assert fn.origins.pair(key, origin) == aligned("Yes.", "Tak.", 1)
+        # Sent on once: a new bundle starts with nothing held.
+        fn.start_bundle()
+        assert self.held(fn) == []
+
+    def test_a_full_table_goes_on_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(prefilter, "FIRSTS_SIZE", 2)
+        fn = self.fn()
+        assert self.kept(list(fn.process([aligned("Yes.", "Tak.", 1)]))) == []
+        out = list(fn.process([aligned("No.", "Nie.", 2), aligned("No.", "Nie.", 3)]))
+        assert sorted(k[:2] for k, _ in self.kept(out)) == [("No.", "Nie."), ("Yes.", "Tak.")]
+        assert self.duplicates(out) == 1
+        assert self.held(fn) == []
