@@ -12,8 +12,10 @@ The pins are what works here, not what pip picks alone:
 - ``opusfilter==3.3.1``, the latest release when this was written;
 - ``py3langid==0.3.0``: OpusFilter 3.3.1 asks for ``py3langid>=0.2.2``, so pip
   takes 0.4.0, whose ``LanguageIdentifier`` has no ``from_pickled_model``:
-  OpusFilter's ``LangidFilter`` then fails when it is built. 0.3.0 has it,
-  and ships the same langid.py model (paramine runs 0.4.0).
+  OpusFilter's ``LangidFilter`` then fails when it is built. 0.3.0 has it;
+  its model knows 97 languages where paramine's 0.4.0 knows 140, so
+  OpusFilter's language filter is given paramine's labels that 0.3.0 knows
+  (``prefilter.peer_langid_labels``).
 
 With no package index (offline), creating it fails and ``PeersEnvError``
 says why; the benchmark then reports OpusFilter as not run.

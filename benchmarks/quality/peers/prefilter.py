@@ -162,10 +162,36 @@ def _one_script(lang: str) -> str | None:
     return next(iter(known.primary)) if known is not None and len(known.primary) == 1 else None
 
 
+def peer_langid_labels(env: PeersEnv) -> frozenset[str]:
+    """The labels the peers' own py3langid knows (0.3.0: 97 languages; paramine's 0.4.0: 140).
+
+    OpusFilter's ``LangidFilter`` refuses a label its py3langid lacks
+    ("Unknown language code bcl"), so its configuration names only these.
+    """
+    import subprocess
+
+    script = (
+        "from py3langid.langid import MODEL_FILE, LanguageIdentifier\n"
+        "print(' '.join(LanguageIdentifier.from_pickled_model(MODEL_FILE).nb_classes))"
+    )
+    done = subprocess.run(
+        [str(env.python), "-c", script], capture_output=True, text=True, check=True
+    )
+    return frozenset(done.stdout.split())
+
+
 def opusfilter_config(
-    prefix: Path, suffixes: tuple[str, str], langs: tuple[str, str], outdir: Path
+    prefix: Path,
+    suffixes: tuple[str, str],
+    langs: tuple[str, str],
+    outdir: Path,
+    known: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """OpusFilter's configuration closest to paramine's prefilter defaults (the module's table)."""
+    """OpusFilter's configuration closest to paramine's prefilter defaults (the module's table).
+
+    ``known``: the labels OpusFilter's py3langid knows (``peer_langid_labels``);
+    its language filter is restricted to paramine's labels among them.
+    """
     from paramine.pipelines.settings.mining import MiningSettings
 
     options = MiningSettings(src_lang=langs[0], tgt_lang=langs[1]).prefilter_options
@@ -198,9 +224,8 @@ def opusfilter_config(
             }
         )
     if options.language_ratio is not None:
-        filters.append(
-            {"LangidFilter": {"languages": list(langs), "langid_languages": detector_labels(langs)}}
-        )
+        labels = [label for label in detector_labels(langs) if known is None or label in known]
+        filters.append({"LangidFilter": {"languages": list(langs), "langid_languages": labels}})
     sources = [str(Path(f"{prefix}.{s}")) for s in suffixes]
     return {
         "common": {"output_directory": str(outdir)},
@@ -246,7 +271,7 @@ def run_opusfilter(
     outdir = workdir / "opusfilter"
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
-    config = opusfilter_config(prefix, suffixes, langs, outdir)
+    config = opusfilter_config(prefix, suffixes, langs, outdir, peer_langid_labels(env))
     # JSON is YAML: OpusFilter's loader reads it, and paramine's venv needs no YAML writer.
     config_path = workdir / "opusfilter.json"
     config_path.write_text(json.dumps(config, indent=1))
