@@ -327,11 +327,18 @@ def _full_model() -> Any:
     Never restricted itself: each check restricts an identifier of its own
     over the same arrays (``_new_identifier``), which py3langid only reads.
     A mining run builds its checks anew (a worker's DoFns, each pipeline of a
-    process), and each read the file again before.
+    process), and each read the file again before. The arrays come from an
+    uncompressed copy in the paramine cache (``langid_model``), as
+    ``LanguageIdentifier.from_model_file`` would make them from the package.
     """
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    import numpy as np
+    from paramine.pipelines.stages.filter.rules.langid_model import load_model
+    from py3langid.langid import LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    ptc, pc, classes, nextmove, row, output = load_model()
+    return LanguageIdentifier(
+        np.asarray(ptc), np.asarray(pc), classes, nextmove, output, norm_probs=True, tk_row=row
+    )
 
 
 def _new_identifier() -> Any:

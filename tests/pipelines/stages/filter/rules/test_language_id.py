@@ -161,16 +161,16 @@ def test_batched_verdicts_are_the_rule_line_by_line() -> None:
 def test_languages_learned_batch_by_batch_restrict_the_model_read_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from py3langid.langid import LanguageIdentifier
+    from paramine.pipelines.stages.filter.rules import langid_model
 
     reads: list[str] = []
-    read = LanguageIdentifier.from_model_file.__func__  # type: ignore[attr-defined]
+    read = langid_model.load_model
 
-    def counted(cls: type, *args: object, **kwargs: object) -> LanguageIdentifier:
+    def counted() -> langid_model.Model:
         reads.append("model")
-        return read(cls, *args, **kwargs)
+        return read()
 
-    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(counted))
+    monkeypatch.setattr(langid_model, "load_model", counted)
     _full_model.cache_clear()  # as in a new worker process
     texts = sample_lines()[:600]
     declared = ["pl", "en", "cs", "sr-latn"]
