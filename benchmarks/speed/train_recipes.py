@@ -2,14 +2,17 @@
 
     python -m benchmarks.speed.train_recipes DATASET --model M --out DIR --steps N
         [--device cpu|cuda] [--recipe paper --recipe small ...] [--summary FILE]
+        [--mine-demo]
 
 Runs ``paramine train DATASET --recipe R --max-steps N`` for each recipe, in
 this process, one after the other, into ``DIR/train-R``; then prints a line
 per recipe: steps, steps/s, CPU-s per step, device and peak GPU memory (from
-each run's ``paramine_training.json``), to stdout or to ``--summary``. One
-process instead of one per recipe: each process paid the imports of torch,
-transformers and sentence-transformers again (the check's dry run is a CI
-test, and its time the suite's).
+each run's ``paramine_training.json``), to stdout or to ``--summary``. With
+``--mine-demo``, DATASET is mined first, in this process, from the built-in
+demo (``paramine mine --threshold 0.0 --write-scored``). One process instead
+of one per recipe and one for the dataset: each process paid the imports of
+torch, transformers and sentence-transformers again (the check's dry run is a
+CI test, and its time the suite's).
 """
 
 from __future__ import annotations
@@ -65,6 +68,21 @@ def train_each(
     return lines
 
 
+def mine_demo(dataset: str, model: str, device: str) -> None:
+    """Mine the built-in demo into ``dataset``, every scored pair kept, in this process.
+
+    Raises:
+        SystemExit: The mining failed (its status, said on stderr).
+    """
+    from paramine.pipelines.cli import main
+
+    args = ["mine", "--model", model, "--output", dataset, "--threshold", "0.0"]
+    status = main([*args, "--quiet", "--device", device, "--write-scored"])
+    if status:
+        print(f"train_recipes: paramine mine of the demo exited {status}", file=sys.stderr)
+        raise SystemExit(status)
+
+
 def _fresh_gpu_peak() -> None:
     """Free the last recipe's GPU memory and restart the peak, so each recipe's peak is its own."""
     import gc
@@ -88,8 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         "--recipe", action="append", choices=RECIPES, help="a recipe to time (default: each)"
     )
     parser.add_argument("--summary", type=Path, help="write the lines here, not to stdout")
+    parser.add_argument(
+        "--mine-demo", action="store_true", help="mine the built-in demo into DATASET first"
+    )
     args = parser.parse_args(argv)
     recipes = tuple(args.recipe or RECIPES)
+    if args.mine_demo:
+        mine_demo(args.dataset, args.model, args.device)
     lines = train_each(args.dataset, args.model, args.out, args.steps, args.device, recipes)
     text = "\n".join(lines) + "\n"
     if args.summary:
