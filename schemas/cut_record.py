@@ -1,12 +1,14 @@
-"""The manifest's ``threshold``, read as a typed record: the cut a run made and how it chose it.
+"""The manifest's ``threshold`` as a typed record: the cut a run made and how it chose it.
 
-``manifest.json`` keeps the record as the cut stage writes it (a JSON object
-under ``threshold``: ``stages/cut/rules/cuts.py``'s ``choose_cut`` or
-``fixed_cut``, then ``mining/threshold_record.py`` adds the kept scores'
-summary and the group checks' cuts); its layout is unchanged, so datasets
-written before this class read as they did. Code that reads a manifest asks
-``Manifest.cut`` for a ``CutRecord`` and uses its attributes, so a misspelt
-key is an ``AttributeError`` that mypy finds, not a silent ``None``.
+The cut stage builds it (``stages/cut/rules/cuts.py``'s ``choose_cut`` or
+``fixed_cut``; ``CalibrateThreshold`` adds the calibration's report, and
+``mining/threshold_record.py`` the kept scores' summary and the group
+checks' cuts), the graph passes it on as this class, and ``to_json`` writes
+it under ``threshold`` in ``manifest.json`` in the layout paramine always
+wrote, so datasets written before this class read as they did. Code that
+reads a manifest asks ``Manifest.cut`` for a ``CutRecord`` (``read``) and
+uses its attributes, so a misspelt key is an ``AttributeError`` that mypy
+finds, not a silent ``None``.
 
 A record written by an older paramine lacks the keys it did not know yet:
 those attributes are ``None`` (or empty), as ``dict.get`` gave before.
@@ -47,7 +49,7 @@ class CutRecord:
         coherence: The group-coherence check's cut, where the run made one.
         support: The group-support rescue's cuts, where the run made them.
         hard_negative: The hard-negative check's cut, where the run made one.
-        record: The record as stored, for what is passed on whole (a model's card).
+        record: The record as stored, where it was read (``read``); empty where built.
     """
 
     value: float | None
@@ -96,6 +98,48 @@ class CutRecord:
             hard_negative=record.get("hard_negative"),
             record=dict(record),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as ``manifest.json`` keeps it under ``threshold``: ``read`` gives it back.
+
+        A key is written where the run made it: a fixed cut has ``mode``,
+        ``value`` and ``score``; a calibrated one its null and what the cut
+        kept; ``CalibrateThreshold``'s report (``histograms``, ``borderline``,
+        ``sample``, ``shifts``) where it made one, even from a sample too
+        small to use.
+        """
+        record: dict[str, Any] = {"mode": self.mode} if self.mode is not None else {}
+        optional: dict[str, Any] = {
+            "max_false_accept": self.max_false_accept,
+            "mismatched": self.summaries.get("mismatched"),
+            "aligned_sample": self.summaries.get("aligned_sample"),
+        }
+        record.update({key: value for key, value in optional.items() if value is not None})
+        record["value"] = self.value
+        optional = {
+            "fallback": self.fallback,
+            "aligned_sample_kept": self.aligned_sample_kept,
+            "mismatched_kept": self.mismatched_kept,
+            "mismatched_percentiles": list(self.mismatched_percentiles) or None,
+            "support": self.support,
+            "warning": self.warning,
+        }
+        record.update({key: value for key, value in optional.items() if value is not None})
+        record["score"] = self.score
+        if self.margin_k is not None:
+            record["margin_k"] = self.margin_k
+        if self.sample is not None:  # the calibration's report (CalibrateThreshold)
+            record["histograms"] = dict(self.histograms)
+            record["borderline"] = dict(self.borderline)
+            record["sample"] = self.sample
+            record["shifts"] = self.shifts
+        optional = {
+            "aligned": self.summaries.get("aligned"),
+            "coherence": self.coherence,
+            "hard_negative": self.hard_negative,
+        }
+        record.update({key: value for key, value in optional.items() if value is not None})
+        return record
 
     @property
     def calibrated(self) -> bool:

@@ -299,7 +299,7 @@ class MineGroups(beam.PTransform):
             threshold = pipeline | "FixedThreshold" >> beam.Create(
                 [fixed_cut(settings.fixed_threshold)]
             )
-        cut = threshold | "CutValue" >> beam.Map(lambda info: info["value"])
+        cut = threshold | "CutValue" >> beam.Map(lambda record: record.value)
         # With group support the pairs go on down to its floor; CoherenceFilter
         # then keeps those below the cut only beside a close group-mate.
         support = scoring.sample is not None and checks.group_support is not None

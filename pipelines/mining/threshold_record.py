@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import apache_beam as beam
 from paramine.pipelines.mining.mine_groups import MinedGroups
 from paramine.pipelines.stages.cut.calibrate_threshold import SummarizeScores
+from paramine.schemas.cut_record import CutRecord
 
 
 def _threshold_record(
     _: None,
-    info: dict[str, Any],
+    cut: CutRecord,
     aligned: dict[str, Any],
     coherence: dict[str, Any] | None,
     hard_negative: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The manifest's ``threshold``: the cut, the kept scores, and the group checks' cuts."""
-    record = {**info, "aligned": aligned}
-    if coherence is not None:
-        record["coherence"] = coherence
-    if hard_negative is not None:
-        record["hard_negative"] = hard_negative
-    return record
+    summaries = {**cut.summaries, "aligned": aligned}
+    whole = replace(cut, summaries=summaries, coherence=coherence, hard_negative=hard_negative)
+    return whole.to_json()
 
 
 def _optional_singleton(value: beam.PCollection | None) -> beam.pvalue.AsSingleton | None:
@@ -33,7 +32,7 @@ def _optional_singleton(value: beam.PCollection | None) -> beam.pvalue.AsSinglet
 class ThresholdRecord(beam.PTransform):
     """The manifest's ``threshold``: the cut, the scores' summary, and the group checks' cuts.
 
-    Applied to the pipeline; one dict out.
+    Applied to the pipeline; one dict out (``CutRecord.to_json``), as the manifest keeps it.
     """
 
     def __init__(self, groups: MinedGroups) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.text import comparison_key
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import option, parse_fields, parse_share_or_off
 from paramine.schemas.records import ScoredPair
@@ -148,12 +149,14 @@ def support_record(
     }
 
 
-def support_floor(info: dict[str, Any]) -> float:
+def support_floor(threshold: CutRecord) -> float:
     """The score a pair needs to go on after the threshold: the floor, or else the cut."""
-    support = info.get("support")
+    support = threshold.support
     if support and support.get("value") is not None:
         return float(support["floor"])
-    return float(info["value"])
+    if threshold.value is None:
+        raise ValueError("group support needs a calibrated cut; this run has none")
+    return float(threshold.value)
 
 
 def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:

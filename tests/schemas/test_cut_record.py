@@ -84,3 +84,33 @@ def test_a_manifest_gives_its_threshold_as_a_cut_and_writes_the_record_unchanged
     assert json.loads(manifest.to_json())["threshold"] == CALIBRATED  # the layout is unchanged
     assert again.cut == manifest.cut == CutRecord.read(CALIBRATED)
     assert again.cut.value == 0.976126
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        CALIBRATED,
+        {"mode": "fixed", "value": 0.0, "score": "cosine"},
+        {"mode": "fixed", "value": None, "score": "cosine"},
+        {
+            "mode": "auto",
+            "max_false_accept": 0.02,
+            "mismatched": {"n": 12},
+            "aligned_sample": {"n": 4},
+            "value": 0.8,
+            "fallback": "only 12 mismatched pairs (< 50) to calibrate on; used 0.8",
+            "warning": "only 4 pairs",
+            "score": "cosine",
+            "histograms": {},
+            "borderline": {"above": [], "below": []},
+            "sample": 4,
+            "shifts": 3,
+            "aligned": {"n": 0},
+            "hard_negative": {"value": 0.31},
+        },
+    ],
+)
+def test_a_record_written_as_json_reads_back_the_same(record: dict) -> None:
+    cut = CutRecord.read(record)
+    assert cut.to_json() == record
+    assert CutRecord.read(json.loads(json.dumps(cut.to_json()))) == cut

@@ -27,6 +27,7 @@ only a tenth of ``max_false_accept`` of unrelated candidates reach.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import apache_beam as beam
@@ -48,6 +49,7 @@ from paramine.pipelines.stages.cut.rules.cuts import (
     text_sample_rank,
 )
 from paramine.pipelines.thresholds.coherence import support_record
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 
@@ -136,10 +138,11 @@ class CalibrateThreshold(beam.PTransform):
             (``support_record``), or ``None``: no group support.
 
     Returns:
-        A singleton PCollection of the threshold dict: ``value`` (the cut),
-        ``mode``, ``score``, summaries of the sample's aligned and mismatched
-        scores, ``sample`` and ``shifts``, ``support`` (``support_record``)
-        with ``support``, and ``fallback`` when there was too little data.
+        A singleton PCollection of the run's ``CutRecord``: ``value`` (the
+        cut), ``mode``, ``score``, summaries of the sample's aligned and
+        mismatched scores, ``sample`` and ``shifts``, ``support``
+        (``support_record``) with ``support``, and ``fallback`` when there
+        was too little data.
     """
 
     def __init__(
@@ -161,38 +164,32 @@ class CalibrateThreshold(beam.PTransform):
         max_false_accept, max_shifts = self.max_false_accept, self.max_shifts
         scoring, support = self.scoring, self.support
 
-        def cut(sample: list[ScoredPair]) -> dict[str, Any]:
+        def cut(sample: list[ScoredPair]) -> CutRecord:
             sample = sorted(sample, key=lambda s: sample_rank(s.pair))
             scorer = scoring.scorer(sample) if sample else cosine_scores
             scores = score_sample(
                 [s.pair for s in sample], sample_embedder(sample), max_shifts, scorer
             )
-            info = choose_cut(
+            chosen = choose_cut(
                 scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
             )
-            if support is not None and "fallback" not in info:
-                info["support"] = support_record(
-                    scores["mismatched"], sample, support, max_false_accept
-                )
+            value = chosen.value if chosen.value is not None else scoring.fallback
             n = len(scores["aligned"])
-            warning = small_sample_warning(n)
-            if warning:
-                info["warning"] = warning
-            report = {
-                "histograms": score_histograms(
+            return replace(
+                scoring.describe(chosen),
+                support=(
+                    support_record(scores["mismatched"], sample, support, max_false_accept)
+                    if support is not None and chosen.fallback is None
+                    else None
+                ),
+                warning=small_sample_warning(n) or None,
+                histograms=score_histograms(
                     aligned_sample=scores["aligned"], mismatched=scores["mismatched"]
                 ),
-                "borderline": borderline(
-                    [s.pair for s in sample], scores["aligned"], float(info["value"])
-                ),
-            }
-            return {
-                **info,
-                **scoring.record(),
-                **report,
-                "sample": n,
-                "shifts": shift_count(n, max_shifts),
-            }
+                borderline=borderline([s.pair for s in sample], scores["aligned"], value),
+                sample=n,
+                shifts=shift_count(n, max_shifts),
+            )
 
         return sample | "ChooseCut" >> beam.Map(cut)
 

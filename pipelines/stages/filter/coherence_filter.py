@@ -49,6 +49,7 @@ from paramine.pipelines.thresholds.coherence import (
     hard_negative_cut,
     supported,
 )
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 from paramine.schemas.text_keys import stable_hash
@@ -181,10 +182,10 @@ NO_CUT: dict[str, Any] = {"value": None}
 NO_SUPPORT: dict[str, Any] = {"value": None, "support": None}
 
 
-def support_side(threshold: dict[str, Any]) -> dict[str, Any]:
+def support_side(threshold: CutRecord) -> dict[str, Any]:
     """What ``CoherenceFilter`` needs of the threshold record: the cut and the support cosine."""
-    support = threshold.get("support") or NO_CUT
-    return {"value": threshold["value"], "support": support["value"]}
+    support = threshold.support or NO_CUT
+    return {"value": threshold.value, "support": support["value"]}
 
 
 class CoherenceFilter(beam.PTransform):

@@ -13,12 +13,13 @@ builds a pipeline: plain functions over vectors and pairs, tested as such.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.options import option, parse_fields, parse_positive, parse_share
 from paramine.schemas.records import AlignedPair, ScoredPair
 from paramine.schemas.text_keys import stable_hash
@@ -96,9 +97,9 @@ class Scoring:
     #: The cut when a run has too little data to calibrate.
     fallback = FALLBACK_THRESHOLD
 
-    def record(self) -> dict[str, Any]:
-        """What the manifest's ``threshold`` records about the score."""
-        return {"score": self.name}
+    def describe(self, cut: CutRecord) -> CutRecord:
+        """``cut`` saying which score it applies to."""
+        return replace(cut, score=self.name)
 
     def scorer(self, sample: Sequence[ScoredPair]) -> PairScorer:
         """The pair scorer for a calibration sample (the cosine needs none of it)."""
@@ -214,9 +215,9 @@ def summarize(scores: Sequence[float]) -> dict[str, Any]:
 NULL_PERCENTILES = 101
 
 
-def fixed_cut(value: float | None) -> dict[str, Any]:
+def fixed_cut(value: float | None) -> CutRecord:
     """The threshold record of a fixed ``--threshold``: a cosine, nothing calibrated."""
-    return {"mode": "fixed", "value": value, "score": "cosine"}
+    return CutRecord(value=value, mode="fixed", score="cosine")
 
 
 def choose_cut(
@@ -224,7 +225,7 @@ def choose_cut(
     max_false_accept: float,
     aligned: Sequence[float] | None = None,
     fallback: float = FALLBACK_THRESHOLD,
-) -> dict[str, Any]:
+) -> CutRecord:
     """Return the calibrated cut and how it was chosen.
 
     The cut is the (1 - ``max_false_accept``) quantile of the mismatched
@@ -239,40 +240,41 @@ def choose_cut(
             score's own scale).
 
     Returns:
-        ``value`` (the cut), ``mode``, ``max_false_accept``, the summaries
-        ``mismatched`` and ``aligned_sample``, and ``fallback`` (why) when
-        the sample was too small to calibrate.
+        The cut (``value``) with ``mode`` auto, ``max_false_accept``, the
+        summaries ``mismatched`` and ``aligned_sample``, and ``fallback``
+        (why) when the sample was too small to calibrate.
     """
-    info: dict[str, Any] = {
-        "mode": "auto",
-        "max_false_accept": max_false_accept,
-        "mismatched": summarize(mismatched),
-    }
+    summaries = {"mismatched": summarize(mismatched)}
     if aligned is not None:
-        info["aligned_sample"] = summarize(aligned)
+        summaries["aligned_sample"] = summarize(aligned)
+    calibrated = CutRecord(
+        value=fallback, mode="auto", max_false_accept=max_false_accept, summaries=summaries
+    )
     if len(mismatched) < MIN_MISMATCHED:
-        info["value"] = fallback
-        info["fallback"] = (
+        why = (
             f"only {len(mismatched)} mismatched pairs (< {MIN_MISMATCHED}) to calibrate on; "
             f"used {fallback}"
         )
-        return info
+        return replace(calibrated, fallback=why)
+    null = np.asarray(mismatched)
     # "higher": the cut is an observed score, so at most the allowed share passes.
-    cut = float(np.quantile(np.asarray(mismatched), 1.0 - max_false_accept, method="higher"))
-    info["value"] = round(cut, 6)
-    if aligned:
-        info["aligned_sample_kept"] = round(float(np.mean(np.asarray(aligned) >= cut)), 4)
-    # The false-accept share the cut gives on the null itself (the target is
-    # max_false_accept; ties at the cut can make it a little different).
-    info["mismatched_kept"] = round(float(np.mean(np.asarray(mismatched) >= cut)), 4)
-    # The whole null in 101 numbers: the score any share of mismatched pairs
-    # reaches, for a looser cut than the run's (paramine adapt keeps a line for
-    # training unless it scores as most mismatched pairs do).
-    levels = np.linspace(0.0, 1.0, NULL_PERCENTILES)
-    info["mismatched_percentiles"] = [
-        round(float(q), 6) for q in np.quantile(np.asarray(mismatched), levels)
-    ]
-    return info
+    cut = float(np.quantile(null, 1.0 - max_false_accept, method="higher"))
+    return replace(
+        calibrated,
+        value=round(cut, 6),
+        aligned_sample_kept=(
+            round(float(np.mean(np.asarray(aligned) >= cut)), 4) if aligned else None
+        ),
+        # The false-accept share the cut gives on the null itself (the target is
+        # max_false_accept; ties at the cut can make it a little different).
+        mismatched_kept=round(float(np.mean(null >= cut)), 4),
+        # The whole null in 101 numbers: the score any share of mismatched pairs
+        # reaches, for a looser cut than the run's (paramine adapt keeps a line for
+        # training unless it scores as most mismatched pairs do).
+        mismatched_percentiles=tuple(
+            round(float(q), 6) for q in np.quantile(null, np.linspace(0.0, 1.0, NULL_PERCENTILES))
+        ),
+    )
 
 
 def sample_embedder(sample: Sequence[ScoredPair]) -> Embed:

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.stages.cut.rules.cuts import PairScorer, Scoring, sample_rank
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.options import option, parse_fields, parse_positive
 from paramine.schemas.records import ScoredPair
 
@@ -304,9 +304,9 @@ class MarginScoring(Scoring):
     def __init__(self, options: MarginOptions | None = None) -> None:
         self.k = (options or MarginOptions()).k
 
-    def record(self) -> dict[str, Any]:
-        """The manifest's ``threshold.score`` and ``threshold.margin_k``."""
-        return {"score": self.name, "margin_k": self.k}
+    def describe(self, cut: CutRecord) -> CutRecord:
+        """``cut`` saying that it applies to the margin, and the margin's k."""
+        return replace(cut, score=self.name, margin_k=self.k)
 
     def scorer(self, sample: Sequence[ScoredPair]) -> PairScorer:
         """Margins against the background made of ``sample`` itself."""

@@ -98,7 +98,7 @@ def test_calibrate_threshold_is_deterministic_and_the_quantile(tiny_model_dir: P
                 | EmbeddedSample(handler, sample_size=30)
                 | CalibrateThreshold(CalibrationOptions(max_false_accept=0.05), max_shifts=5)
             )
-            got = out | beam.Map(lambda info: (info["value"], info["sample"], info["shifts"]))
+            got = out | beam.Map(lambda cut: (cut.value, cut.sample, cut.shifts))
             assert_that(got, lambda got, e=expected: _check_cut(got, e))
     # Some shifted pairs were true matches (same pivot key) and were skipped.
     assert MIN_MISMATCHED <= len(direct) < 30 * 5
@@ -136,7 +136,7 @@ def test_calibrate_threshold_records_the_fallback(tiny_model_dir: Path) -> None:
         sample = p | beam.Create(corpus_pairs(5)) | EmbeddedSample(handler, sample_size=100)
         out = sample | CalibrateThreshold()
         assert_that(
-            out | beam.Map(lambda info: (info["value"], "fallback" in info, info["sample"])),
+            out | beam.Map(lambda cut: (cut.value, cut.fallback is not None, cut.sample)),
             equal_to([(FALLBACK_THRESHOLD, True, 5)]),
         )
 

@@ -21,6 +21,7 @@ from paramine.pipelines.thresholds.coherence import (
     support_floor,
     support_record,
 )
+from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
@@ -216,7 +217,7 @@ def scored_at(pivot: str, candidate: str, score: float) -> ScoredPair:
 @pytest.mark.pipeline
 def test_a_pair_below_the_cut_stays_only_beside_a_close_mate_that_passed_it() -> None:
     # Cut 0.9, floor 0.8 (the threshold let everything here through), support 0.95.
-    threshold = {"value": 0.9, "support": {"floor": 0.8, "value": 0.95}}
+    threshold = CutRecord(value=0.9, support={"floor": 0.8, "value": 0.95})
     assert float(VECTORS["Palę."] @ VECTORS["Ja palę."]) > 0.95
     assert float(VECTORS["Palę."] @ VECTORS["Pociąg się spóźnił."]) < 0.95
     pairs = [
@@ -260,9 +261,9 @@ def test_the_support_cuts_come_from_the_run_s_null() -> None:
     assert record["value"] == coherence_cut(sample, SUPPORT_SHARE * 0.02)["value"]
     assert record["value"] > coherence_cut(sample, 0.02)["value"]
     # The floor applies only where the cosine could be calibrated.
-    assert support_floor({"value": 0.97, "support": record}) == record["floor"]
-    assert support_floor({"value": 0.97, "support": {**record, "value": None}}) == 0.97
-    assert support_floor({"value": 0.97}) == 0.97
+    assert support_floor(CutRecord(value=0.97, support=record)) == record["floor"]
+    assert support_floor(CutRecord(value=0.97, support={**record, "value": None})) == 0.97
+    assert support_floor(CutRecord(value=0.97)) == 0.97
 
 
 def test_group_support_is_checked() -> None:

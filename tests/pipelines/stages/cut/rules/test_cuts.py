@@ -7,7 +7,9 @@ import pytest
 from paramine.pipelines.stages.cut.rules.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
+    NULL_PERCENTILES,
     choose_cut,
+    fixed_cut,
     mismatched,
     sample_embedder,
     score_sample,
@@ -66,21 +68,34 @@ def test_mismatched_pairs_of_tiny_samples() -> None:
 
 def test_choose_cut_is_the_quantile_of_mismatched_scores() -> None:
     mismatched = [i / 100 for i in range(100)]  # 0.00 .. 0.99
-    info = choose_cut(mismatched, max_false_accept=0.05, aligned=[0.99, 0.97, 0.5])
+    cut = choose_cut(mismatched, max_false_accept=0.05, aligned=[0.99, 0.97, 0.5])
     # "higher": an observed score, so at most 5 of the 100 reach the cut.
-    assert info["value"] == pytest.approx(0.95)
-    assert sum(s >= info["value"] for s in mismatched) == 5
-    assert info["mode"] == "auto"
-    assert "fallback" not in info
-    assert info["mismatched"]["n"] == 100
-    assert info["aligned_sample"]["n"] == 3
-    assert info["aligned_sample_kept"] == pytest.approx(2 / 3, abs=1e-4)
+    assert cut.value == pytest.approx(0.95)
+    assert sum(s >= cut.value for s in mismatched) == 5
+    assert cut.mode == "auto" and cut.calibrated and cut.fallback is None
+    assert cut.null["n"] == 100 and cut.summaries["aligned_sample"]["n"] == 3
+    assert cut.aligned_sample_kept == pytest.approx(2 / 3, abs=1e-4)
+    assert cut.mismatched_kept == 0.05
+    assert len(cut.mismatched_percentiles) == NULL_PERCENTILES
+    assert cut.mismatched_percentiles[0] == 0.0 and cut.mismatched_percentiles[-1] == 0.99
 
 
 def test_choose_cut_falls_back_on_too_few_mismatched_pairs() -> None:
-    info = choose_cut([0.5] * (MIN_MISMATCHED - 1), max_false_accept=0.02)
-    assert info["value"] == FALLBACK_THRESHOLD
-    assert str(MIN_MISMATCHED - 1) in info["fallback"]
+    cut = choose_cut([0.5] * (MIN_MISMATCHED - 1), max_false_accept=0.02)
+    assert cut.value == FALLBACK_THRESHOLD
+    assert cut.fallback is not None and str(MIN_MISMATCHED - 1) in cut.fallback
+    assert cut.mismatched_kept is None and cut.mismatched_percentiles == ()
+    # The manifest's layout: no key of what the fallback did not make.
+    assert list(cut.to_json()) == [
+        "mode", "max_false_accept", "mismatched", "value", "fallback", "score"
+    ]  # fmt: skip
+
+
+def test_a_fixed_cut_is_a_cosine_with_nothing_calibrated() -> None:
+    cut = fixed_cut(0.7)
+    assert (cut.value, cut.mode, cut.score, cut.calibrated) == (0.7, "fixed", "cosine", False)
+    assert cut.to_json() == {"mode": "fixed", "value": 0.7, "score": "cosine"}
+    assert fixed_cut(None).to_json() == {"mode": "fixed", "value": None, "score": "cosine"}
 
 
 # --- score_sample ----------------------------------------------------------------

@@ -201,8 +201,8 @@ def test_calibration_scores_the_sample_with_the_same_margin() -> None:
             | CalibrateThreshold(CalibrationOptions(0.05), max_shifts=10, scoring=scoring)
         )
         assert_that(
-            info | beam.Map(lambda i: (i["score"], i["margin_k"], i["sample"], "fallback" in i)),
-            equal_to([("margin", 4, 30, False)]),
+            info | beam.Map(lambda i: (i.score, i.margin_k, i.sample, i.fallback is None)),
+            equal_to([("margin", 4, 30, True)]),
         )
 
 
