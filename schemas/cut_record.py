@@ -17,13 +17,87 @@ those attributes are ``None`` (or empty), as ``dict.get`` gave before.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
 
 #: The score summaries a record may hold: the kept pairs' (``aligned``), the
 #: calibration sample's as aligned (``aligned_sample``) and the null's
 #: (``mismatched``), each ``{"n", "mean", "q02" ... "q98"}``.
 SUMMARIES = ("aligned", "aligned_sample", "mismatched")
+
+_Check = TypeVar("_Check", bound="_GroupCheck")
+
+
+@dataclass(frozen=True)
+class _GroupCheck:
+    """A group check's cut as the manifest keeps it: ``value`` always, the rest where known."""
+
+    value: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The check's object in the manifest: ``value``, then each field the run knew."""
+        return {k: v for k, v in asdict(self).items() if k == "value" or v is not None}
+
+    @classmethod
+    def read(cls: type[_Check], record: Mapping[str, Any] | None) -> _Check | None:
+        """The typed check of a manifest's object; ``None`` where the run made none."""
+        if record is None:
+            return None
+        names = {f.name for f in fields(cls)} - {"value"}
+        return cls(record.get("value"), **{k: v for k, v in record.items() if k in names})
+
+
+@dataclass(frozen=True)
+class CoherenceRecord(_GroupCheck):
+    """The group-coherence check's cut (``thresholds/coherence.py``'s ``coherence_cut``).
+
+    Attributes:
+        value: The cosine that only the check's share of unrelated candidates
+            reach; ``None``: too few candidates, the check is skipped.
+        null_pairs: Unrelated candidate pairs the cut was taken from.
+    """
+
+    null_pairs: int | None = None
+
+
+@dataclass(frozen=True)
+class SupportRecord(_GroupCheck):
+    """Group support's cuts (``support_record``): the score floor and the group-mate cosine.
+
+    Attributes:
+        floor: The score a pair needs to wait for a group-mate's support.
+        floor_false_accept: The share of mismatched pairs the floor lets through.
+        value: The cosine to a group-mate that passed the cut that keeps a
+            pair between the floor and the cut; ``None``: no pair below the cut stays.
+        false_accept: The share of unrelated candidates that reach ``value``.
+        null_pairs: Unrelated candidate pairs ``value`` was taken from.
+    """
+
+    floor: float | None = None
+    floor_false_accept: float | None = None
+    false_accept: float | None = None
+    null_pairs: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """As paramine writes it: ``floor`` and its share first, then the cosine."""
+        names = ("floor", "floor_false_accept", "value", "false_accept", "null_pairs")
+        record = super().to_json()
+        return {name: record[name] for name in names if name in record}
+
+
+@dataclass(frozen=True)
+class HardNegativeRecord(_GroupCheck):
+    """The hard-negative check's cut (``hard_negative_cut``).
+
+    Attributes:
+        value: The cosine that only ``accept`` of the run's hard negatives
+            reach; ``None``: too few hard negatives were found.
+        hard_negatives: Hard negatives found among the kept candidates.
+        accept: The share of hard negatives allowed at or above the cut.
+    """
+
+    hard_negatives: int | None = None
+    accept: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,9 +141,9 @@ class CutRecord:
     mismatched_percentiles: tuple[float, ...] = ()
     histograms: Mapping[str, Any] = field(default_factory=dict)
     borderline: Mapping[str, Any] = field(default_factory=dict)
-    coherence: Mapping[str, Any] | None = None
-    support: Mapping[str, Any] | None = None
-    hard_negative: Mapping[str, Any] | None = None
+    coherence: CoherenceRecord | None = None
+    support: SupportRecord | None = None
+    hard_negative: HardNegativeRecord | None = None
     record: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -93,9 +167,9 @@ class CutRecord:
             mismatched_percentiles=tuple(record.get("mismatched_percentiles") or ()),
             histograms=record.get("histograms") or {},
             borderline=record.get("borderline") or {},
-            coherence=record.get("coherence"),
-            support=record.get("support"),
-            hard_negative=record.get("hard_negative"),
+            coherence=CoherenceRecord.read(record.get("coherence")),
+            support=SupportRecord.read(record.get("support")),
+            hard_negative=HardNegativeRecord.read(record.get("hard_negative")),
             record=dict(record),
         )
 
@@ -121,7 +195,7 @@ class CutRecord:
             "aligned_sample_kept": self.aligned_sample_kept,
             "mismatched_kept": self.mismatched_kept,
             "mismatched_percentiles": list(self.mismatched_percentiles) or None,
-            "support": self.support,
+            "support": self.support and self.support.to_json(),
             "warning": self.warning,
         }
         record.update({key: value for key, value in optional.items() if value is not None})
@@ -135,8 +209,8 @@ class CutRecord:
             record["shifts"] = self.shifts
         optional = {
             "aligned": self.summaries.get("aligned"),
-            "coherence": self.coherence,
-            "hard_negative": self.hard_negative,
+            "coherence": self.coherence and self.coherence.to_json(),
+            "hard_negative": self.hard_negative and self.hard_negative.to_json(),
         }
         record.update({key: value for key, value in optional.items() if value is not None})
         return record

@@ -8,15 +8,15 @@ from typing import Any
 import apache_beam as beam
 from paramine.pipelines.mining.mine_groups import MinedGroups
 from paramine.pipelines.stages.cut.calibrate_threshold import SummarizeScores
-from paramine.schemas.cut_record import CutRecord
+from paramine.schemas.cut_record import CoherenceRecord, CutRecord, HardNegativeRecord
 
 
 def _threshold_record(
     _: None,
     cut: CutRecord,
     aligned: dict[str, Any],
-    coherence: dict[str, Any] | None,
-    hard_negative: dict[str, Any] | None,
+    coherence: CoherenceRecord | None,
+    hard_negative: HardNegativeRecord | None,
 ) -> dict[str, Any]:
     """The manifest's ``threshold``: the cut, the kept scores, and the group checks' cuts."""
     summaries = {**cut.summaries, "aligned": aligned}

@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 from paramine.encoders.neighbours import nearest
 from paramine.pipelines.core.text import comparison_key
-from paramine.schemas.cut_record import CutRecord
+from paramine.schemas.cut_record import (
+    CoherenceRecord,
+    CutRecord,
+    HardNegativeRecord,
+    SupportRecord,
+)
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import option, parse_fields, parse_share_or_off
 from paramine.schemas.records import ScoredPair
@@ -121,7 +126,7 @@ def support_record(
     sample: Sequence[ScoredPair],
     floor_false_accept: float,
     max_false_accept: float,
-) -> dict[str, Any]:
+) -> SupportRecord:
     """The cuts of group support: the score floor and the group-mate cosine.
 
     A pair that scores between ``floor`` and the cut stays when its candidate
@@ -140,26 +145,26 @@ def support_record(
     floor = float(np.quantile(np.asarray(mismatched), 1.0 - floor_false_accept, method="higher"))
     share = SUPPORT_SHARE * max_false_accept
     cosine = coherence_cut(sample, share)
-    return {
-        "floor": round(floor, 6),
-        "floor_false_accept": floor_false_accept,
-        "value": cosine["value"],
-        "false_accept": share,
-        "null_pairs": cosine["null_pairs"],
-    }
+    return SupportRecord(
+        value=cosine.value,
+        floor=round(floor, 6),
+        floor_false_accept=floor_false_accept,
+        false_accept=share,
+        null_pairs=cosine.null_pairs,
+    )
 
 
 def support_floor(threshold: CutRecord) -> float:
     """The score a pair needs to go on after the threshold: the floor, or else the cut."""
     support = threshold.support
-    if support and support.get("value") is not None:
-        return float(support["floor"])
+    if support is not None and support.value is not None and support.floor is not None:
+        return support.floor
     if threshold.value is None:
         raise ValueError("group support needs a calibrated cut; this run has none")
     return float(threshold.value)
 
 
-def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict[str, Any]:
+def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> CoherenceRecord:
     """The cosine that only ``max_false_accept`` of unrelated candidate pairs reach.
 
     Args:
@@ -167,8 +172,9 @@ def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict
         max_false_accept: Share of unrelated pairs allowed at or above the cut.
 
     Returns:
-        ``{"value": cut or None, "null_pairs": n}``; ``None`` when the sample
-        has fewer than two distinct candidates (the check is then skipped).
+        The cut (``value``) and the ``null_pairs`` it was taken from; value
+        ``None`` when the sample has fewer than two distinct candidates (the
+        check is then skipped).
     """
     vectors: dict[str, np.ndarray] = {}
     for scored in sample:
@@ -176,7 +182,7 @@ def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict
         if scored.candidate_vector is not None and key not in vectors:
             vectors[key] = np.asarray(scored.candidate_vector, dtype="float32")
     if len(vectors) < 2:
-        return {"value": None, "null_pairs": 0}
+        return CoherenceRecord(value=None, null_pairs=0)
     matrix = np.stack(list(vectors.values()))  # (candidates, dim)
     n = len(matrix)
     null = np.concatenate(
@@ -185,13 +191,14 @@ def coherence_cut(sample: Sequence[ScoredPair], max_false_accept: float) -> dict
             for shift in range(1, min(SHIFTS, n - 1) + 1)
         ]
     )  # (candidates * shifts,)
-    return {
-        "value": round(float(np.quantile(null, 1.0 - max_false_accept)), 6),
-        "null_pairs": len(null),
-    }
+    return CoherenceRecord(
+        value=round(float(np.quantile(null, 1.0 - max_false_accept)), 6), null_pairs=len(null)
+    )
 
 
-def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float) -> dict[str, Any]:
+def hard_negative_cut(
+    members: Iterable[tuple[str, Any, Any]], max_accept: float
+) -> HardNegativeRecord:
     """The cosine that only ``max_accept`` of the run's hard negatives reach.
 
     Args:
@@ -200,7 +207,7 @@ def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float
         max_accept: Share of hard negatives allowed at or above the cut.
 
     Returns:
-        ``{"value": cut or None, "hard_negatives": n, "accept": max_accept}``;
+        The cut (``value``), the ``hard_negatives`` found and ``accept``; value
         ``None`` when fewer than ``MIN_HARD_NEGATIVES`` were found.
     """
     pivots: dict[str, set[Any]] = {}
@@ -209,9 +216,8 @@ def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float
         pivots.setdefault(candidate, set()).add(pivot)
         vectors.setdefault(candidate, vector)
     keys = sorted(vectors)  # the same pool, in the same order, on any runner
-    record: dict[str, Any] = {"value": None, "hard_negatives": 0, "accept": max_accept}
     if len(keys) < 2:
-        return record
+        return HardNegativeRecord(value=None, hard_negatives=0, accept=max_accept)
     pool = np.stack([np.asarray(vectors[k], dtype="float32") for k in keys])  # (n, dim)
     scores, ids = nearest(pool, pool, min(HARD_NEGATIVE_K, len(keys)))
     negatives = []
@@ -221,11 +227,10 @@ def hard_negative_cut(members: Iterable[tuple[str, Any, Any]], max_accept: float
             if other >= 0 and other != row and not pivots[keys[other]] & pivots[key]:
                 negatives.append(float(score))
                 break
-    record["hard_negatives"] = len(negatives)
+    cut = None
     if len(negatives) >= MIN_HARD_NEGATIVES:
-        cut = np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")
-        record["value"] = round(float(cut), 6)
-    return record
+        cut = round(float(np.quantile(np.asarray(negatives), 1.0 - max_accept, method="higher")), 6)
+    return HardNegativeRecord(value=cut, hard_negatives=len(negatives), accept=max_accept)
 
 
 def supported(vector: Any, mates: Sequence[Any], support: float | None) -> bool:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from paramine.schemas.cut_record import CutRecord
+from paramine.schemas.cut_record import (
+    CoherenceRecord,
+    CutRecord,
+    HardNegativeRecord,
+    SupportRecord,
+)
 from paramine.schemas.manifest import Manifest
 
 #: A calibrated margin cut as paramine mine writes it (abridged from a Tatoeba eng-pol run).
@@ -43,7 +48,8 @@ def test_every_key_of_a_calibrated_cut_is_an_attribute() -> None:
     assert cut.null == CALIBRATED["mismatched"] and cut.calibrated
     assert cut.mismatched_percentiles == (0.8, 0.9, 1.0)
     assert cut.histograms == CALIBRATED["histograms"] and cut.borderline == CALIBRATED["borderline"]
-    assert cut.coherence == CALIBRATED["coherence"] and cut.support == CALIBRATED["support"]
+    assert cut.coherence == CoherenceRecord(value=0.891468, null_pairs=99900)
+    assert cut.support == SupportRecord(value=0.917015, floor=0.954454)
     assert cut.hard_negative is None
     assert cut.record == CALIBRATED  # passed on whole where a card shows it
 
@@ -114,3 +120,21 @@ def test_a_record_written_as_json_reads_back_the_same(record: dict) -> None:
     cut = CutRecord.read(record)
     assert cut.to_json() == record
     assert CutRecord.read(json.loads(json.dumps(cut.to_json()))) == cut
+
+
+def test_the_group_checks_cuts_read_typed_and_write_the_keys_they_had() -> None:
+    support = {
+        "floor": 0.95,
+        "floor_false_accept": 0.1,
+        "value": None,
+        "false_accept": 0.002,
+        "null_pairs": 10,
+    }
+    assert SupportRecord.read(support) == SupportRecord(None, 0.95, 0.1, 0.002, 10)
+    assert SupportRecord.read(support).to_json() == support  # floor first, as written
+    # A check too small to cut keeps its "value": null.
+    hard = {"value": None, "hard_negatives": 3, "accept": 0.02}
+    assert HardNegativeRecord.read(hard).to_json() == hard
+    assert CoherenceRecord.read(None) is None
+    # A key a later paramine adds is left out, not an error.
+    assert CoherenceRecord.read({"value": 0.5, "new": 1}) == CoherenceRecord(value=0.5)

@@ -49,7 +49,7 @@ from paramine.pipelines.thresholds.coherence import (
     hard_negative_cut,
     supported,
 )
-from paramine.schemas.cut_record import CutRecord
+from paramine.schemas.cut_record import CoherenceRecord, CutRecord, HardNegativeRecord
 from paramine.schemas.records import ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 from paramine.schemas.text_keys import stable_hash
@@ -75,9 +75,9 @@ class _CoherenceFn(beam.DoFn):
     def process(
         self,
         keyed: tuple[GroupKey, Iterable[tuple[ScoredPair, Any]]],
-        cut: dict[str, Any],
-        hard: dict[str, Any],
-        threshold: dict[str, Any],
+        cut: CoherenceRecord,
+        hard: HardNegativeRecord,
+        threshold: CutRecord,
     ) -> Iterator:
         _, members = keyed
         members = list(members)
@@ -87,25 +87,27 @@ class _CoherenceFn(beam.DoFn):
         for scored, vector in members:
             key = comparison_key(scored.pair.candidate)
             distinct.setdefault(key, vector)
-            if threshold["value"] is None or scored.score >= threshold["value"]:
+            if threshold.value is None or scored.score >= threshold.value:
                 passed.add(key)
         # Group support first: a candidate below the cut (above the floor)
         # needs a group-mate that passed the cut and is this close to it.
+        support = threshold.support.value if threshold.support is not None else None
         reasons = {
             key: "unsupported"
             for key in distinct.keys() - passed
-            if not supported(distinct[key], [distinct[k] for k in passed], threshold["support"])
+            if not supported(distinct[key], [distinct[k] for k in passed], support)
         }
         distinct = {key: vector for key, vector in distinct.items() if key not in reasons}
-        checks = cut["value"] is not None and len(distinct) >= self.min_group
-        hard_checks = hard["value"] is not None and len(distinct) >= 2
+        coherent, hard_cut = cut.value, hard.value
+        checks = coherent is not None and len(distinct) >= self.min_group
+        hard_checks = hard_cut is not None and len(distinct) >= 2
         if checks or hard_checks:
             keys = list(distinct)
             closest = closest_other(np.stack([np.asarray(distinct[k]) for k in keys]))
             for key, best in zip(keys, closest, strict=True):
-                if checks and best < cut["value"]:
+                if checks and best < coherent:
                     reasons[key] = "incoherent"
-                elif hard_checks and best < hard["value"]:
+                elif hard_checks and best < hard_cut:
                     reasons[key] = "hard_negative"
         for scored, _ in members:
             reason = reasons.get(comparison_key(scored.pair.candidate))
@@ -176,16 +178,11 @@ class HardNegativeCut(beam.PTransform):
         )
 
 
-#: The record of a check that does not run.
-NO_CUT: dict[str, Any] = {"value": None}
+#: The records of the checks that do not run.
+NO_COHERENCE = CoherenceRecord(value=None)
+NO_HARD_NEGATIVE = HardNegativeRecord(value=None)
 #: The threshold side input where every pair passed the cut (no group support).
-NO_SUPPORT: dict[str, Any] = {"value": None, "support": None}
-
-
-def support_side(threshold: CutRecord) -> dict[str, Any]:
-    """What ``CoherenceFilter`` needs of the threshold record: the cut and the support cosine."""
-    support = threshold.support or NO_CUT
-    return {"value": threshold.value, "support": support["value"]}
+NO_SUPPORT = CutRecord(value=None)
 
 
 class CoherenceFilter(beam.PTransform):
@@ -224,14 +221,15 @@ class CoherenceFilter(beam.PTransform):
 
     def expand(self, scored: beam.PCollection) -> StageResult:
         pipeline = scored.pipeline
-        cut = self.cut if self.cut is not None else pipeline | "NoCut" >> beam.Create([NO_CUT])
+        cut = self.cut
+        if cut is None:
+            cut = pipeline | "NoCut" >> beam.Create([NO_COHERENCE])
         hard = self.hard_negative
         if hard is None:
-            hard = pipeline | "NoHardNegativeCut" >> beam.Create([NO_CUT])
-        if self.threshold is None:
+            hard = pipeline | "NoHardNegativeCut" >> beam.Create([NO_HARD_NEGATIVE])
+        support = self.threshold
+        if support is None:
             support = pipeline | "NoSupport" >> beam.Create([NO_SUPPORT])
-        else:
-            support = self.threshold | "SupportCut" >> beam.Map(support_side)
         checked = (
             scored
             | "WithVectors" >> _WithVectors(self.vectors)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import apache_beam as beam
@@ -21,7 +22,12 @@ from paramine.pipelines.thresholds.coherence import (
     support_floor,
     support_record,
 )
-from paramine.schemas.cut_record import CutRecord
+from paramine.schemas.cut_record import (
+    CoherenceRecord,
+    CutRecord,
+    HardNegativeRecord,
+    SupportRecord,
+)
 from paramine.schemas.errors import UsageError
 from paramine.schemas.records import AlignedPair, ScoredPair
 
@@ -65,11 +71,11 @@ def test_the_coherence_cut_comes_from_unrelated_candidates() -> None:
     ]
     cut = coherence_cut(sample, 0.02)
     # Random 16-d unit vectors: the 98th percentile of their cosines, about 2 / sqrt(16).
-    assert 0.35 < cut["value"] < 0.65
-    assert cut["null_pairs"] == 300 * 100
+    assert 0.35 < cut.value < 0.65
+    assert cut.null_pairs == 300 * 100
     # A stricter false-accept share gives a higher cut.
-    assert coherence_cut(sample, 0.005)["value"] > cut["value"]
-    assert coherence_cut(sample[:1], 0.02) == {"value": None, "null_pairs": 0}
+    assert coherence_cut(sample, 0.005).value > cut.value
+    assert coherence_cut(sample[:1], 0.02) == CoherenceRecord(value=None, null_pairs=0)
 
 
 @pytest.mark.pipeline
@@ -79,7 +85,7 @@ def test_the_filter_drops_the_outlier_and_keeps_coherent_groups() -> None:
     pairs += [scored("Good night.", t) for t in ("Dobranoc.", "Spokojnej nocy.")]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         vectors = pipeline | "Vectors" >> beam.Create(list(VECTORS.items()))
-        cut = pipeline | "Cut" >> beam.Create([{"value": 0.8, "null_pairs": 1}])
+        cut = pipeline | "Cut" >> beam.Create([CoherenceRecord(value=0.8, null_pairs=1)])
         checked = pipeline | "Pairs" >> beam.Create(pairs) | CoherenceFilter(vectors, cut, 3)
         assert_that(
             checked.kept | beam.Map(lambda s: s.pair.candidate),
@@ -133,21 +139,21 @@ def test_the_hard_negative_cut_comes_from_other_pivots_nearest_candidates() -> N
     record = hard_negative_cut(members, 0.1)
     # One hard negative per candidate: its nearest candidate of another pivot,
     # never its own pivot's twin (cosine ~0.99).
-    assert record["hard_negatives"] == 120 and record["accept"] == 0.1
+    assert record.hard_negatives == 120 and record.accept == 0.1
     vectors = np.stack([v for _, _, v in members])
     similarities = vectors @ vectors.T
     other = np.array([[m[1] != n[1] for n in members] for m in members])
     nearest_other = np.where(other, similarities, -np.inf).max(axis=1)
-    assert record["value"] == pytest.approx(
+    assert record.value == pytest.approx(
         float(np.quantile(nearest_other, 0.9, method="higher")), abs=1e-5
     )
-    assert record["value"] < 0.9  # far below the twins
+    assert record.value < 0.9  # far below the twins
     # A candidate aligned with two pivots is no hard negative of either.
     shared = [*members, ("candidate 0.0", "pivot 1", members[0][2])]
-    assert hard_negative_cut(shared, 0.1)["hard_negatives"] == 120
+    assert hard_negative_cut(shared, 0.1).hard_negatives == 120
     # Too few to calibrate: no cut, recorded so.
     few = hard_negative_cut(members[:20], 0.1)
-    assert few["value"] is None and few["hard_negatives"] == 20
+    assert few.value is None and few.hard_negatives == 20
 
 
 @pytest.mark.pipeline
@@ -159,8 +165,8 @@ def test_the_filter_drops_a_group_whose_candidates_are_no_closer_than_hard_negat
     pairs += [scored("Good night.", t) for t in ("Dobranoc.", "Spokojnej nocy.")]
     with TestPipeline(runner="FnApiRunner") as pipeline:
         vectors_in = pipeline | "Vectors" >> beam.Create(list(vectors.items()))
-        cut = pipeline | "Cut" >> beam.Create([{"value": 0.5, "null_pairs": 1}])
-        hard = pipeline | "Hard" >> beam.Create([{"value": 0.9, "hard_negatives": 100}])
+        cut = pipeline | "Cut" >> beam.Create([CoherenceRecord(value=0.5, null_pairs=1)])
+        hard = pipeline | "Hard" >> beam.Create([HardNegativeRecord(value=0.9, hard_negatives=100)])
         checked = (
             pipeline
             | "Pairs" >> beam.Create(pairs)
@@ -217,7 +223,7 @@ def scored_at(pivot: str, candidate: str, score: float) -> ScoredPair:
 @pytest.mark.pipeline
 def test_a_pair_below_the_cut_stays_only_beside_a_close_mate_that_passed_it() -> None:
     # Cut 0.9, floor 0.8 (the threshold let everything here through), support 0.95.
-    threshold = CutRecord(value=0.9, support={"floor": 0.8, "value": 0.95})
+    threshold = CutRecord(value=0.9, support=SupportRecord(value=0.95, floor=0.8))
     assert float(VECTORS["Palę."] @ VECTORS["Ja palę."]) > 0.95
     assert float(VECTORS["Palę."] @ VECTORS["Pociąg się spóźnił."]) < 0.95
     pairs = [
@@ -231,7 +237,7 @@ def test_a_pair_below_the_cut_stays_only_beside_a_close_mate_that_passed_it() ->
     vectors = {**VECTORS, "Dobranoc!": VECTORS["Dobranoc."]}
     with TestPipeline(runner="FnApiRunner") as pipeline:
         vectors_in = pipeline | "Vectors" >> beam.Create(list(vectors.items()))
-        cut = pipeline | "Cut" >> beam.Create([{"value": None, "null_pairs": 0}])
+        cut = pipeline | "Cut" >> beam.Create([CoherenceRecord(value=None, null_pairs=0)])
         info = pipeline | "Threshold" >> beam.Create([threshold])
         checked = (
             pipeline
@@ -254,15 +260,15 @@ def test_the_support_cuts_come_from_the_run_s_null() -> None:
     mismatched = list(np.linspace(0.0, 1.0, 1001))
     record = support_record(mismatched, sample, 0.1, 0.02)
     # The floor lets 10% of the mismatched scores through; the cut at 2% is higher.
-    assert record["floor"] == pytest.approx(0.9, abs=1e-3)
-    assert record["floor_false_accept"] == 0.1
+    assert record.floor == pytest.approx(0.9, abs=1e-3)
+    assert record.floor_false_accept == 0.1
     # The cosine is the unrelated candidates' cut at a tenth of --max-false-accept.
-    assert record["false_accept"] == pytest.approx(SUPPORT_SHARE * 0.02)
-    assert record["value"] == coherence_cut(sample, SUPPORT_SHARE * 0.02)["value"]
-    assert record["value"] > coherence_cut(sample, 0.02)["value"]
+    assert record.false_accept == pytest.approx(SUPPORT_SHARE * 0.02)
+    assert record.value == coherence_cut(sample, SUPPORT_SHARE * 0.02).value
+    assert record.value > coherence_cut(sample, 0.02).value
     # The floor applies only where the cosine could be calibrated.
-    assert support_floor(CutRecord(value=0.97, support=record)) == record["floor"]
-    assert support_floor(CutRecord(value=0.97, support={**record, "value": None})) == 0.97
+    assert support_floor(CutRecord(value=0.97, support=record)) == record.floor
+    assert support_floor(CutRecord(value=0.97, support=replace(record, value=None))) == 0.97
     assert support_floor(CutRecord(value=0.97)) == 0.97
 
 
