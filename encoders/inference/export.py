@@ -1,7 +1,8 @@
 """The export of a model's Transformer to ONNX or OpenVINO, cached and built once, offline.
 
 The export is ``torch.onnx`` (the TorchScript exporter), int8 weights come from
-ONNX Runtime's dynamic quantization or NNCF's weight compression, and the
+ONNX Runtime's dynamic quantization or NNCF's weight compression (each
+backend's module: ``onnx_backend.py``, ``openvino_backend.py``), and the
 result lives in the paramine cache under a key that covers the model's
 content (``export_dir``). ``loading.py`` runs it.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from pathlib import Path
 from typing import Any
 
-from paramine.encoders.inference.backends import EXTRAS, check_backend, require_runtime
+from paramine.encoders.inference.backends import check_backend, require_runtime
+from paramine.encoders.inference.onnx_backend import ONNX_FILE, export_onnx, quantize_onnx
+from paramine.encoders.inference.openvino_backend import OPENVINO_FILE, export_openvino
 from paramine.encoders.models.cache import EXPORTS_DIR
 from paramine.encoders.models.resolve import atomic_build, cache_root, folder_fingerprint
 from paramine.schemas.errors import ModelError, UsageError
@@ -24,8 +26,7 @@ log = logging.getLogger(__name__)
 
 #: Bumped when the export changes, so that old cached exports are not reused.
 EXPORT_FORMAT = 1
-ONNX_FILE = "model.onnx"
-OPENVINO_FILE = "openvino_model.xml"
+#: The export's record: its source, backend, quantization and input names.
 EXPORT_INFO = "paramine_export.json"
 
 
@@ -85,77 +86,6 @@ def _input_names(model: Any) -> list[str]:
     ]
 
 
-def _export_onnx(model: Any, inputs: list[str], dest: Path) -> None:
-    """Write the model's Transformer as ONNX: token tensors in, last hidden state out."""
-    import torch
-
-    class HiddenStates(torch.nn.Module):
-        """Positional inputs, one output: what torch.onnx traces."""
-
-        def __init__(self, auto_model: torch.nn.Module) -> None:
-            super().__init__()
-            self.auto_model = auto_model
-
-        def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-            named = dict(zip(inputs, tensors, strict=True))
-            return self.auto_model(**named, return_dict=True).last_hidden_state
-
-    features = model.preprocess(["query: an example sentence", "query: short"])
-    sample = tuple(features[name] for name in inputs)
-    axes = {name: {0: "batch", 1: "tokens"} for name in [*inputs, "last_hidden_state"]}
-    with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
-        # The tracer warns about shape checks it freezes (``q_length > 1``):
-        # true for every input, whose shortest text is [CLS] [SEP].
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
-        # The TorchScript exporter: the dynamo one needs onnxscript and is far
-        # slower to export a BERT; both give the same graph for these models.
-        torch.onnx.export(
-            HiddenStates(model[0].model).eval(),
-            sample,
-            str(dest),
-            input_names=inputs,
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-
-
-def _quantize_onnx(source: Path, dest: Path) -> None:
-    """int8 weights for every MatMul, one scale per output channel.
-
-    Per-tensor scales moved e5-small's cosines by up to 0.024; per channel,
-    0.007. Embedding lookups (Gather) stay fp32: quantizing a 250k-row
-    vocabulary table costs accuracy and buys no speed.
-    """
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        str(source),
-        str(dest),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-    )
-
-
-def _export_openvino(onnx_path: Path, quantize: str, dest: Path) -> None:
-    """Convert the ONNX graph to OpenVINO IR; int8: weights compressed by NNCF."""
-    import openvino as ov
-
-    ov_model = ov.Core().read_model(str(onnx_path))
-    if quantize == "int8":
-        try:
-            import nncf
-        except ImportError as error:
-            raise ModelError(
-                "--backend openvino --quantize int8 needs the Python package 'nncf': "
-                f"pip install '{EXTRAS['openvino']}'"
-            ) from error
-        ov_model = nncf.compress_weights(ov_model, mode=nncf.CompressWeightsMode.INT8_ASYM)
-    ov.save_model(ov_model, str(dest), compress_to_fp16=False)
-
-
 def export_model(
     model_path: str | Path,
     backend: str,
@@ -194,13 +124,13 @@ def export_model(
         transformer_module(model, str(model_path))
         inputs = _input_names(model)
         fp32 = tmp / ("fp32.onnx" if backend == "openvino" or quantize == "int8" else ONNX_FILE)
-        _export_onnx(model, inputs, fp32)
+        export_onnx(model, inputs, fp32)
         if backend == "onnx":
             if quantize == "int8":
-                _quantize_onnx(fp32, tmp / ONNX_FILE)
+                quantize_onnx(fp32, tmp / ONNX_FILE)
                 fp32.unlink()
         else:
-            _export_openvino(fp32, quantize, tmp / OPENVINO_FILE)
+            export_openvino(fp32, quantize, tmp / OPENVINO_FILE)
             fp32.unlink()
         info = {
             "source": str(model_path),

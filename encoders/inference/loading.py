@@ -3,7 +3,9 @@
 torch runs the folder as it is (on a GPU in fp16 or bf16 with SDPA attention);
 onnx and openvino replace the Transformer's Hugging Face model by the cached
 export (``export.py``) behind a torch module that answers the same call, so
-``encode`` and the handler's unpadded encoding work unchanged.
+``encode`` and the handler's unpadded encoding work unchanged. Each exported
+backend's runtime is in its own module (``onnx_backend.py``,
+``openvino_backend.py``).
 """
 
 from __future__ import annotations
@@ -13,44 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from paramine.encoders.inference.backends import GPU_DTYPES, BackendChoice, require_runtime
-from paramine.encoders.inference.export import (
-    EXPORT_INFO,
-    ONNX_FILE,
-    OPENVINO_FILE,
-    export_model,
-    transformer_module,
-)
+from paramine.encoders.inference.export import EXPORT_INFO, export_model, transformer_module
+from paramine.encoders.inference.onnx_backend import OnnxRuntime
+from paramine.encoders.inference.openvino_backend import OpenVinoRuntime
 from paramine.schemas.errors import UsageError
 
 
 class ExportedRuntime:
-    """Runs an export: token tensors in, the last hidden state out, as numpy arrays."""
+    """Runs an export with its backend's runtime: token arrays in, float32 hidden states out."""
 
     def __init__(self, folder: Path, backend: str) -> None:
         info = json.loads((folder / EXPORT_INFO).read_text())
         self.inputs: list[str] = list(info["inputs"])
         self.backend = backend
-        self._run: Any
-        if backend == "onnx":
-            import onnxruntime as ort
-
-            options = ort.SessionOptions()
-            # Threads that spin while waiting made torch 5-27x slower on
-            # 2-core machines (OMP_WAIT_POLICY); ONNX Runtime spins by default.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            session = ort.InferenceSession(
-                str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"]
-            )
-            self._run = lambda feed: session.run(["last_hidden_state"], feed)[0]
-        else:
-            import openvino as ov
-
-            compiled = ov.Core().compile_model(
-                str(folder / OPENVINO_FILE), "CPU", {"PERFORMANCE_HINT": "LATENCY"}
-            )
-            request = compiled.create_infer_request()
-            self._run = lambda feed: request.infer(feed)[compiled.output(0)]
+        self._run: OnnxRuntime | OpenVinoRuntime = (
+            OnnxRuntime(folder) if backend == "onnx" else OpenVinoRuntime(folder)
+        )
 
     def __call__(self, feed: dict[str, Any]) -> Any:
         """``(batch, tokens, hidden)`` float32 hidden states for a feed of int64 arrays."""
