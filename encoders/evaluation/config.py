@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass
 from typing import Any
 
+from paramine.encoders.evaluation.holdout import EVAL_SHARE
 from paramine.encoders.evaluation.suite import DATA_ENV, builtin_suites
 from paramine.encoders.inference.backends import BACKENDS
 from paramine.schemas.errors import UsageError
@@ -29,11 +30,6 @@ from paramine.schemas.options import (
 SPLITS = ("eval", "train", "all")
 
 EVALUATION = "evaluation"
-
-
-#: Share of pivots held out by hash: ``paramine train`` holds them out and
-#: ``paramine evaluate`` must pick the same ones, so both read this one value.
-EVAL_SHARE = 0.05
 
 
 def parse_holdout_share(value: Any) -> float:

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from paramine.schemas.manifest import Manifest
 
 SPLITS = ("eval", "train", "all")
+#: Share of pivots held out by hash: ``paramine train`` holds them out and
+#: ``paramine evaluate`` must pick the same ones, so both read this one value
+#: (their options' defaults, ``evaluation/config.py`` and ``training/config.py``).
+EVAL_SHARE = 0.05
 
 
 def split_key(pivot: str) -> str:
@@ -108,7 +112,7 @@ def _first_line(error: BaseException) -> str:
 
 
 def load_split(
-    dataset_url: str, eval_share: float = 0.05, split: str = "eval", max_rows: int = 0
+    dataset_url: str, eval_share: float = EVAL_SHARE, split: str = "eval", max_rows: int = 0
 ) -> pd.DataFrame:
     """Return one split of a dataset, as ``paramine train`` makes it.
 
