@@ -1,8 +1,8 @@
 """The manifest's ``extra.line_checks``, typed: what the per-line checks decided of each side.
 
-The filter stage writes one JSON object per side (``candidate:pl``,
-``pivot:en`` ...; ``stages/filter/rules/line_check_record.py``'s
-``run_record``): the scripts the side's lines were judged against and where
+The filter stage builds one per side (``candidate:pl``, ``pivot:en`` ...;
+``stages/filter/rules/line_check_record.py``'s ``run_record``) and writes it
+as a JSON object (``to_json``): the scripts the side's lines were judged against and where
 they came from, the languages present, the typical length ratio to each
 pivot language, what each check dropped and the checks flagged for dropping
 too much. ``manifest.json`` and ``stats.json`` keep that layout, so datasets
@@ -82,6 +82,36 @@ class SideChecks:
     dropped: Mapping[str, Dropped] = field(default_factory=dict)
     flagged: tuple[Flag, ...] = ()
     moved: Mapping[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The side's object as ``manifest.json`` keeps it: ``read`` gives it back."""
+        return {
+            "lines": self.lines,
+            # The lines the decisions were made on: this run's and earlier runs'.
+            "decided_on": {"lines": self.decided_on_lines, "earlier": self.decided_on_earlier},
+            "scripts": {
+                "judged_against": None
+                if self.judged_against is None
+                else list(self.judged_against),
+                "source": self.source,
+                "known": list(self.known),
+                "known_secondary": list(self.known_secondary),
+                "learned": dict(self.learned),
+                "shares": dict(self.shares),
+            },
+            "languages_present": dict(self.languages_present),
+            "length_ratio_to": dict(self.length_ratio_to),
+            "judged_by_detector": self.judged_by_detector,
+            "dropped": {
+                reason: {"lines": d.lines, "share": d.share} for reason, d in self.dropped.items()
+            },
+            "flagged": [
+                {"reason": f.reason, "lines": f.lines, "share": f.share, "samples": list(f.samples)}
+                for f in self.flagged
+            ],
+            # What the run's lines changed of the earlier lines' decisions (a refresh).
+            "moved": {what: [list(old), list(new)] for what, (old, new) in self.moved.items()},
+        }
 
     @classmethod
     def read(cls, record: Mapping[str, Any]) -> SideChecks:

@@ -7,7 +7,7 @@ import json
 from paramine.pipelines.stages.filter.rules.line_check_record import run_record
 from paramine.pipelines.stages.filter.rules.line_checks import DROP, LINES, SCRIPT, SCRIPTED, figure
 from paramine.schemas.manifest import Manifest
-from paramine.schemas.side_checks import Dropped, SideChecks, read_sides
+from paramine.schemas.side_checks import Dropped, Flag, SideChecks, read_sides
 
 
 def _record() -> dict:
@@ -61,3 +61,32 @@ def test_the_manifest_reads_its_sides_and_a_run_without_them_has_none() -> None:
     assert Manifest.from_json(manifest.to_json()).line_checks == manifest.line_checks
     manifest.extra.clear()
     assert manifest.line_checks == {}
+
+
+def test_a_side_built_and_written_reads_back_the_same() -> None:
+    checks = SideChecks(
+        lines=10,
+        decided_on_lines=14,
+        decided_on_earlier=4,
+        judged_against=("Latn",),
+        source="tables",
+        known=("Latn",),
+        learned={"Latn": 1.0},
+        shares={"Latn": 0.9, "Cyrl": 0.1},
+        languages_present={"pl": 9},
+        length_ratio_to={"en": 0.82},
+        judged_by_detector=8,
+        dropped={"wrong_language_candidate": Dropped(3, 0.3)},
+        flagged=(Flag("wrong_language_candidate", 3, 0.3, ({"line": 1, "hash": "a"},)),),
+        moved={"scripts": (["Latn"], ["Cyrl", "Latn"])},
+    )
+    record = json.loads(json.dumps(checks.to_json()))
+    assert SideChecks.read(record) == checks
+    assert record["scripts"]["judged_against"] == ["Latn"] and record["decided_on"]["earlier"] == 4
+    assert record["flagged"][0] == {
+        "reason": "wrong_language_candidate",
+        "lines": 3,
+        "share": 0.3,
+        "samples": [{"line": 1, "hash": "a"}],
+    }
+    assert SideChecks(lines=0, decided_on_lines=0).to_json()["scripts"]["judged_against"] is None

@@ -29,7 +29,7 @@ from paramine.pipelines.stages.filter.rules.line_checks import (
     with_earlier,
 )
 from paramine.pipelines.stages.filter.rules.scripts import known_scripts
-from paramine.schemas.side_checks import SideChecks
+from paramine.schemas.side_checks import Dropped, Flag, SideChecks
 
 
 def run_record(
@@ -60,52 +60,45 @@ def run_record(
     for side, figures in sorted(by_side.items()):
         lines = figures.get(LINES, {}).get("", 0)
         decision = decisions[side]
-        lang = side.split(":", 1)[1]
-        known = known_scripts(lang)
+        known = known_scripts(side.split(":", 1)[1])
         scripted = figures.get(SCRIPTED, {}).get("", 0)
         dropped = {
-            reason: {"lines": n, "share": round(n / lines, 4) if lines else 0.0}
+            reason: Dropped(n, round(n / lines, 4) if lines else 0.0)
             for reason, n in sorted(figures.get(DROP, {}).items(), key=lambda kv: (-kv[1], kv[0]))
             if reason not in NOT_A_LOSS
         }
-        flagged = [
-            {
-                "reason": reason,
-                **figures_of,
-                "samples": sorted(
-                    kept_samples.get(f"{side}|{reason}", []), key=lambda s: s["hash"]
-                )[:SAMPLES],
-            }
-            for reason, figures_of in dropped.items()
-            if figures_of["share"] > FLAG_SHARE
-        ]
-        before = (earlier or {}).get(figure(side, LINES), 0)
-        record[side] = {
-            "lines": lines,
-            # The lines the decisions were made on: this run's and earlier runs'.
-            "decided_on": {"lines": lines + before, "earlier": before},
-            "scripts": {
-                "judged_against": sorted(decision.scripts) if decision.scripts else None,
-                "source": decision.source,
-                "known": sorted(known.primary) if known else [],
-                "known_secondary": sorted(known.secondary) if known else [],
-                "learned": decision.learned,
-                "shares": {
-                    script: round(n / scripted, 4)
-                    for script, n in sorted(figures.get(SCRIPT, {}).items(), key=lambda kv: -kv[1])
-                }
-                if scripted
-                else {},
-            },
-            "languages_present": decision.present,
-            "length_ratio_to": decision.length_scales,
-            "judged_by_detector": figures.get(JUDGED, {}).get("", 0),
-            "dropped": dropped,
-            "flagged": flagged,
-            # What the run's lines changed of the earlier lines' decisions (a refresh).
-            "moved": _moved(decided_before.get(side), decision),
-        }
+        flagged = tuple(
+            Flag(reason, d.lines, d.share, tuple(_samples(kept_samples, f"{side}|{reason}")))
+            for reason, d in dropped.items()
+            if d.share > FLAG_SHARE
+        )
+        scripts = figures.get(SCRIPT, {}).items()
+        checks = SideChecks(
+            lines=lines,
+            decided_on_lines=lines + (earlier or {}).get(figure(side, LINES), 0),
+            decided_on_earlier=(earlier or {}).get(figure(side, LINES), 0),
+            judged_against=tuple(sorted(decision.scripts)) if decision.scripts else None,
+            source=decision.source,
+            known=tuple(sorted(known.primary)) if known else (),
+            known_secondary=tuple(sorted(known.secondary)) if known else (),
+            learned=decision.learned,
+            shares={s: round(n / scripted, 4) for s, n in sorted(scripts, key=lambda kv: -kv[1])}
+            if scripted
+            else {},
+            languages_present=decision.present,
+            length_ratio_to=decision.length_scales,
+            judged_by_detector=figures.get(JUDGED, {}).get("", 0),
+            dropped=dropped,
+            flagged=flagged,
+            moved=_moved(decided_before.get(side), decision),
+        )
+        record[side] = checks.to_json()
     return record
+
+
+def _samples(samples: Mapping[str, list[dict[str, Any]]], key: str) -> list[dict[str, Any]]:
+    """A flagged check's dropped lines that the record keeps: ``SAMPLES``, by hash."""
+    return sorted(samples.get(key, []), key=lambda s: s["hash"])[:SAMPLES]
 
 
 def sample_file(sample: Mapping[str, Any]) -> str:
@@ -113,7 +106,7 @@ def sample_file(sample: Mapping[str, Any]) -> str:
     return sample.get("file") or sample["shard"]
 
 
-def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, list[list[str]]]:
+def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, tuple[list[str], list[str]]]:
     """What the run's lines moved of what the earlier lines alone decided: before, after.
 
     A refresh judges its new lines by the decisions over every line its
@@ -128,9 +121,9 @@ def _moved(then: SideDecision | None, now: SideDecision) -> dict[str, list[list[
         return {}
     moved = {}
     if then.scripts != now.scripts:
-        moved["scripts"] = [sorted(then.scripts or ()), sorted(now.scripts or ())]
+        moved["scripts"] = (sorted(then.scripts or ()), sorted(now.scripts or ()))
     if then.length_scales.keys() != now.length_scales.keys():
-        moved["length_ratio_to"] = [sorted(then.length_scales), sorted(now.length_scales)]
+        moved["length_ratio_to"] = (sorted(then.length_scales), sorted(now.length_scales))
     return moved
 
 
