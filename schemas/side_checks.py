@@ -2,10 +2,10 @@
 
 The filter stage builds one per side (``candidate:pl``, ``pivot:en`` ...;
 ``stages/filter/rules/line_check_record.py``'s ``run_record``) and writes it
-as a JSON object (``to_json``): the scripts the side's lines were judged against and where
-they came from, the languages present, the typical length ratio to each
-pivot language, what each check dropped and the checks flagged for dropping
-too much. ``manifest.json`` and ``stats.json`` keep that layout, so datasets
+as a JSON object (``to_json``): the scripts the side's lines were judged
+against and where they came from, the languages present, the typical length
+ratio to each pivot language, what each check dropped and the checks flagged
+for dropping too much. ``manifest.json`` and ``stats.json`` keep that layout, so datasets
 written before this class read as they did; the summary, the report and
 refresh's log read the sides through :meth:`SideChecks.read`
 (``Manifest.line_checks``), so a misspelt key is an ``AttributeError`` that

@@ -173,7 +173,7 @@ class CalibrateThreshold(beam.PTransform):
             chosen = choose_cut(
                 scores["mismatched"], max_false_accept, scores["aligned"], scoring.fallback
             )
-            value = chosen.value if chosen.value is not None else scoring.fallback
+            assert chosen.value is not None  # choose_cut always cuts, at worst at the fallback
             n = len(scores["aligned"])
             return replace(
                 scoring.describe(chosen),
@@ -186,7 +186,7 @@ class CalibrateThreshold(beam.PTransform):
                 histograms=score_histograms(
                     aligned_sample=scores["aligned"], mismatched=scores["mismatched"]
                 ),
-                borderline=borderline([s.pair for s in sample], scores["aligned"], value),
+                borderline=borderline([s.pair for s in sample], scores["aligned"], chosen.value),
                 sample=n,
                 shifts=shift_count(n, max_shifts),
             )

@@ -73,10 +73,11 @@ def run_record(
             if d.share > FLAG_SHARE
         )
         scripts = figures.get(SCRIPT, {}).items()
+        before = (earlier or {}).get(figure(side, LINES), 0)
         checks = SideChecks(
             lines=lines,
-            decided_on_lines=lines + (earlier or {}).get(figure(side, LINES), 0),
-            decided_on_earlier=(earlier or {}).get(figure(side, LINES), 0),
+            decided_on_lines=lines + before,
+            decided_on_earlier=before,
             judged_against=tuple(sorted(decision.scripts)) if decision.scripts else None,
             source=decision.source,
             known=tuple(sorted(known.primary)) if known else (),
