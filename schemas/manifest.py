@@ -5,7 +5,7 @@ directory without one is an incomplete dataset and readers refuse it.
 
 Counts are kept per stage as ``{"in": n, "kept": k, "dropped": {reason: d}}``,
 under the stage's name, which is also its composite's and its label's
-(``PostFilter``).
+(``PostFilter``); ``Manifest.books`` reads them typed (``schemas/run_counts.py``).
 The stages themselves (name, unit, declared drop reasons) are recorded in the
 manifest as the pipeline declared them (``schemas/stages.py``), and the
 accounting identity is checked against that list: ``in == kept +
@@ -26,6 +26,7 @@ import fsspec
 from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
 from paramine.schemas.errors import AccountingError, DatasetError
+from paramine.schemas.run_counts import RunCounts, StageCounts
 from paramine.schemas.side_checks import SideChecks, read_sides
 from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
@@ -96,23 +97,19 @@ class IncompleteDatasetError(DatasetError):
 
 
 def stage_counts(kept: int, dropped: Mapping[str, int], taken_in: int | None = None) -> dict:
-    """Return one stage's counts; ``in`` defaults to kept + dropped."""
+    """One stage's counts as ``manifest.json`` holds them; ``in`` defaults to kept + dropped."""
     total = kept + sum(dropped.values())
-    return {
-        "in": total if taken_in is None else taken_in,
-        "kept": kept,
-        "dropped": dict(sorted(dropped.items())),
-    }
+    return StageCounts(total if taken_in is None else taken_in, kept, dropped).to_json()
 
 
 def accounting_errors(
-    counts: Mapping[str, Mapping[str, Any]],
+    counts: RunCounts | Mapping[str, Mapping[str, Any]],
     stages: list[dict[str, Any]] | tuple[Stage, ...] | None = None,
 ) -> list[str]:
     """Return every way in which the counts break the accounting identity.
 
     Args:
-        counts: Per-stage counts, as in ``Manifest.counts``.
+        counts: The run's counts, typed or as ``Manifest.counts`` holds them.
         stages: The stages as a manifest records them (or ``Stage`` objects);
             the stages of manifests that predate the record by default.
 
@@ -123,7 +120,8 @@ def accounting_errors(
         declared: tuple[Stage, ...] = LEGACY_STAGES
     else:
         declared = tuple(s if isinstance(s, Stage) else Stage.from_record(s) for s in stages)
-    return stage_accounting_errors(counts, declared)
+    books = counts if isinstance(counts, RunCounts) else RunCounts.read(counts)
+    return stage_accounting_errors(books, declared)
 
 
 @dataclass
@@ -154,6 +152,11 @@ class Manifest:
     def cut(self) -> CutRecord:
         """The run's cut and how it was chosen: ``threshold`` read as a typed record."""
         return CutRecord.read(self.threshold)
+
+    @property
+    def books(self) -> RunCounts:
+        """What the run counted: ``counts`` read as each stage's books and the run's notes."""
+        return RunCounts.read(self.counts)
 
     @property
     def line_checks(self) -> dict[str, SideChecks]:
@@ -228,7 +231,7 @@ class RunHeader:
         self,
         *,
         threshold: dict[str, Any],
-        counts: dict[str, dict[str, Any]],
+        counts: RunCounts,
         files: dict[str, list[str]],
         rows: dict[str, int],
         rejects: dict[str, dict[str, int]],
@@ -246,7 +249,7 @@ class RunHeader:
             model=self.model,
             threshold=threshold,
             inputs=self.inputs,
-            counts=counts,
+            counts=counts.to_json(),
             files=files,
             rows=rows,
             rejects=rejects,

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paramine.schemas.run_counts import RunCounts
+
 #: Units that stages count in. Consecutive stages of one unit chain: what one
 #: keeps is what the next takes in.
 ALIGNED_PAIR = "aligned pair"
@@ -66,9 +68,7 @@ class Stage:
         )
 
 
-def accounting_errors(
-    counts: Mapping[str, Mapping[str, Any]], stages: Sequence[Stage]
-) -> list[str]:
+def accounting_errors(counts: RunCounts, stages: Sequence[Stage]) -> list[str]:
     """Every way in which ``counts`` break the accounting identity of ``stages``.
 
     For each stage ``in == kept + sum(dropped)``, and every drop reason is one
@@ -80,25 +80,26 @@ def accounting_errors(
     """
     errors = []
     for stage in stages:
-        c = counts.get(stage.name)
-        if c is None:
+        books = counts.get(stage.name)
+        if books is None:
             errors.append(f"stage {stage.name!r} has no counts")
             continue
-        dropped = sum(c["dropped"].values())
-        if c["in"] != c["kept"] + dropped:
+        dropped = books.dropped_total
+        if books.taken_in != books.kept + dropped:
             errors.append(
-                f"{stage.name}: in={c['in']} but kept={c['kept']} + dropped={dropped} "
-                f"({c['dropped']}) = {c['kept'] + dropped}"
+                f"{stage.name}: in={books.taken_in} but kept={books.kept} + dropped={dropped} "
+                f"({dict(books.dropped)}) = {books.kept + dropped}"
             )
         if stage.reasons is not None:
-            unknown = sorted(set(c["dropped"]) - set(stage.reasons))
+            unknown = sorted(set(books.dropped) - set(stage.reasons))
             if unknown:
                 errors.append(f"{stage.name}: undeclared drop reasons {unknown}")
     for before, after in itertools.pairwise(stages):
         if before.unit != after.unit:
             continue
-        if before.name in counts and after.name in counts:
-            kept, taken = counts[before.name]["kept"], counts[after.name]["in"]
-            if kept != taken:
-                errors.append(f"{before.name} kept {kept} but {after.name} took in {taken}")
+        done, next_one = counts.get(before.name), counts.get(after.name)
+        if done is not None and next_one is not None and done.kept != next_one.taken_in:
+            errors.append(
+                f"{before.name} kept {done.kept} but {after.name} took in {next_one.taken_in}"
+            )
     return errors

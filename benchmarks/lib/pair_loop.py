@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from paramine.pipelines.core.accounting import LINE_CHECKS
 from paramine.pipelines.formats import ReaderOptions, read_shard
 from paramine.pipelines.stages.filter.prefilter import (
     BATCH_SIZE,
@@ -30,6 +29,7 @@ from paramine.pipelines.stages.filter.prefilter import (
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn, pivot_and_rank
 from paramine.schemas.records import AlignedPair
+from paramine.schemas.run_counts import LINE_CHECKS
 
 
 def timed(step: Callable[[], Any]) -> tuple[Any, float]:

@@ -113,7 +113,7 @@ class RunPrefilter:
             settings = MiningSettings.from_mapping(
                 {k: v for k, v in manifest.options.items() if k in names}, "manifest"
             )
-            figures = manifest.counts.get("line_checks", {})
+            figures = dict(manifest.books.note("line_checks"))
         self.detector: LanguageDetector | None = None
         if settings is not None:
             self.options = settings.prefilter_options

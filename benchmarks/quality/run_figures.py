@@ -109,7 +109,7 @@ def evaluate(
     for reason in reasons:
         if reason:
             recomputed[reason] += 1
-    counted = manifest.counts["Prefilter"]["dropped"]
+    counted = manifest.books.stage("Prefilter").dropped
     several = {}
     if corpus.pivot_langs:
         several = {"pivot_languages": pivot_language_figures(corpus, rows, planted["by_language"])}
@@ -128,7 +128,7 @@ def evaluate(
         "planted": planted["by_label"],
         "planted_passed_prefilter": planted["examples"],
         "kept_by_cut_recomputed": kept_by_cut,
-        "kept_by_cut_manifest": manifest.counts["ThresholdFilter"]["kept"],
+        "kept_by_cut_manifest": manifest.books.stage("ThresholdFilter").kept,
         # The prefilter's drops of the true (not planted) lines, by reason:
         # the per-line checks that do not fit the language show here.
         "true_lines": len(true_lines),

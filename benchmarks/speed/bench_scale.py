@@ -171,13 +171,13 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
     output = Path(mine_argv[mine_argv.index("--output") + 1])
     stats_path = output / "stats.json"
     stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
-    counts = manifest.counts
+    counts = manifest.books
     result = {
         "job_seconds": seconds,
-        "pairs_read": counts["ReadBitext"]["in"],
-        "prefilter_kept": counts["Prefilter"]["kept"],
-        "group_kept": counts["GroupByPivot"]["kept"],
-        "threshold_kept": counts["ThresholdFilter"]["kept"],
+        "pairs_read": counts.stage("ReadBitext").taken_in,
+        "prefilter_kept": counts.stage("Prefilter").kept,
+        "group_kept": counts.stage("GroupByPivot").kept,
+        "threshold_kept": counts.stage("ThresholdFilter").kept,
         "pairs_written": manifest.rows["pairs"],
         "threshold": manifest.cut.value,
         "encoding": manifest.extra.get("encoding", {}),

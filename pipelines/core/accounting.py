@@ -13,7 +13,7 @@ the graph is built and carried to the workers inside the DoFns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -23,25 +23,18 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 from paramine.pipelines.core.tap import tap_for
+from paramine.schemas.run_counts import (
+    ENCODING,
+    NOTES,
+    TABLE,
+    RunCounts,
+    StageCounts,
+)
 from paramine.schemas.stages import Stage
 
 DROPPED = "dropped"
 IN = "in"
 KEPT = "kept"
-REPAIRS = "repairs"
-#: Figures of the encoder (texts encoded), beside the ledgers like repairs.
-ENCODING = "encoding"
-#: Figures of a refresh's rewrite of its table (pipelines/refresh/job.py):
-#: old pairs written again as they were, old pairs replaced, rows written.
-TABLE = "table"
-#: Lines a check could not judge and let through, counted per check and
-#: language (``language_unchecked.bo``): kept, and counted by their stage.
-UNCHECKED = "unchecked"
-#: The prefilter's figures of each side's lines (``stages/filter/rules/line_checks.py``).
-LINE_CHECKS = "line_checks"
-#: Pseudo-stages whose rows are figures, not a ledger: ``{name: n}`` in the
-#: manifest's counts, outside the accounting identity.
-NOTES = (REPAIRS, ENCODING, TABLE, UNCHECKED, LINE_CHECKS)
 
 
 class ProgressOptions(PipelineOptions):
@@ -341,51 +334,62 @@ class GatherCounts(beam.PTransform):
         )
 
 
-def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict]:
-    """Fold ``(stage, key, n)`` rows into the manifest's per-stage counts.
+def counts_from_rows(rows: list[tuple[str, str, int]]) -> RunCounts:
+    """Fold ``(stage, key, n)`` rows into the run's typed counts (``Manifest.counts``).
 
-    Rows of the pseudo-stages in ``NOTES`` become a flat ``{key: n}``: the
-    ``repairs`` (records kept after a repair, such as invalid UTF-8 replaced;
-    they are kept and counted by their stage, so they are no part of any
-    ledger) and the ``encoding`` figures (texts encoded).
+    Rows of the pseudo-stages in ``NOTES`` become notes, a flat ``{key:
+    n}``: the ``repairs`` (records kept after a repair, such as invalid UTF-8
+    replaced; they are kept and counted by their stage, so they are no part
+    of any ledger) and the ``encoding`` figures (texts encoded). Every other
+    stage's rows become its books; ``in`` is kept + dropped where the stage
+    does not count what it took in.
     """
-    counts: dict[str, dict] = {}
+    taken: dict[str, int] = {}
+    kept: dict[str, int] = {}
+    dropped: dict[str, dict[str, int]] = {}
     notes: dict[str, dict[str, int]] = {note: {} for note in NOTES}
     for stage, key, n in rows:
         if stage in notes:
             notes[stage][key] = notes[stage].get(key, 0) + n
             continue
-        entry = counts.setdefault(stage, {KEPT: 0, DROPPED: {}})
-        if key in (KEPT, IN):
-            entry[key] = entry.get(key, 0) + n
+        kept.setdefault(stage, 0)
+        reasons = dropped.setdefault(stage, {})
+        if key == KEPT:
+            kept[stage] += n
+        elif key == IN:
+            taken[stage] = taken.get(stage, 0) + n
         else:
-            entry[DROPPED][key] = entry[DROPPED].get(key, 0) + n
-    for entry in counts.values():
-        entry.setdefault(IN, entry[KEPT] + sum(entry[DROPPED].values()))
-        entry[DROPPED] = dict(sorted(entry[DROPPED].items()))
-    for note, figures in notes.items():
-        # Every manifest has repairs and encoding; the refresh's table figures
-        # appear where a refresh counted them.
-        if figures or note != TABLE:
-            counts[note] = dict(sorted(figures.items()))
-    return counts
+            reasons[key] = reasons.get(key, 0) + n
+    stages = {
+        stage: StageCounts(
+            taken_in=taken.get(stage, kept[stage] + sum(reasons.values())),
+            kept=kept[stage],
+            dropped=dict(sorted(reasons.items())),
+        )
+        for stage, reasons in dropped.items()
+    }
+    # Every manifest has repairs and encoding; the refresh's table figures
+    # appear where a refresh counted them.
+    kept_notes = {
+        note: dict(sorted(figures.items()))
+        for note, figures in notes.items()
+        if figures or note != TABLE
+    }
+    return RunCounts(stages=stages, notes=kept_notes)
 
 
-def encoding_figures(
-    counts: Mapping[str, Mapping[str, Any]], stages: Sequence[str]
-) -> dict[str, Any]:
+def encoding_figures(counts: RunCounts, stages: Sequence[str]) -> dict[str, Any]:
     """What a run encoded, against what it read: the figures the summary prints.
 
     Args:
-        counts: The run's counts, as the manifest holds them.
+        counts: The run's counts.
         stages: The run's stage names in order; the first one reads.
     """
-    read = counts.get(stages[0], {}).get(IN, 0) if stages else 0
-    texts = counts.get(ENCODING, {}).get("texts_encoded", 0)
+    first = counts.get(stages[0]) if stages else None
+    read = first.taken_in if first is not None else 0
+    texts = counts.note(ENCODING).get("texts_encoded", 0)
     # Dropped before anything is encoded: a pivot with one distinct candidate.
-    single = sum(
-        counts.get(name, {}).get(DROPPED, {}).get("single_candidate", 0) for name in stages
-    )
+    single = counts.dropped("single_candidate", list(stages))
     return {
         "texts_encoded": texts,
         "texts_per_input_pair": round(texts / read, 4) if read else 0.0,

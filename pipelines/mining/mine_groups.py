@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.inference.handler import EncoderHandler
-from paramine.pipelines.core.accounting import ENCODING, CountNote, CountStage, StageResult
+from paramine.pipelines.core.accounting import CountNote, CountStage, StageResult
 from paramine.pipelines.core.groups import group_weight
 from paramine.pipelines.core.origins import Origins
 from paramine.pipelines.core.vectors import known_or_encode, pair_texts
@@ -47,6 +47,7 @@ from paramine.pipelines.stages.group.regroup_by_pivot import REGROUP_BY_PIVOT, R
 from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import SCORE_PAIRS, ScorePairs
 from paramine.pipelines.thresholds.coherence import coherence_cut, support_floor
+from paramine.schemas.run_counts import ENCODING
 from paramine.schemas.stages import Stage
 
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.inference.handler import EncoderHandler
-from paramine.pipelines.core.accounting import ENCODING, GatherCounts
+from paramine.pipelines.core.accounting import GatherCounts
 from paramine.pipelines.core.vectors import pair_texts
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.formats.base import DEFAULT_SPLIT_BYTES
@@ -35,6 +35,7 @@ from paramine.pipelines.mining.threshold_record import ThresholdRecord
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.cut.margin_score import MarginScore
 from paramine.pipelines.stages.score.score_pairs import ScorePairs
+from paramine.schemas.run_counts import ENCODING
 from paramine.schemas.stages import Stage
 
 #: The stages of a mining run, in order: the manifest records this list and

@@ -31,13 +31,7 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 from paramine.encoders.inference.handler import EncoderHandler
-from paramine.pipelines.core.accounting import (
-    ENCODING,
-    TABLE,
-    CountNote,
-    CountStage,
-    GatherCounts,
-)
+from paramine.pipelines.core.accounting import CountNote, CountStage, GatherCounts
 from paramine.pipelines.core.groups import group_key
 from paramine.pipelines.core.rejects import WriteRejects
 from paramine.pipelines.formats import Shard
@@ -58,6 +52,7 @@ from paramine.pipelines.refresh.state_files import (
 )
 from paramine.pipelines.refresh.write_summary import WriteSummary
 from paramine.pipelines.settings.mining import MiningSettings
+from paramine.schemas.run_counts import ENCODING, TABLE
 from paramine.schemas.stages import Stage
 from paramine.schemas.table import (
     BUCKET,

@@ -38,7 +38,7 @@ from typing import Any
 
 import fsspec
 from deltalake.exceptions import CommitFailedError
-from paramine.pipelines.core.accounting import LINE_CHECKS, counts_from_rows, encoding_figures
+from paramine.pipelines.core.accounting import counts_from_rows, encoding_figures
 from paramine.pipelines.refresh.affected_pivots import AFFECTED_PIVOTS
 from paramine.pipelines.refresh.config import RefreshConfig
 from paramine.pipelines.refresh.job import REFRESH_STAGES, RefreshJob, RefreshParaphrases
@@ -73,6 +73,7 @@ from paramine.pipelines.stages.filter.rules.line_checks import with_earlier
 from paramine.pipelines.stages.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError, RunInterrupted
 from paramine.schemas.manifest import Manifest
+from paramine.schemas.run_counts import LINE_CHECKS, RunCounts
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.table import (
     PAIRS_TABLE_SCHEMA,
@@ -265,7 +266,7 @@ def _mine(config: RefreshConfig, job: RefreshJob, launch: GraphRun) -> dict[str,
     return summary
 
 
-def _checked_counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _checked_counts(summary: dict[str, Any]) -> RunCounts:
     """The run's counts, once their accounting identities hold.
 
     Raises:
@@ -274,8 +275,8 @@ def _checked_counts(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     counts = counts_from_rows([tuple(row) for row in summary["counts"]])
     errors = stage_accounting_errors(counts, REFRESH_STAGES)
     affected, prefilter, state = AFFECTED_PIVOTS.name, PREFILTER.name, RETRACT_ROWS.name
-    taken = counts[affected]["in"]
-    came = counts[prefilter]["kept"] + counts[state]["kept"]
+    taken = counts.stage(affected).taken_in
+    came = counts.stage(prefilter).kept + counts.stage(state).kept
     if taken != came:
         errors.append(
             f"{affected} took in {taken} rows but {prefilter} and {state} kept {came} together"
@@ -307,7 +308,7 @@ def _prepare_commits(
         "shards": plan.shards,
         "config_fingerprint": config.fingerprint(),
         # What the next run's decisions about each side count (Plan.earlier_figures).
-        LINE_CHECK_FIGURES: with_earlier(counts.get(LINE_CHECKS, {}), plan.earlier_figures),
+        LINE_CHECK_FIGURES: with_earlier(counts.note(LINE_CHECKS), plan.earlier_figures),
         "buckets": run.job.buckets,
         "state": {"base_version": run.state_table.version(), "actions": state_actions},
     }
@@ -319,7 +320,7 @@ def _manifest(
     plan: Plan,
     run: _Run,
     summary: dict[str, Any],
-    counts: dict[str, dict[str, Any]],
+    counts: RunCounts,
     pair_actions: dict[str, list[dict[str, Any]]],
     found: _Found,
 ) -> Manifest:
@@ -353,7 +354,7 @@ def _manifest(
             "rejects": sum(summary["rejects"]["written"].values()),
         },
         rejects={
-            "counted": dict(counts[READ_BITEXT.name]["dropped"]),
+            "counted": dict(counts.stage(READ_BITEXT.name).dropped),
             "written": summary["rejects"]["written"],
         },
         extra={

@@ -19,7 +19,6 @@ import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from paramine.pipelines.core.accounting import NOTES
 from paramine.pipelines.core.near_duplicates import (
     DEFAULT_SIMILARITY,
     Shingled,
@@ -62,10 +61,10 @@ def _read_rejects(dataset_url: str, names: Iterable[str]) -> pa.Table | None:
 
 def stage_order(manifest: Manifest) -> list[str]:
     """The manifest's stages in pipeline order (as the run recorded them); others go last."""
-    counts = manifest.counts
+    counts = manifest.books.stages
     recorded = [stage["name"] for stage in manifest.stages] or [s.name for s in LEGACY_STAGES]
     known = [s for s in recorded if s in counts]
-    return known + sorted(s for s in counts if s not in recorded and s not in NOTES)
+    return known + sorted(s for s in counts if s not in recorded)
 
 
 def unchecked(figures: Mapping[str, int]) -> dict[str, dict[str, int]]:
@@ -82,25 +81,15 @@ def unchecked(figures: Mapping[str, int]) -> dict[str, dict[str, int]]:
 
 def funnel(manifest: Manifest) -> dict[str, Any]:
     """Pairs read, kept after each stage, dropped by reason, and written."""
-    counts = manifest.counts
-    stages = []
-    for name in stage_order(manifest):
-        c = counts[name]
-        stages.append(
-            {
-                "stage": name,
-                "in": int(c["in"]),
-                "kept": int(c["kept"]),
-                "dropped": {k: int(v) for k, v in sorted(c["dropped"].items())},
-            }
-        )
+    counts = manifest.books
+    stages = [{"stage": name, **counts.stage(name).to_json()} for name in stage_order(manifest)]
     return {
         "read": stages[0]["in"] if stages else 0,
         "stages": stages,
         "written": int(manifest.rows.get("pairs", 0)),
         "rejected_rows": int(manifest.rows.get("rejects", 0)),
-        "repaired": {k: int(v) for k, v in sorted(counts.get("repairs", {}).items())},
-        "unchecked": unchecked(counts.get("unchecked", {})),
+        "repaired": dict(sorted(counts.note("repairs").items())),
+        "unchecked": unchecked(counts.note("unchecked")),
     }
 
 
@@ -193,10 +182,7 @@ def near_duplicate_share(pairs: pa.Table, manifest: Manifest) -> dict[str, Any]:
         }
         for duplicate, earlier in sorted(found.items())[:SAMPLE_SIZE]
     ]
-    dropped = sum(
-        manifest.counts.get(name, {}).get("dropped", {}).get("near_duplicate", 0)
-        for name in stage_order(manifest)
-    )
+    dropped = manifest.books.dropped("near_duplicate", stage_order(manifest))
     return {
         "similarity": similarity,
         "pairs": len(found),
@@ -227,17 +213,18 @@ def timing_figures(timing: Mapping[str, Any] | None, manifest: Manifest) -> dict
     out: dict[str, Any] = {k: v for k, v in timing.items() if k != "stages"}
     seconds = float(timing.get("seconds") or 0)
     order = stage_order(manifest)
-    read = int(manifest.counts[order[0]]["in"]) if order else 0
+    counts = manifest.books
+    read = counts.stage(order[0]).taken_in if order else 0
     if seconds > 0:
         out["pairs_read_per_second"] = round(read / seconds, 1)
     stages = []
     # By name: the timing read back from stats.json is key-sorted, and a
     # rebuilt report must be the same file.
     for name, stage_seconds in sorted((timing.get("stages") or {}).items()):
-        taken_in = manifest.counts.get(name, {}).get("in")
+        books = counts.get(name)
         row: dict[str, Any] = {"stage": name, "seconds": round(float(stage_seconds), 3)}
-        if taken_in is not None and stage_seconds:
-            row["per_second"] = round(int(taken_in) / float(stage_seconds), 1)
+        if books is not None and stage_seconds:
+            row["per_second"] = round(books.taken_in / float(stage_seconds), 1)
         stages.append(row)
     out["stages"] = stages
     return out
@@ -264,9 +251,11 @@ def first_pass(manifest: Manifest, pairs: pa.Table) -> dict[str, Any] | None:
     here = set(pairs.column("pair_id").to_pylist())
     before = set(first.column("pair_id").to_pylist())
     dropped: dict[str, dict[str, dict[str, int]]] = {}
+    first_books = first_manifest.books
     for stage in stage_order(manifest):
-        now = manifest.counts[stage].get("dropped", {})
-        then = first_manifest.counts.get(stage, {}).get("dropped", {})
+        now = manifest.books.stage(stage).dropped
+        then_books = first_books.get(stage)
+        then = then_books.dropped if then_books is not None else {}
         reasons = sorted(set(now) | set(then))
         found = {
             r: {"first_pass": int(then.get(r, 0)), "this_pass": int(now.get(r, 0))} for r in reasons

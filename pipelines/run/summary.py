@@ -12,20 +12,20 @@ from paramine.schemas.manifest import Manifest
 
 def run_summary(manifest: Manifest, output: str, seconds: float) -> str:
     """What a finished run prints: each stage's books, in the order of the run's stages."""
-    counts = manifest.counts
+    counts = manifest.books
     stages = [stage["name"] for stage in manifest.stages]
     width = max(map(len, stages)) + 2
-    read = counts[stages[0]]["in"]
+    read = counts.stage(stages[0]).taken_in
     lines = [
         f"paramine: mined {output if '://' in output else os.path.abspath(output)}",
         f"  {'stage':<{width}} {'in':>10} {'kept':>10}",
     ]
     for name in stages:
-        books = counts[name]
-        lines.append(f"  {name:<{width}} {books['in']:>10,} {books['kept']:>10,}")
-        for reason, n in books["dropped"].items():
+        books = counts.stage(name)
+        lines.append(f"  {name:<{width}} {books.taken_in:>10,} {books.kept:>10,}")
+        for reason, n in books.dropped.items():
             lines.append(f"    dropped {reason:<{width + 12}} {n:>8,}")
-    for reason, n in counts.get("repairs", {}).items():
+    for reason, n in counts.note("repairs").items():
         lines.append(f"    repaired and kept {reason:<{width + 2}} {n:>8,}")
     lines += summary_lines(manifest.line_checks)
     cut = manifest.cut

@@ -20,11 +20,12 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.combiners import TopCombineFn
-from paramine.pipelines.core.accounting import DROPPED, REPAIRS, Dropper, progress_file
+from paramine.pipelines.core.accounting import DROPPED, Dropper, progress_file
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.tap import Tap, tap_for
 from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
 from paramine.schemas.records import AlignedPair, Rejected
+from paramine.schemas.run_counts import REPAIRS
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 #: The readers' reasons are an open set (docs/formats.md lists them): every

@@ -24,6 +24,7 @@ from paramine.schemas.manifest import (
     accounting_errors,
     write_manifest,
 )
+from paramine.schemas.run_counts import RunCounts
 
 
 def _num_rows(url: str) -> int:
@@ -69,7 +70,8 @@ def finish_manifest(
         tables["scored"] = scored_files
     rows = {name: sum(_num_rows(f) for f in files) for name, files in tables.items()}
     stages = [stage["name"] for stage in base.stages]
-    counted = dict(counts.get(stages[0], {}).get("dropped", {})) if stages else {}
+    first = counts.get(stages[0]) if stages else None
+    counted = dict(first.dropped) if first is not None else {}
     written = dict(sorted((written_rejects if written_rejects is not None else counted).items()))
     errors = accounting_errors(counts, base.stages or None)
     errors += _file_errors(counts, stages, rows, counted, written, scored_handed)
@@ -98,7 +100,7 @@ def finish_manifest(
 
 
 def _file_errors(
-    counts: dict[str, Any],
+    counts: RunCounts,
     stages: list[str],
     rows: dict[str, int],
     counted: dict[str, int],
@@ -108,9 +110,9 @@ def _file_errors(
     """Where the rows in the written files disagree with the stages' counts."""
     errors = []
     last = stages[-1] if stages else ""
-    kept = counts.get(last, {}).get("kept")
-    if kept is not None and rows["pairs"] != kept:
-        errors.append(f"{last} kept {kept} pairs but the Parquet files hold {rows['pairs']}")
+    books = counts.get(last)
+    if books is not None and rows["pairs"] != books.kept:
+        errors.append(f"{last} kept {books.kept} pairs but the Parquet files hold {rows['pairs']}")
     if rows["rejects"] != sum(written.values()):
         errors.append(
             f"{sum(written.values())} reject rows were written but rejects/ holds {rows['rejects']}"

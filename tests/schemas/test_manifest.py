@@ -24,6 +24,7 @@ from paramine.schemas.manifest import (
 )
 from paramine.schemas.reader import _join
 from paramine.schemas.records import Rejected
+from paramine.schemas.run_counts import RunCounts
 
 
 def balanced() -> dict:
@@ -63,7 +64,7 @@ def test_a_run_header_is_finished_into_the_runs_manifest(tmp_path: Path) -> None
     assert header.created_at.endswith("+00:00")
     done = header.manifest(
         threshold={"mode": "fixed", "value": 0.5},
-        counts=balanced(),
+        counts=RunCounts.read(balanced()),
         files={"pairs": ["pairs/a.parquet"]},
         rows={"pairs": 2},
         rejects={"counted": {}, "written": {}},

@@ -300,7 +300,7 @@ def run_mine(
     result["rows"] = [(r["pivot_lang"], r["pivot_sentence"]) for r in rows]
     encoding = manifest.extra.get("encoding", {})
     result["texts_encoded"] = encoding.get("texts_encoded")
-    result["pairs_read"] = manifest.counts["ReadBitext"]["in"]
+    result["pairs_read"] = manifest.books.stage("ReadBitext").taken_in
     result["cut"] = manifest.cut.value
     return result
 

@@ -54,13 +54,7 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
-from paramine.pipelines.core.accounting import (
-    DROPPED,
-    LINE_CHECKS,
-    UNCHECKED,
-    Dropper,
-    NoteTally,
-)
+from paramine.pipelines.core.accounting import DROPPED, Dropper, NoteTally
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
@@ -87,6 +81,7 @@ from paramine.pipelines.stages.filter.rules.pair_judge import (
     Verdict,
 )
 from paramine.schemas.records import AlignedPair
+from paramine.schemas.run_counts import LINE_CHECKS, UNCHECKED
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 #: The prefilter's extra outputs: pairs waiting for the side decisions, and

@@ -14,6 +14,7 @@ from paramine.pipelines.core.accounting import (
     _CountOut,
     counts_from_rows,
 )
+from paramine.schemas.run_counts import StageCounts
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
 
@@ -41,10 +42,10 @@ class TestCountBooks:
             def check(rows: list) -> None:
                 assert len({row[:2] for row in rows}) == len(rows), rows  # summed per key
                 counts = counts_from_rows(rows)
-                assert counts["seen"] == {"in": 6, "kept": 5, "dropped": {"empty": 1}}
+                assert counts.stage("seen") == StageCounts(taken_in=6, kept=5, dropped={"empty": 1})
                 # An empty collection may run no bundle: the opening rows are
                 # what put the empty stage and the note in the books.
-                assert counts["empty"] == {"in": 0, "kept": 0, "dropped": {}}
-                assert counts["encoding"] == {"texts": 0}
+                assert counts.stage("empty") == StageCounts(taken_in=0, kept=0, dropped={})
+                assert counts.note("encoding") == {"texts": 0}
 
             assert_that(gathered, check)

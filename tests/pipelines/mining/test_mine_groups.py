@@ -28,6 +28,7 @@ from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.dataset import SCORED_SCHEMA, schema_version
 from paramine.schemas.records import AlignedPair
+from paramine.schemas.run_counts import StageCounts
 
 #: Where the recording encoder appends every text it is asked to encode.
 ENCODED_LOG_ENV = "PARAMINE_TEST_ENCODED_LOG"
@@ -118,14 +119,10 @@ def test_the_books_balance_with_the_single_candidate_reason(tiny_model_dir: Path
     def check(rows: list) -> None:
         counts = counts_from_rows(rows)
         assert accounting_errors(counts, MINE_STAGES) == []
-        assert counts["Prefilter"]["dropped"] == {"duplicate_pair": 1}
-        assert counts["GroupByPivot"] == {
-            "in": 8,
-            "kept": 7,
-            "dropped": {"single_candidate": 1},
-        }
-        assert counts["RegroupByPivot"]["dropped"] == {"duplicate_candidate": 1}  # good night.
-        assert counts["encoding"]["texts_encoded"] == 9  # 4 pivot spellings, 5 candidates
+        assert counts.stage("Prefilter").dropped == {"duplicate_pair": 1}
+        assert counts.stage("GroupByPivot") == StageCounts(8, 7, {"single_candidate": 1})
+        assert counts.stage("RegroupByPivot").dropped == {"duplicate_candidate": 1}  # good night.
+        assert counts.note("encoding")["texts_encoded"] == 9  # 4 pivot spellings, 5 candidates
 
     with TestPipeline(runner="FnApiRunner") as pipeline:
         mined = pipeline | beam.Create(BITEXT) | MineParaphrases(config)

@@ -49,9 +49,9 @@ def test_a_bitext_pcollection_in_pairs_and_books_out(tiny_model_dir: Path) -> No
     def balanced(rows: list) -> None:
         counts = counts_from_rows(rows)
         assert accounting_errors(counts, MINE_STAGES) == []
-        assert counts["ReadBitext"]["in"] == len(BITEXT)
-        assert counts["Prefilter"]["dropped"] == {"empty": 1}
-        assert counts["GroupByPivot"]["dropped"] == {"single_candidate": 1}
+        assert counts.stage("ReadBitext").taken_in == len(BITEXT)
+        assert counts.stage("Prefilter").dropped == {"empty": 1}
+        assert counts.stage("GroupByPivot").dropped == {"single_candidate": 1}
 
     with TestPipeline(runner="FnApiRunner") as pipeline:
         bitext = pipeline | "MyBitext" >> beam.Create(BITEXT)

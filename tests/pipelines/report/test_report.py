@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from paramine.pipelines.cli import main as cli_main
-from paramine.pipelines.core.accounting import NOTES
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.cut.rules.calibration_report import borderline, score_histograms
 from paramine.schemas.dataset import PAIRS_SCHEMA
 from paramine.schemas.manifest import Manifest, read_manifest, write_manifest
 from paramine.schemas.reader import read_pairs
 from paramine.schemas.records import AlignedPair
+from paramine.schemas.run_counts import NOTES
 
 from tests.browser import PAGE_WINDOW, find_chromium, render
 

@@ -30,7 +30,7 @@ def counts_equal(stage: str, expected: dict):
     """A matcher of CountStage rows: the stage's counts equal ``expected``."""
 
     def check(rows: list) -> None:
-        actual = counts_from_rows(rows)[stage]
+        actual = counts_from_rows(rows).stage(stage).to_json()
         assert actual == expected, f"{actual} != {expected}"
 
     return check

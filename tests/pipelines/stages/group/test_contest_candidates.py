@@ -178,11 +178,12 @@ def test_the_books_balance_with_the_contest(tiny_model_dir: Path) -> None:
     def check(rows: list) -> None:
         counts = counts_from_rows(rows)
         assert accounting_errors(counts, MINE_STAGES) == []
-        assert counts["ContestCandidates"]["in"] == counts["GroupByPivot"]["kept"] == 4
-        assert counts["ContestCandidates"]["dropped"].get("rival_pivot", 0) >= 1
-        assert counts["ThresholdFilter"]["in"] == counts["ContestCandidates"]["kept"]
+        contest = counts.stage("ContestCandidates")
+        assert contest.taken_in == counts.stage("GroupByPivot").kept == 4
+        assert contest.dropped.get("rival_pivot", 0) >= 1
+        assert counts.stage("ThresholdFilter").taken_in == contest.kept
         # Two pivots are new texts for the contest: one rival, spelled once.
-        assert counts["encoding"]["texts_encoded"] == 2 + 3 + 1
+        assert counts.note("encoding")["texts_encoded"] == 2 + 3 + 1
 
     with TestPipeline(runner="FnApiRunner") as pipeline:
         mined = pipeline | beam.Create(BITEXT) | MineParaphrases(config)
