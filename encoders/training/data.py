@@ -148,7 +148,11 @@ def _aligned_lines(
 
     scored, _ = read_scored(config.dataset)
     lines = aligned_lines(
-        scored.to_pandas(), manifest.cut, config.eval_share, config.aligned_max_false_accept
+        scored.to_pandas(),
+        manifest.cut,
+        config.eval_share,
+        config.aligned_max_false_accept,
+        config.aligned_max_true_loss,
     )
     held = list(zip(lines.held_out["pivot"], lines.held_out["candidate"], strict=True))
     # Pivots in hash order, so a capped set is a fixed sample, not the first shards'.
