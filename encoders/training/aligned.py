@@ -86,6 +86,11 @@ def cut_at_false_accept(threshold: CutRecord, share: float) -> float | None:
 
 #: The false-accept shares ``tighter_share`` tries, loosest first, in steps of this.
 SHARE_STEP = 0.01
+#: Where more of a pass's lines than this look mismatched (``mismatched_share``),
+#: its scores do not tell the language from the null: true lines that score as
+#: the null does are counted as mismatched, the cost of a higher cut is
+#: unknowable, and the cut stays where ``max_false_accept`` puts it.
+MAX_MISMATCHED_SHARE = 0.5
 
 
 def mismatched_share(scores: np.ndarray, threshold: CutRecord) -> float | None:
@@ -113,7 +118,9 @@ def tighter_share(
     steps of ``SHARE_STEP`` while that estimate of true lines lost stays
     within ``max_true_loss`` of the estimated true lines, ``N * (1 - pi)``.
     Where the base barely tells the language from the null (Naga Tangshang,
-    Ho) the first step already costs more and the share stays as it was.
+    Ho) the first steps already cost more and the share moves little; where
+    more than ``MAX_MISMATCHED_SHARE`` of the lines look mismatched, it
+    stays as it was.
 
     Returns:
         The share, and the estimate of mismatched lines (None: no null, or
@@ -123,19 +130,22 @@ def tighter_share(
     pi = mismatched_share(scores, threshold)
     if start is None or pi is None or max_true_loss <= 0:
         return max_false_accept, None
+    if pi > MAX_MISMATCHED_SHARE:
+        return max_false_accept, pi
     n = len(scores)
     kept_at_start = int(np.sum(scores >= start))
     budget = max_true_loss * n * (1.0 - pi)
     chosen = max_false_accept
-    for share in np.arange(max_false_accept - SHARE_STEP, SHARE_STEP / 2, -SHARE_STEP):
-        cut = cut_at_false_accept(threshold, float(share))
+    for step in range(1, round(max_false_accept / SHARE_STEP)):
+        share = round(max_false_accept - step * SHARE_STEP, 6)
+        cut = cut_at_false_accept(threshold, share)
         if cut is None:
             break
         left_out = kept_at_start - int(np.sum(scores >= cut))
         true_lost = left_out - pi * n * (max_false_accept - share)
         if true_lost > budget:
             break
-        chosen = round(float(share), 6)
+        chosen = share
     return chosen, pi
 
 

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from paramine.encoders.evaluation.holdout import split_key
-from paramine.encoders.training.aligned import aligned_lines, cut_at_false_accept
+from paramine.encoders.training.aligned import (
+    MAX_MISMATCHED_SHARE,
+    aligned_lines,
+    cut_at_false_accept,
+    mismatched_share,
+    tighter_share,
+)
 from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.data import (
     HELD_OUT_LINES,
@@ -34,6 +41,77 @@ def test_the_cut_is_the_score_that_share_of_mismatched_pairs_reach() -> None:
     assert cut_at_false_accept(CutRecord.read(older), 0.5) == pytest.approx(0.4)
     assert cut_at_false_accept(CutRecord.read(older), 0.375) == pytest.approx(0.5)
     assert cut_at_false_accept(CutRecord.read({"value": 0.8, "mode": "fixed"}), 0.5) is None
+
+
+def _mixture(true_low: float, planted: int = 200, true: int = 800) -> np.ndarray:
+    """Planted lines scoring as the null of ``NULL_CUT`` (uniform on [0, 1]), true ones from ``true_low`` up."""
+    rng = np.random.default_rng(7)
+    return np.concatenate([rng.uniform(0.0, 1.0, planted), rng.uniform(true_low, 1.0, true)])
+
+
+def test_the_mismatched_share_is_read_from_the_lines_under_the_nulls_median() -> None:
+    assert mismatched_share(_mixture(0.6), NULL_CUT) == pytest.approx(0.2, abs=0.03)
+    # True lines under the median count as mismatched: an upper estimate.
+    below = (200 * 0.5 + 800 * 0.3 / 0.8) / 1000  # planted and true lines under 0.5
+    assert mismatched_share(_mixture(0.2), NULL_CUT) == pytest.approx(below / 0.5, abs=0.04)
+    fixed = CutRecord.read({"value": 0.8, "mode": "fixed"})
+    assert mismatched_share(_mixture(0.6), fixed) is None
+
+
+def test_a_pass_that_tells_the_language_from_the_null_cuts_higher() -> None:
+    scores = _mixture(0.9)  # every true line above 0.9, the null's 90th percentile
+    share, pi = tighter_share(scores, NULL_CUT, 0.5, 0.02)
+    assert pi == pytest.approx(0.2, abs=0.03)
+    # Up to the true lines' floor the cut leaves out planted lines only; one step
+    # past it costs a tenth of the true lines, over the 2% budget.
+    assert share == pytest.approx(0.1)
+    cut = cut_at_false_accept(NULL_CUT, share)
+    assert cut is not None
+    kept = scores >= cut
+    assert kept[200:].all() and kept[:200].sum() < 35  # was about 100 at the median
+    # A wider budget pays for more: some true lines go, more planted ones.
+    assert tighter_share(scores, NULL_CUT, 0.5, 0.15)[0] < share
+    # 0 keeps the cut where max_false_accept puts it.
+    assert tighter_share(scores, NULL_CUT, 0.5, 0.0) == (0.5, None)
+
+
+def test_a_pass_that_does_not_tell_them_apart_keeps_the_cut() -> None:
+    # True lines scored as the null scores them: half the lines look mismatched or more.
+    alike = _mixture(0.0)
+    share, pi = tighter_share(alike, NULL_CUT, 0.5, 0.02)
+    assert pi is not None and pi > MAX_MISMATCHED_SHARE and share == 0.5
+    # Most true lines high, a quarter of them among the null's scores: each step
+    # up costs some true lines, and the cut moves a few steps.
+    tail = np.concatenate(
+        [_mixture(0.9, true=600), np.random.default_rng(8).uniform(0.3, 0.9, 200)]
+    )
+    share, pi = tighter_share(tail, NULL_CUT, 0.5, 0.02)
+    assert pi is not None and pi <= MAX_MISMATCHED_SHARE and 0.4 <= share < 0.5
+    fixed = CutRecord.read({"value": 0.8, "mode": "fixed"})
+    assert tighter_share(alike, fixed, 0.5, 0.02) == (0.5, None)
+
+
+def test_the_rows_record_the_share_their_cut_was_set_at() -> None:
+    scores = _mixture(0.9)
+    frame = pd.DataFrame(
+        {
+            "pivot": [f"Pivot sentence {i}." for i in range(len(scores))],
+            "candidate": [f"zdanie {i}" for i in range(len(scores))],
+            "pivot_lang": "en",
+            "score": scores,
+        }
+    )
+    plain = aligned_lines(frame, NULL_CUT, 0.0, 0.5)
+    higher = aligned_lines(frame, NULL_CUT, 0.0, 0.5, max_true_loss=0.02)
+    assert plain.counts["false_accept"] == 0.5 and plain.counts["mismatched_share"] is None
+    assert higher.counts["false_accept"] == pytest.approx(0.1)
+    assert higher.counts["mismatched_share"] == pytest.approx(0.2, abs=0.03)
+    assert higher.counts["cut"] == pytest.approx(0.9)
+    true_rows = {f"zdanie {i}" for i in range(200, 1000)}
+    assert true_rows <= set(higher.train["candidate"]) and true_rows <= set(
+        plain.train["candidate"]
+    )
+    assert len(higher.train) < len(plain.train) - 50
 
 
 def _lines(n: int = 400) -> tuple[pd.DataFrame, set[int]]:
