@@ -11,6 +11,11 @@ resolves the same way as one from the command line.
 
 This module imports neither torch nor sentence-transformers, so ``--help``
 answers at once.
+
+Why it is longer than 400 lines: each of ``paramine train``'s options is
+declared here once, its flag, default, check and help together (about ten
+lines an option); split across modules, one command's options would be read
+in several places.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 from paramine.pipelines.core.tap import tap_for
+from paramine.pipelines.core.windows import in_global_window
 from paramine.schemas.run_counts import (
     ENCODING,
     NOTES,
@@ -94,11 +94,6 @@ class Dropper:
         return {"stage": self.stage, "_counters": {}}
 
 
-def _global(row: tuple[Any, ...]) -> WindowedValue:
-    """``row`` as ``finish_bundle`` must emit it: in the global window."""
-    return WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
-
-
 class DropTally:
     """A stage's drops summed over a bundle: one ``(reason, n)`` per reason at the bundle's end.
 
@@ -120,7 +115,7 @@ class DropTally:
     def flush(self) -> Iterator[pvalue.TaggedOutput]:
         """The bundle's drops as outputs for ``finish_bundle`` (global window)."""
         for reason, n in sorted(self._counts.items()):
-            yield pvalue.TaggedOutput(DROPPED, _global(self.drop(reason, n).value))
+            yield pvalue.TaggedOutput(DROPPED, in_global_window(self.drop(reason, n).value))
         self._counts.clear()
 
     def __getstate__(self) -> dict:
@@ -148,7 +143,7 @@ class NoteTally:
     def flush(self, tag: str) -> Iterator[pvalue.TaggedOutput]:
         """The bundle's figures as count rows on the output ``tag`` (global window)."""
         for key, n in sorted(self._counts.items()):
-            yield pvalue.TaggedOutput(tag, _global((self.note, key, n)))
+            yield pvalue.TaggedOutput(tag, in_global_window((self.note, key, n)))
         self._counts.clear()
 
     def __getstate__(self) -> dict:
@@ -210,7 +205,7 @@ class _CountOut(beam.DoFn):
             if self._unreported:
                 tap.add_out(self.book, self.unit, self._unreported)
             tap.flush()
-        yield _global((self.book, self.key, self._n))
+        yield in_global_window((self.book, self.key, self._n))
 
 
 class _SumDrops(beam.DoFn):
@@ -230,7 +225,7 @@ class _SumDrops(beam.DoFn):
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         for reason, n in sorted(self._counts.items()):
-            yield _global((self.stage, reason, n))
+            yield in_global_window((self.stage, reason, n))
 
 
 class CountStage(beam.PTransform):

@@ -52,12 +52,11 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam import pvalue
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.windowed_value import WindowedValue
 from paramine.pipelines.core.accounting import DROPPED, Dropper, NoteTally
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
+from paramine.pipelines.core.windows import in_global_window
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.filter.rules.detectors import (
     language_detector,
@@ -144,7 +143,7 @@ class _Samples:
     def flush(self) -> Iterator[pvalue.TaggedOutput]:
         for key, heap in sorted(self._heaps.items()):
             for item in heap:
-                yield pvalue.TaggedOutput(SAMPLED, _global_row((key, item.value)))
+                yield pvalue.TaggedOutput(SAMPLED, in_global_window((key, item.value)))
         self._heaps.clear()
 
 
@@ -158,10 +157,6 @@ class _Reversed:
 
     def __lt__(self, other: _Reversed) -> bool:
         return self.value > other.value
-
-
-def _global_row(row: Any) -> WindowedValue:
-    return WindowedValue(row, GlobalWindow().max_timestamp(), (GlobalWindow(),))
 
 
 class FilterFn(beam.DoFn):
@@ -251,7 +246,7 @@ class FilterFn(beam.DoFn):
 
     def finish_bundle(self) -> Iterator:
         for entry in self._firsts.items():
-            yield _global_row(entry)
+            yield in_global_window(entry)
         self._firsts.clear()
         for names, n in self._figure_sets.items():
             for name in names:

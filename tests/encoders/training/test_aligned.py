@@ -44,7 +44,7 @@ def test_the_cut_is_the_score_that_share_of_mismatched_pairs_reach() -> None:
 
 
 def _mixture(true_low: float, planted: int = 200, true: int = 800) -> np.ndarray:
-    """Planted lines scoring as the null of ``NULL_CUT`` (uniform on [0, 1]), true ones from ``true_low`` up."""
+    """Planted lines scoring as the null of ``NULL_CUT`` does; true ones over ``true_low``."""
     rng = np.random.default_rng(7)
     return np.concatenate([rng.uniform(0.0, 1.0, planted), rng.uniform(true_low, 1.0, true)])
 
