@@ -109,7 +109,7 @@ def normalized_key(text: str) -> str:
     """``comparison_key`` of a text that ``normalize`` returned: the same key, one step less.
 
     The prefilter computes these keys for a batch at once
-    (``pipelines.checks.line_figures``, tested against this function).
+    (``pipelines.stages.filter.rules.line_figures``, tested against this function).
     """
     key = text.casefold()
     if key.isascii():

@@ -95,7 +95,7 @@ class RunPrefilter:
 
     The settings come from the manifest's options (``MiningSettings.prefilter_options`` of
     them, as the run built its own), the decisions from its ``line_checks``
-    figures (``checks.line_checks.decide``): the pending pairs are settled as
+    figures (``stages.filter.rules.line_checks.decide``): the pending pairs are settled as
     the run settled them, so the drops recomputed here are the pipeline's.
 
     Args:

@@ -13,7 +13,7 @@ LASER sets (a file's language), deduplicated per language; and prints:
    detector's true confusions.
 2. **The check on true lines**: each language's lines as one side of a run,
    judged as paramine judges them (``LanguageCheck.judge_many``, the side's
-   figures, ``checks.line_checks.decide``): the share dropped. Beside it the
+   figures, ``stages.filter.rules.line_checks.decide``): the share dropped. Beside it the
    rule before issue 52 (every label of the hand-kept close list competing
    at the ratio, fold sums), on the same lines.
 3. **Close-language lines planted**: a tenth of a side replaced by lines of

@@ -61,7 +61,8 @@ class MinedParaphrases(NamedTuple):
         scored: With ``write_scored``: every prefiltered pair as
             ``(ScoredPair, passed)``; otherwise None.
         sides: One dict: what the prefilter decided about each side's lines,
-            and what each per-line check dropped (``checks.line_check_record.run_record``).
+            and what each per-line check dropped
+            (``stages.filter.rules.line_check_record.run_record``).
     """
 
     pairs: beam.PCollection

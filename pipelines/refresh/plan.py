@@ -62,7 +62,7 @@ class Plan:
             (``url``, ``format``, ``corpus``, ``files`` fingerprints).
         earlier_figures: The ``line_checks`` figures of every line the
             table's commits have read, which this run's decisions about each
-            side count too (``checks.line_checks.with_earlier``); none when
+            side count too (``stages.filter.rules.line_checks.with_earlier``); none when
             every shard is mined again (a change of settings, ``--mine-all``),
             or when the last commit is older than the figures. Those of a
             changed or removed shard stay in them: they are not kept per shard.

@@ -26,7 +26,7 @@ class WriteSummary(beam.PTransform):
         state_files: The state table's new files.
         pair_files: The pairs table's new files.
         sides: One dict: the prefilter's record of each side
-            (``checks.line_check_record.run_record``).
+            (``stages.filter.rules.line_check_record.run_record``).
     """
 
     def __init__(

@@ -19,7 +19,7 @@ docs/filters.md), in three steps:
 
    - empty, too_short, too_long (1-80 words): ``LengthFilter`` 1-80, unit
      word. OpusFilter counts every whitespace token; paramine
-     (``checks.words.length``) the tokens that hold a letter or digit, and
+     (``stages.filter.rules.words.length``) the tokens that hold a letter or digit, and
      in scripts written without spaces (Han, kana, Thai...) a weight a
      character. The figures of benchmarks/results/peers.md were measured
      before that rule (issue 44), when paramine counted NLTK Treebank tokens.

@@ -23,7 +23,7 @@ before it worked as it does now (docs/results.md). So:
   of them all, with a coder of their own (``core.coders``), only where the
   caller asks (``--write-scored``, ``paramine refresh``).
 
-Each new pair is judged by ``checks.pair_judge.PairJudge``. The per-line checks
+Each new pair is judged by ``stages.filter.rules.pair_judge.PairJudge``. The per-line checks
 follow the run's own lines (``stages/filter/rules/line_checks.py``): each
 pair adds what its lines are to its sides' figures (their main script, the
 languages the detector finds in them by strong evidence), and the few pairs
@@ -348,7 +348,7 @@ class Prefiltered(NamedTuple):
     #: (``unchecked``), and the sides' figures (``line_checks``).
     notes: beam.PCollection
     #: One dict: each side's decisions, drops by check and flags
-    #: (``checks.line_check_record.run_record``), for the manifest.
+    #: (``stages.filter.rules.line_check_record.run_record``), for the manifest.
     sides: beam.PCollection
 
 
@@ -459,7 +459,7 @@ def _side_record(
     figures: dict[str, int],
     samples: list[tuple[str, list[tuple]]],
 ) -> dict[str, Any]:
-    """The manifest's record of the sides (``checks.line_check_record.run_record``).
+    """The manifest's record of the sides (``stages.filter.rules.line_check_record.run_record``).
 
     Each sample names its shard and the file that holds the dropped line
     (``file``): a Moses pair's candidate file for a candidate line.

@@ -117,7 +117,7 @@ class Rule(NamedTuple):
         reason: The drop reason.
         line: Judges each line on its own: ``(text, limits) -> fails``.
         pair: Compares the two lines: ``(pivot, candidate) -> fails``.
-        share: Judges a line by its letter share (``checks.line_figures``,
+        share: Judges a line by its letter share (``stages.filter.rules.line_figures``,
             computed for a batch at once): ``(share, limits) -> fails``.
         lines: ``line`` for a batch of lines at once (``line_verdicts``),
             where one pass over the batch beats one per line.
@@ -165,7 +165,7 @@ def line_verdicts(
 ) -> dict[str, list[bool]]:
     """Every per-line rule of ``rules`` on every line of a batch: which lines fail it.
 
-    ``shares`` are the lines' letter shares (``checks.line_figures``). A rule
+    ``shares`` are the lines' letter shares (``stages.filter.rules.line_figures``). A rule
     with a batch test (``Rule.lines``) reads the batch at once; the others
     judge each line once, however many pairs hold it.
     """
@@ -223,7 +223,7 @@ class Profile:
 
     Attributes:
         rules: The heuristic rules applied, by name (``RULES``).
-        language_ratio: The language check's ratio (``checks.language_id``);
+        language_ratio: The language check's ratio (``stages.filter.rules.language_id``);
             ``None``: no language check.
         limits: The rules' thresholds.
     """

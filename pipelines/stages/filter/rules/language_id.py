@@ -188,7 +188,7 @@ class LanguageCheck:
         """What speaks against each ``(text, lang)``; None: a language it cannot check.
 
         The lines not seen before are judged in one batch
-        (``checks.py3langid_batch.BatchScorer``), a quarter of the cost of
+        (``stages.filter.rules.py3langid_batch.BatchScorer``), a quarter of the cost of
         judging them one by one, with the same answers.
         """
         new = {detector_label(lang) for _, lang in lines}.difference(self.languages)

@@ -26,7 +26,7 @@ decides what it can at once, and holds back the few pairs whose fate depends
 on the decisions (``Pending``); ``decide`` turns the counts into each side's
 decisions, and ``resolve`` settles the held-back pairs, before the duplicate
 search. Both run from the counts alone, so the manifest's figures give the
-same decisions again (``checks.line_check_record.run_record``).
+same decisions again (``stages.filter.rules.line_check_record.run_record``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The per-line figures of a batch of lines, in one pass over its code points.
 
 The prefilter asks four things of every line it judges: its share of letters
-(``checks.scripts.letter_share``), its letters per script, and so its main
+(``stages.filter.rules.scripts.letter_share``), its letters per script, and so its main
 script and its share in a side's scripts (``line_scripts``,
 ``dominant_script``, ``script_share``), and its length in words
-(``checks.words.length``). Asked line by line, each walks the string again
+(``stages.filter.rules.words.length``). Asked line by line, each walks the string again
 and builds Python objects per line: on 50,000 Tatoeba pairs of four scripts
 they took about 2.2 of the judge's 5.4 CPU-s. Here a batch's lines are
 joined and read once as an array of code points; a table of per-code-point
@@ -19,7 +19,7 @@ count per line (``numpy.bincount``):
   in alphabetical order, as ``dominant_script`` breaks them;
 - words: whitespace tokens holding a letter or digit. A line holding a
   character of a script written without spaces (Han, kana, Thai ...) is
-  measured by ``checks.words.length`` itself: those rare lines weigh runs of
+  measured by ``stages.filter.rules.words.length`` itself: those rare lines weigh runs of
   characters, and their sum is kept exactly as that function adds it.
 
 The figures equal those functions' answers (tests compare them on random
@@ -105,12 +105,12 @@ class LineFigures:
 
     Attributes:
         letter_share: Letters (marks with their letter) among the non-space
-            characters, 1.0 for a line without any (``checks.scripts.letter_share``).
-        words: The length in words (``checks.words.length``).
+            characters, 1.0 for a line without any (``stages.filter.rules.scripts.letter_share``).
+        words: The length in words (``stages.filter.rules.words.length``).
         weights: Weighted letters per script, a column per code of ``codes``.
         codes: The script codes of ``weights``' columns.
         main: The main script of each line, None for a line without letters
-            (``checks.scripts.dominant_script``).
+            (``stages.filter.rules.scripts.dominant_script``).
         keys: Each line's comparison key (``schemas.text_keys.normalized_key``)
             as UTF-32 bytes: two lines have equal keys where these are equal.
     """

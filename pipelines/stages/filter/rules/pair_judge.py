@@ -2,7 +2,7 @@
 
 The prefilter (``pipelines/stages/filter/prefilter.py``) runs it on every new pair of
 a batch; a benchmark that replays a run's drops line by line runs it too,
-and settles the pairs it holds back with ``checks.line_checks.resolve`` and the
+and settles the pairs it holds back with ``stages.filter.rules.line_checks.resolve`` and the
 run's decisions, so that the two cannot disagree. ``PrefilterOptions`` are
 the stage's settings, the one place their defaults and checks are stated.
 
@@ -71,7 +71,7 @@ def parse_length_ratio(value: object) -> float:
 
 @dataclass(frozen=True)
 class PrefilterOptions:
-    """Limits of the prefilter; lengths in words, as ``checks.words.length`` counts them.
+    """Limits of the prefilter; lengths in words, as ``rules.words.length`` counts them.
 
     Attributes:
         min_words: Fewest words on either side.
@@ -80,10 +80,10 @@ class PrefilterOptions:
             ratio; the +1 keeps one-word sentences from tripping it.
         sentence_count_filter: Drop pairs whose sides punkt splits into
             different numbers of sentences (misalignments often do).
-        junk_rules: The heuristic rules applied (``checks.junk.RULES``).
+        junk_rules: The heuristic rules applied (``stages.filter.rules.junk.RULES``).
         limits: Their thresholds.
         language_ratio: The declared-language check's ratio
-            (``checks.language_id``); ``None``: no check.
+            (``stages.filter.rules.language_id``); ``None``: no check.
         language_id: The detector of the language check (``--language-id``).
         declared_scripts: ``(language, scripts)`` of the sides whose script
             the user named (``--tgt-lang tt-Latn``): their only scripts.
@@ -134,7 +134,7 @@ class Verdict(NamedTuple):
 
     Attributes:
         reason: Its drop reason; "" where it is kept or pending.
-        sides: For a drop, the side keys (``checks.line_checks.side_key``)
+        sides: For a drop, the side keys (``stages.filter.rules.line_checks.side_key``)
             whose lines it drops: the failing line's side for a per-line
             check, both for a rule on the pair.
         kept: A pair not dropped: its normalized pivot and candidate and
@@ -212,7 +212,7 @@ class PairJudge:
 
     What ``paramine mine`` runs on every new pair of a batch; a benchmark
     that recomputes a run's drops line by line calls it too, and settles the
-    pending pairs with ``checks.line_checks.resolve`` and the run's decisions.
+    pending pairs with ``stages.filter.rules.line_checks.resolve`` and the run's decisions.
 
     Args:
         options: The prefilter's limits and rules.
@@ -266,7 +266,7 @@ class PairJudge:
     def judge(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[Verdict]:
         """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, texts not yet normalized.
 
-        The lines' figures for the whole batch at once (``checks.line_figures``),
+        The lines' figures for the whole batch at once (``stages.filter.rules.line_figures``),
         the rules, then the language check of the pairs they left, in one
         batch per side.
         """
@@ -417,16 +417,16 @@ class _Step:
         self.strong_candidate = False
 
     def lengths(self) -> tuple[float, float]:
-        """Both lines' lengths in words (``checks.words.length``)."""
+        """Both lines' lengths in words (``stages.filter.rules.words.length``)."""
         words = self.line_figures.words
         return words[self.rows[0]], words[self.rows[1]]
 
     def main_script(self, which: int) -> str | None:
-        """A line's main script (``checks.scripts.dominant_script``)."""
+        """A line's main script (``stages.filter.rules.scripts.dominant_script``)."""
         return self.line_figures.main[self.rows[which]]
 
     def script_share(self, which: int, scripts: frozenset[str]) -> float:
-        """A line's share of letters in ``scripts`` (``checks.scripts.script_share``)."""
+        """A line's share of letters in ``scripts`` (``rules.scripts.script_share``)."""
         return self.line_figures.script_share(self.rows[which], scripts)
 
     def side(self, which: int) -> _Side:

@@ -11,7 +11,7 @@ known to the script rule. Here every Unicode script counts:
   several scripts on purpose), and a line's share of letters in them, from
   the ``regex`` module's Unicode ``Script`` property.
 
-A line's length in words, in every script, is ``checks.words.length``. The
+A line's length in words, in every script, is ``stages.filter.rules.words.length``. The
 weights and cuts were chosen by measurement on the Tatoeba and LASER sets of
 ``shared/corpora`` and the Universal Declaration of Human Rights in 74 more
 languages (docs/filters.md, "Every script").

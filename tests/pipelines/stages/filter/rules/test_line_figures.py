@@ -1,4 +1,4 @@
-"""The batch figures of ``checks.line_figures`` against the per-line functions they stand for."""
+"""The batch figures of ``rules.line_figures`` against the per-line functions they stand for."""
 
 from __future__ import annotations
 
