@@ -129,7 +129,7 @@ sys.meta_path.insert(0, Watch())
 import apache_beam as beam
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
-from paramine.pipelines.stages.write_dataset import WriteDataset
+from paramine.pipelines.stages.write.write_dataset import WriteDataset
 from paramine.pipelines.formats import Shard
 from paramine.schemas.manifest import RunHeader
 

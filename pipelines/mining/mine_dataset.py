@@ -1,7 +1,7 @@
 """MineDataset: ``paramine mine``'s whole graph, the dataset it writes included.
 
 shards | "MineParaphrases" (pipelines/mining/mine_paraphrases.py)
-       | "WriteDataset" (pipelines/stages/write_dataset.py: Parquet, then the manifest)
+       | "WriteDataset" (pipelines/stages/write/write_dataset.py: Parquet, then the manifest)
 
 The launcher (``run/mine.py``) applies this one transform and runs it, as
 ``paramine refresh`` applies ``RefreshParaphrases``, its writers included.
@@ -21,7 +21,7 @@ from paramine.pipelines.mining.mine_paraphrases import MineParaphrases
 from paramine.pipelines.mining.pair_groups import PairGroups
 from paramine.pipelines.mining.read_and_prefilter import ReadAndPrefilter
 from paramine.pipelines.settings.mining import MiningSettings
-from paramine.pipelines.stages.write_dataset import WriteDataset
+from paramine.pipelines.stages.write.write_dataset import WriteDataset
 from paramine.schemas.manifest import RunHeader
 
 

@@ -12,7 +12,7 @@ from paramine.pipelines.core.accounting import CountStage, StageResult
 from paramine.pipelines.core.groups import group_weight
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.post_filter import POST_FILTER, PostFilter
-from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MadePairs, MakePairs
+from paramine.pipelines.stages.pair.make_pairs import MAKE_PAIRS, MadePairs, MakePairs
 from paramine.schemas.stages import Stage
 
 

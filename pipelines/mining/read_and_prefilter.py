@@ -15,7 +15,7 @@ from paramine.pipelines.formats import Shard
 from paramine.pipelines.formats.base import DEFAULT_SPLIT_BYTES
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.filter.prefilter import PREFILTER, Prefilter, Prefiltered
-from paramine.pipelines.stages.read_bitext import READ_BITEXT, ReadBitext, ReadOutput
+from paramine.pipelines.stages.read.read_bitext import READ_BITEXT, ReadBitext, ReadOutput
 from paramine.schemas.stages import Stage
 
 

@@ -70,7 +70,7 @@ from paramine.pipelines.run.progress import input_bytes
 from paramine.pipelines.stages.filter.prefilter import PREFILTER
 from paramine.pipelines.stages.filter.rules.line_check_record import summary_lines
 from paramine.pipelines.stages.filter.rules.line_checks import with_earlier
-from paramine.pipelines.stages.read_bitext import READ_BITEXT
+from paramine.pipelines.stages.read.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError, RunInterrupted
 from paramine.schemas.manifest import Manifest
 from paramine.schemas.run_counts import LINE_CHECKS, RunCounts

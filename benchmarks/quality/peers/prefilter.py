@@ -337,7 +337,7 @@ def paramine_job_child(args: dict[str, Any]) -> int:
     from paramine.pipelines.run.launch import bulk_run
     from paramine.pipelines.settings.mining import MiningSettings
     from paramine.pipelines.stages.filter.prefilter import Prefilter
-    from paramine.pipelines.stages.read_bitext import ReadBitext
+    from paramine.pipelines.stages.read.read_bitext import ReadBitext
 
     out = Path(args["out"])
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from paramine.pipelines.core.coders import (
 from paramine.pipelines.formats import Shard
 from paramine.pipelines.stages.filter.prefilter import Prefilter
 from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
-from paramine.pipelines.stages.read_bitext import ReadBitext
+from paramine.pipelines.stages.read.read_bitext import ReadBitext
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 

@@ -16,7 +16,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.core.accounting import CountStage, GatherCounts
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
 from paramine.pipelines.run.mine import run
-from paramine.pipelines.stages.read_bitext import READ_BITEXT, ReadBitext
+from paramine.pipelines.stages.read.read_bitext import READ_BITEXT, ReadBitext
 
 from tests.pipelines.formats.helpers import read_all
 

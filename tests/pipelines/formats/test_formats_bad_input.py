@@ -21,7 +21,7 @@ from paramine.pipelines.files.xml_safety import MalformedXmlError, UnsafeXmlErro
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.run.mine import run
-from paramine.pipelines.stages.read_bitext import ReadBitext
+from paramine.pipelines.stages.read.read_bitext import ReadBitext
 
 from tests.pipelines.formats.helpers import read_all, read_inputs, reasons, write_zip
 

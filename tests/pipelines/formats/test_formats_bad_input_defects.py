@@ -27,8 +27,8 @@ from paramine.pipelines.formats import ReaderOptions, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.formats.xces import MissingDocumentError
 from paramine.pipelines.run.mine import run
-from paramine.pipelines.stages.read_bitext import ReadBitext
-from paramine.pipelines.stages.write_dataset import finish_manifest
+from paramine.pipelines.stages.read.read_bitext import ReadBitext
+from paramine.pipelines.stages.write.write_dataset import finish_manifest
 from paramine.schemas.errors import InputError, UsageError
 from paramine.schemas.manifest import LEGACY_STAGES, AccountingError, RunHeader, read_manifest
 from paramine.schemas.text_keys import sha256_hex

@@ -23,7 +23,7 @@ from paramine.pipelines.stages.filter.post_filter import PostFilter
 from paramine.pipelines.stages.filter.prefilter import Prefilter
 from paramine.pipelines.stages.group.group_by_pivot import LowestRanksFn
 from paramine.pipelines.stages.group.regroup_by_pivot import RegroupByPivot
-from paramine.pipelines.stages.make_pairs import MakePairs
+from paramine.pipelines.stages.pair.make_pairs import MakePairs
 from paramine.pipelines.stages.score.encode_texts import EncodeTexts
 from paramine.pipelines.stages.score.score_pairs import ScorePairs
 from paramine.schemas.dataset import SCORED_SCHEMA, schema_version

@@ -9,7 +9,7 @@ from paramine.pipelines.core.accounting import (
     CountStage,
     counts_from_rows,
 )
-from paramine.pipelines.stages.make_pairs import pair_id
+from paramine.pipelines.stages.pair.make_pairs import pair_id
 from paramine.schemas.records import AlignedPair, ParaphrasePair, ScoredPair
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 

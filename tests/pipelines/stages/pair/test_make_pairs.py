@@ -13,7 +13,7 @@ from paramine.pipelines.core.accounting import (
 )
 from paramine.pipelines.core.groups import Group, MakePairsOptions, group_weight
 from paramine.pipelines.stages.filter.post_filter import postfilter_reason
-from paramine.pipelines.stages.make_pairs import MAKE_PAIRS, MakePairs, make_pairs
+from paramine.pipelines.stages.pair.make_pairs import MAKE_PAIRS, MakePairs, make_pairs
 from paramine.schemas.errors import UsageError
 
 from tests.pipelines.stages.helpers import counts_equal, scored

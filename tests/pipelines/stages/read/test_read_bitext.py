@@ -10,7 +10,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.formats import ReaderOptions, Shard, resolve_inputs
 from paramine.pipelines.formats.moses import MisalignedShardError
-from paramine.pipelines.stages.read_bitext import ReadBitext
+from paramine.pipelines.stages.read.read_bitext import ReadBitext
 
 from tests.pipelines.formats.helpers import write_moses
 

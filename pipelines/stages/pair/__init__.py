@@ -1,0 +1,1 @@
+"""The stage that pairs: MakePairs, paraphrase pairs inside each pivot's group."""

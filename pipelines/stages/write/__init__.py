@@ -1,0 +1,1 @@
+"""The stage that writes: WriteDataset, the Parquet files and the manifest."""
