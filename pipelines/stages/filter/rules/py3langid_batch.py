@@ -18,11 +18,12 @@ class BatchScorer:
     makes a dozen numpy calls on arrays of a few elements: about 38 CPU-us a
     line, most of it interpreter overhead. Here the walk advances every line
     of a batch by one byte per numpy step, and the softmax runs on the whole
-    batch. The one step left per line is the naive-Bayes sum
-    ``log1p(counts) @ table[features]`` with the features in the order the
-    walk first meets them, as py3langid orders them: a matrix product's
-    rounding depends on the order it adds in, and a batched product could
-    move a line that sits on the ratio rule's edge.
+    batch. The naive-Bayes sum ``log1p(counts) @ table[features]`` stays each
+    line's own product, with the features in the order the walk first meets
+    them, as py3langid orders them: a matrix product's rounding depends on the
+    order it adds in, and a product over the whole batch could move a line
+    that sits on the ratio rule's edge. The lines of one feature count go to
+    matmul as one stack, which it multiplies slice by slice.
     ``tests/pipelines/stages/filter/rules/test_language_id.py`` compares the probabilities bit
     for bit with py3langid's own.
     """
@@ -64,13 +65,23 @@ class BatchScorer:
         counts = counts[by_visit].astype(np.float32)
         bounds = np.searchsorted(line_of, np.arange(len(encoded) + 1))
         scores = np.zeros((len(encoded), len(identifier.nb_classes)), dtype=np.float32)
-        with_features = np.flatnonzero(bounds[1:] > bounds[:-1])
-        # The batch's log-counts and table rows are made at once; each line's
-        # product reads its own slice of them, in py3langid's order.
-        logs, rows_of_table, edges = np.log1p(counts), self.table[feature], bounds.tolist()
-        for line in with_features.tolist():
-            start, end = edges[line], edges[line + 1]
-            np.matmul(logs[start:end], rows_of_table[start:end], out=scores[line])
+        sizes = bounds[1:] - bounds[:-1]
+        with_features = np.flatnonzero(sizes)
+        logs = np.log1p(counts)
+        # Each line's product in py3langid's order, the lines of one feature
+        # count stacked into one call: matmul multiplies a stack slice by
+        # slice, each as the lone (features,) @ (features, classes) product it
+        # would be, so the bits are the same at a call per count, not a call
+        # per line (the product 6.2 -> 4.0 CPU-us a line on Tatoeba's Polish,
+        # English and Czech lines; most of what is left is the rows' gather).
+        by_size = with_features[np.argsort(sizes[with_features], kind="stable")]
+        groups = np.flatnonzero(np.diff(sizes[by_size])) + 1
+        for lines in np.split(by_size, groups):
+            if not len(lines):
+                continue
+            visits = bounds[lines][:, None] + np.arange(sizes[lines[0]])
+            product = np.matmul(logs[visits][:, None, :], self.table[feature[visits]])
+            scores[lines] = product[:, 0, :]
         # A line without features keeps 0.0 everywhere: py3langid's abstention.
         scores[with_features] += identifier.nb_pc
         # T = sqrt(bytes): py3langid multiplies by a Python float, which numpy
