@@ -24,7 +24,7 @@ from paramine.pipelines.run.output import (
     inspect_output,
     normalize_output,
 )
-from paramine.pipelines.stages import write_dataset
+from paramine.pipelines.stages.write import write_dataset
 from paramine.schemas.errors import OutputError
 from paramine.schemas.manifest import MANIFEST_VERSION, read_manifest
 from paramine.schemas.reader import read_pairs
