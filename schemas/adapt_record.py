@@ -33,6 +33,10 @@ class TrainingStep:
         seconds: Wall time of the training, its evaluations included.
         held_out: The trained encoder's figures on held-out pivots (accuracy, 0-1).
         held_out_base: The base's figures on the same lines.
+        gain: Its gain over the best encoder before it on the held-out lines,
+            compared line by line (``lines``, ``gain`` and ``standard_error``
+            in points, ``changed``, and ``against``: that encoder's round, 0
+            for the base); None until compared, or without held-out lines.
     """
 
     encoder: str
@@ -44,6 +48,7 @@ class TrainingStep:
     seconds: float
     held_out: dict[str, float] = field(default_factory=dict)
     held_out_base: dict[str, float] = field(default_factory=dict)
+    gain: dict[str, Any] | None = None
 
 
 @dataclass

@@ -67,13 +67,15 @@ def rounds_table(record: AdaptRecord) -> str:
     """The rounds as a table: pairs, cut, held-out retrieval, time; and where it left what."""
     lines = [
         "paramine adapt: rounds",
-        "  round   pairs   new   cut       held-out retrieval   train s   mine s",
+        "  round   pairs   new   cut       held-out retrieval (gain ± se)   train s   mine s",
     ]
     for round_ in record.rounds:
         training, mined = round_.training, round_.mining
         if training is not None:
             score = held_out_score(training.held_out)
             held = "" if score is None else f"{score:.2f}"
+            if training.gain:
+                held += f" ({training.gain['gain']:+.2f} ± {training.gain['standard_error']:.2f})"
         elif record.rounds[1:] and record.rounds[1].training is not None:
             score = held_out_score(record.rounds[1].training.held_out_base)
             held = "" if score is None else f"{score:.2f} (base)"
@@ -84,7 +86,7 @@ def rounds_table(record: AdaptRecord) -> str:
             f"  {(f'{mined.pairs:,}' if mined else '-'):>6}"
             f"  {(f'{mined.new_pairs:,}' if mined and mined.new_pairs is not None else '-'):>4}"
             f"  {(str(mined.cut) if mined else '-'):<8}"
-            f"  {held:<19}"
+            f"  {held:<31}"
             f"  {(f'{training.seconds:,.0f}' if training else '-'):>7}"
             f"  {(f'{mined.seconds:,.0f}' if mined else '-'):>6}"
         )

@@ -13,7 +13,10 @@ Whether a round is better is read on pivots held out by hash, whose lines no
 round trains on, never on the pairs the rounds write:
 
 - a round's encoder must beat the one before on held-out bitext retrieval by
-  ``min_gain`` points, else the loop stops and the one before is final;
+  ``min_gain`` points, less ``min_gain_se`` standard errors of that gain
+  (the two encoders scored line by line on the same lines: on a hundred
+  lines a one-line gain is noise), else the loop stops and the one before
+  is final;
 - a pass must write new pairs, at least ``min_new`` of the pass before's,
   else the loop stops with it: another round would change little (the count
   says nothing of the pairs' worth, so it can end the loop, never extend it);
@@ -38,10 +41,11 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from paramine.pipelines.adapt.pair_changes import new_share, pair_changes
+from paramine.pipelines.adapt.progress import gain_line, pass_line, say, training_line
 from paramine.pipelines.adapt.settings import AdaptSettings
 from paramine.schemas.adapt_record import (
     AdaptRecord,
@@ -169,11 +173,10 @@ class AdaptLoop:
                 best_score = held_out_score(current.training.held_out_base)
             score = held_out_score(current.training.held_out)
             say(training_line(number, current.training, best_score))
-            if score is None or best_score is None or score - best_score < self.settings.min_gain:
+            short = self._short(number, current.training, best, best_score)
+            if short:
                 return self._stop(
-                    best,
-                    f"round {number}'s encoder gained {_points(score, best_score)} on held-out "
-                    f"lines (< {self.settings.min_gain}); round {best.round} is final",
+                    best, f"round {number}'s encoder {short}; round {best.round} is final"
                 )
             best, best_score = current, score
             if current.mining is None:
@@ -181,7 +184,7 @@ class AdaptLoop:
                 current.mining = self._mine(number, current.training.encoder, previous.mining)
                 self._save()
             say(pass_line(current))
-            grown = _new_share(current.mining, previous.mining)
+            grown = new_share(current.mining, previous.mining)
             if grown < self.settings.min_new:
                 return self._stop(
                     current,
@@ -189,6 +192,48 @@ class AdaptLoop:
                     f"(< {self.settings.min_new:.0%}): another round would change little",
                 )
         return self._stop(best, f"{self.settings.rounds} rounds, the most --rounds allows")
+
+    def _short(
+        self, number: int, step: TrainingStep, best: Round, best_score: float | None
+    ) -> str | None:
+        """Why round ``number``'s encoder does not replace ``best``'s; None where it does.
+
+        Its gain, less ``--min-gain-se`` standard errors, must reach
+        ``--min-gain`` points. The standard error is read line by line
+        against ``best``'s encoder on the same held-out lines: compared once
+        the gain alone reaches ``--min-gain``, then recorded.
+        """
+        score = held_out_score(step.held_out)
+        if score is None or best_score is None:
+            return "gained nothing (no held-out lines to score)"
+        wanted = self.settings.min_gain
+        if score - best_score < wanted:
+            return f"gained {score - best_score:+.2f} points on held-out lines (< {wanted:g})"
+        if step.gain is None and self.settings.min_gain_se > 0:
+            say(f"round {number}: comparing its encoder with round {best.round}'s line by line")
+            step.gain = self._compare(number, step, best)
+            self._save()
+            if step.gain:
+                say(gain_line(number, step.gain))
+        if not step.gain:
+            return None
+        gain, error = step.gain["gain"], step.gain["standard_error"]
+        bound = gain - self.settings.min_gain_se * error
+        if bound >= wanted:
+            return None
+        return (
+            f"gained {gain:+.2f} ± {error:.2f} points on {step.gain['lines']:,} held-out lines: "
+            f"{bound:+.2f} with {self.settings.min_gain_se:g} standard error off (< {wanted:g})"
+        )
+
+    def _compare(self, number: int, step: TrainingStep, best: Round) -> dict[str, Any] | None:
+        """Round ``number``'s encoder against ``best``'s on the held-out lines, line by line."""
+        from paramine.encoders.training.held_out import compare_encoders
+
+        config = self._train_config(number, step.dataset)
+        before = best.training.encoder if best.training else None
+        found = compare_encoders(config, before, step.encoder)
+        return None if found is None else {**found.to_record(), "against": best.round}
 
     def _mine(self, number: int, model: str, previous: MiningPass | None) -> MiningPass:
         """Mine the input with ``model`` into round ``number``'s dataset (every line scored)."""
@@ -203,7 +248,7 @@ class AdaptLoop:
         started = time.monotonic()
         manifest = run_job(job).manifest
         assert manifest is not None  # a loop never runs a deployment's dry run
-        held, new, new_held = _pair_changes(dataset, previous, self.settings.held_out)
+        held, new, new_held = pair_changes(dataset, previous, self.settings.held_out)
         return MiningPass(
             dataset=dataset,
             model=model,
@@ -334,65 +379,3 @@ def _replace(source: str, target: str) -> None:
     if os.path.isdir(target):
         shutil.rmtree(target)
     shutil.copytree(source, target)
-
-
-def _pair_changes(
-    dataset: str, previous: MiningPass | None, held_out: float
-) -> tuple[int, int | None, int | None]:
-    """Pairs of held-out pivots; pairs, and pairs of held-out pivots, the pass before lacked."""
-    from paramine.encoders.evaluation.holdout import eval_mask
-    from paramine.schemas.reader import read_pairs
-
-    def pairs(url: str) -> tuple[set[str], set[str]]:
-        table, _ = read_pairs(url)
-        frame = table.select(["pair_id", "pivot_sentence"]).to_pandas()
-        held = eval_mask(frame["pivot_sentence"], held_out)
-        return set(frame["pair_id"]), set(frame["pair_id"][held])
-
-    every, held = pairs(dataset)
-    if previous is None:
-        return len(held), None, None
-    every_before, held_before = pairs(previous.dataset)
-    return len(held), len(every - every_before), len(held - held_before)
-
-
-def _new_share(current: MiningPass, previous: MiningPass) -> float:
-    """New pairs, as a share of the pass before's pairs (1 when it wrote none)."""
-    if not previous.pairs:
-        return 1.0 if current.pairs else 0.0
-    return (current.new_pairs or 0) / previous.pairs
-
-
-def _points(score: float | None, before: float | None) -> str:
-    if score is None or before is None:
-        return "nothing (no held-out lines to score)"
-    return f"{score - before:+.2f} points"
-
-
-def say(text: str) -> None:
-    """A progress line of the loop, on stderr as every progress line."""
-    print(f"paramine adapt: {text}", file=sys.stderr, flush=True)
-
-
-def pass_line(round_: Round) -> str:
-    """A pass's progress line: pairs, new pairs, the cut, the time."""
-    mined = round_.mining
-    assert mined is not None
-    new = "" if mined.new_pairs is None else f" ({mined.new_pairs:,} new)"
-    return (
-        f"round {round_.round}: {mined.pairs:,} pairs{new}, {mined.held_out_pairs:,} of held-out "
-        f"pivots; cut {mined.cut} ({mined.score}); mined in {mined.seconds:,.0f} s"
-    )
-
-
-def training_line(number: int, step: TrainingStep, before: float | None) -> str:
-    """A training's progress line: rows, steps, held-out retrieval before and after, the time."""
-    score = held_out_score(step.held_out)
-    figures = "no held-out lines"
-    if score is not None and before is not None:
-        figures = f"held-out bitext retrieval {before:.2f} -> {score:.2f}"
-    return (
-        f"round {number}: trained on {step.rows:,} rows ({step.aligned_lines:,} aligned lines, "
-        f"{step.dropped_mismatched:,} left out as mismatched), {step.steps:,} steps in "
-        f"{step.seconds:,.0f} s; {figures}"
-    )

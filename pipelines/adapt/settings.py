@@ -39,6 +39,14 @@ def parse_points(value: Any) -> float:
     return float(value)
 
 
+def parse_standard_errors(value: Any) -> float:
+    """A number of standard errors, 0 or more (0: the gain alone decides)."""
+    number = float(value)
+    if not number >= 0.0:
+        raise ValueError(f"{number} is not a number of standard errors (0 or more)")
+    return number
+
+
 def parse_train_flags(value: Any) -> str:
     """``paramine train`` flags as one string; the loop's own are refused.
 
@@ -68,11 +76,23 @@ class AdaptSettings(Settings):
     min_gain: float = option(
         0.5,
         "stop when a round's encoder beats the one before by fewer points of held-out bitext "
-        "retrieval (acc@1, mean of both directions), and keep the one before; a negative "
-        "number keeps a round that lost that many (default: %(default)s)",
+        "retrieval (acc@1, mean of both directions), less --min-gain-se standard errors of "
+        "that gain, and keep the one before; a negative number keeps a round that lost that "
+        "many (default: %(default)s)",
         group=LOOP,
         parse=parse_points,
         metavar="POINTS",
+    )
+    min_gain_se: float = option(
+        1.0,
+        "standard errors taken off a round's gain before --min-gain reads it: the round's "
+        "encoder and the one before are scored line by line on the same held-out lines, so a "
+        "gain within the noise of those lines (on 105 lines one line is 0.95 points) keeps "
+        "the one before, as the one-standard-error rule of model selection does; 0 reads the "
+        "gain alone (default: %(default)s)",
+        group=LOOP,
+        parse=parse_standard_errors,
+        metavar="SE",
     )
     min_new: float = option(
         0.02,

@@ -17,6 +17,13 @@ def _cell(value: Any, digits: int | None = None) -> str:
     return f"<td class='n'>{value:,}</td>"
 
 
+def _gain_cell(gain: Mapping[str, Any] | None) -> str:
+    """A round's gain over the best encoder before it, ± its standard error, in points."""
+    if not gain:
+        return _cell(None)
+    return f"<td class='n'>{gain['gain']:+.2f} &plusmn; {gain['standard_error']:.2f}</td>"
+
+
 def adapt_section(found: Mapping[str, Any] | None) -> str:
     """The loop's rounds as a table: training, held-out retrieval, pairs, cut, time."""
     if not found:
@@ -38,6 +45,7 @@ def adapt_section(found: Mapping[str, Any] | None) -> str:
             + _cell(training.dropped_mismatched if training else None)
             + _cell(training.steps if training else None)
             + _cell(held, 2)
+            + _gain_cell(training.gain if training else None)
             + _cell(mined.pairs if mined else None)
             + _cell(mined.new_pairs if mined else None)
             + _cell(mined.held_out_pairs if mined else None)
@@ -56,11 +64,12 @@ def adapt_section(found: Mapping[str, Any] | None) -> str:
         "base; each later round trained an encoder from the base on every aligned line of the "
         "pass before (except lines that score as mismatched pairs do, and lines of held-out "
         "pivots), then mined again with it. Held-out retrieval is bitext retrieval acc@1 on "
-        f"the lines of held-out pivots, both ways' mean. Stopped: {esc(record.stopped)}. It leaves "
-        f"{encoder}.</p>"
+        "the lines of held-out pivots, both ways' mean. A round's gain is read line by line "
+        "against the best encoder before it, on the same lines, with its standard error: a "
+        "round is kept when its gain, less <code>--min-gain-se</code> standard errors, reaches "
+        f"<code>--min-gain</code>. Stopped: {esc(record.stopped)}. It leaves {encoder}.</p>"
         "<table><tr><th>round</th><th>training rows</th><th>left out as mismatched</th>"
-        "<th>steps</th><th>held-out retrieval</th><th>pairs</th><th>new pairs</th>"
-        "<th>pairs of held-out pivots</th><th>cut</th><th>train s</th><th>mine s</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        "<th>steps</th><th>held-out retrieval</th><th>gain &plusmn; standard error</th>"
+        "<th>pairs</th><th>new pairs</th><th>pairs of held-out pivots</th><th>cut</th>"
+        "<th>train s</th><th>mine s</th></tr>" + "".join(rows) + "</table>"
     )

@@ -9,6 +9,7 @@ import pytest
 from paramine.pipelines.adapt.command import _without
 from paramine.pipelines.adapt.settings import AdaptSettings
 from paramine.pipelines.cli import main as cli_main
+from paramine.schemas.adapt_record import HELD_OUT_METRICS
 
 from tests.pipelines.formats.helpers import write_moses
 
@@ -72,6 +73,12 @@ def test_one_command_leaves_a_dataset_and_an_encoder_that_mines(
     # The base was read on the held-out lines before round 1 trained, as training reads it.
     assert record["held_out_base"] and record["held_out_base"] == training["held_out_base"]
     assert second["mining"]["model"] == training["encoder"]
+    # Round 1's encoder was compared with the base line by line on the held-out lines.
+    gain = training["gain"]
+    assert gain["against"] == 0 and gain["lines"] > 0 and gain["standard_error"] >= 0
+    base_points = 50 * sum(training["held_out_base"][m] for m in HELD_OUT_METRICS)
+    points = 50 * sum(training["held_out"][m] for m in HELD_OUT_METRICS)
+    assert gain["gain"] == pytest.approx(points - base_points, abs=1e-3)
     # The final dataset holds the rounds; its report shows them.
     manifest = json.loads((out / "dataset" / "manifest.json").read_text())
     assert manifest["extra"]["adapt"]["final_round"] == 1
@@ -80,6 +87,8 @@ def test_one_command_leaves_a_dataset_and_an_encoder_that_mines(
     assert "paramine adapt loop" in page and "Stopped: 1 rounds" in page
     err = capsys.readouterr().err
     assert "paramine adapt: round 1: trained on" in err
+    assert "paramine adapt: round 1: comparing its encoder with round 0's line by line" in err
+    assert f"points over round 0's encoder, line by line on {gain['lines']:,} held-out" in err
     assert f"encoder: {out / 'encoder'}" in err
     # The encoder loads as any sentence-transformers folder, and mines.
     model = SentenceTransformer(str(out / "encoder"), device="cpu")
