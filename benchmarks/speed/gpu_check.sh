@@ -38,9 +38,9 @@ part() { [[ $parts == *" $1 "* ]]; }
 
 if [ "$dry" = 1 ]; then
     # A small LSTM: on the CPU the paper's 1024 units are most of a tiny model's step.
-    device=cpu sentences=64 steps=2 flags=(--dry-run) lstm=32
+    device=cpu sentences=64 steps=2 flags=(--dry-run) lstm=(--lstm-hidden 32)
 else
-    device=cuda sentences=4000 steps=30 flags=() lstm=1024
+    device=cuda sentences=4000 steps=30 flags=() lstm=()  # the recipes' own LSTM
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
 fi
 
@@ -55,7 +55,7 @@ echo "== training: steps/s of each recipe ($steps steps), on the built-in demo m
     "$model, in one process"
 "$python" -m benchmarks.speed.train_recipes "$out/demo" --mine-demo --model "$model" \
     --out "$out" --steps "$steps" --device "$device" --summary "$out/train-summary.txt" \
-    --lstm-hidden "$lstm" \
+    "${lstm[@]}" \
     > "$out/train.log" 2>&1 || { tail -n 30 "$out/train.log"; exit 1; }
 cat "$out/train-summary.txt"
 fi
@@ -66,7 +66,7 @@ echo "== paramine adapt: the first pass, one round of training and its pass"
     "$python" -c 'from paramine.pipelines.run.mine import demo_input; print(demo_input())'
 )" --src-lang en --tgt-lang pl --model "$model" --output "$out/adapt" --quiet \
     --device "$device" --rounds 1 --min-gain -100 --min-new 0 \
-    --train-flags "--max-steps $steps --batch-size 16 --lstm-hidden $lstm" > "$out/adapt.log" 2>&1
+    --train-flags "--max-steps $steps --batch-size 16 ${lstm[*]}" > "$out/adapt.log" 2>&1
 grep -E "^paramine adapt: round|^  (round|  [0-9])" "$out/adapt.log" || true
 fi
 echo "== done in $(( $(date +%s) - start )) s; figures in $out"
