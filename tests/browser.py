@@ -161,7 +161,7 @@ def hide_charts(html: str) -> str:
 
 def read_png(path: Path) -> np.ndarray:
     """A screenshot's pixels, (height, width, 3) uint8."""
-    # Pillow is matplotlib's own dependency, so it is there wherever the report is built.
+    # Pillow is apache-beam's own dependency, so it is there wherever paramine is installed.
     from PIL import Image
 
     with Image.open(path) as image:

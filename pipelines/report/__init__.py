@@ -2,6 +2,6 @@
 
 ``paramine.pipelines.report.build.build_report(dataset_url)`` writes all three
 beside a dataset's manifest; ``paramine report DIR`` runs it on a finished
-dataset. The package's modules import matplotlib only when a report is drawn,
-and ``calibration`` (used inside the pipeline) imports nothing heavy.
+dataset. The charts are SVG text written by ``plot``; no plotting library
+is imported.
 """

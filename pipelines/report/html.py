@@ -1,6 +1,6 @@
 """``report.html``: the stats of a run, drawn in one self-contained file.
 
-One HTML file with inline SVG charts (matplotlib), inline CSS, no JavaScript
+One HTML file with inline SVG charts (``report.plot``), inline CSS, no JavaScript
 and no reference to anything outside the file, so it opens offline years
 later. A Content-Security-Policy in the page forbids every request, so a
 browser would also refuse (and report) one that slipped in.
