@@ -42,6 +42,8 @@ def test_the_gpu_check_runs_every_step_dry_and_again(tmp_path: Path, tiny_model_
     for recipe in ("paper", "small", "adapt"):
         training = json.loads((run / f"train-{recipe}" / "paramine_training.json").read_text())
         assert training["training"]["global_step"] == 2
+        # The dry run trains a small LSTM (--lstm-hidden 32; the GPU run keeps the recipes' own).
+        assert training["settings"]["lstm_hidden"] == 32
         assert f"  {recipe:6s} 2 steps, " in done.stdout
     loop = json.loads((run / "adapt" / "adapt.json").read_text())
     assert loop["final_round"] == 1 and loop["rounds"][1]["training"]["steps"] == 2
