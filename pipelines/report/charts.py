@@ -85,7 +85,9 @@ def score_chart(cut: Mapping[str, Any], index: int) -> str:
             series.append((name, [c / total for c in counts], total))
     pad = (edges[-1] - edges[0]) * 0.03 or 0.05
     frame = Frame(WIDE, 340, (edges[0] - pad, edges[-1] + pad), (0.0, 1.0))
-    _value_axis(frame, 1.08 * max((max(s) for _, s, _ in series), default=1.0), "share per bin")
+    rows = len(series) + (cut.get("value") is not None)
+    top = max((max(s) for _, s, _ in series), default=1.0)
+    _value_axis(frame, top * frame.headroom(rows), "share per bin")
     legend = []
     for name, shares, total in series:
         color = PALETTE.get(name, "#333333")
@@ -133,7 +135,7 @@ def lengths_chart(lengths: Mapping[str, Any]) -> str:
     pad = (max(xs) - min(xs)) * 0.03 or 0.5
     frame = Frame(WIDE, 300, (min(xs) - pad, max(xs) + pad), (0.0, 1.0))
     top = max((y for _, points, _ in sides for _, y in points), default=1.0)
-    _value_axis(frame, 1.08 * top, "share of sentences")
+    _value_axis(frame, top * frame.headroom(len(sides)), "share of sentences")
     legend = []
     for side, points, total in sides:
         frame.path(points, PALETTE[side])

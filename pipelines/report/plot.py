@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 FONT = 11
 #: A character's width in the page's sans-serif at ``FONT``, near enough to size a margin.
 CHAR_WIDTH = 0.6 * FONT
+#: A legend's line height, px.
+LEGEND_ROW = FONT + 5
 AXIS_COLOR = "#333333"
 GRID_COLOR = "#e5e5e5"
 
@@ -181,12 +183,22 @@ class Frame:
                 f'text-anchor="middle">{esc(title)}</text>'
             )
 
+    def headroom(self, rows: int) -> float:
+        """The y range's top over the data's top that keeps a legend of ``rows`` above the data.
+
+        Multiply the data's highest y by it: the legend's box (``legend``)
+        then sits in the plot area's top, where no mark reaches.
+        """
+        box = self.top + 6 + LEGEND_ROW * rows + 6 + 4  # the box and a gap below it
+        plot = self.height - self.top - self.bottom
+        return 1.0 / max(0.3, 1.0 - (box - self.top) / plot)
+
     def legend(self, entries: Sequence[LegendEntry], corner: str = "left") -> None:
         """A boxed legend in the plot area's upper ``corner`` ("left" or "right")."""
         if not entries:
             return
         size = FONT - 1
-        row = size + 6
+        row = LEGEND_ROW
         width = 34 + max(text_width(e.label, size) for e in entries)
         x = self.left + 8 if corner == "left" else self.width - self.right - 8 - width
         y = self.top + 6

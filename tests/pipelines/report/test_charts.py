@@ -67,6 +67,12 @@ def test_the_score_chart_draws_each_histogram_as_shares_and_the_cut_where_it_is(
     assert len(cut_x) == 1  # a vertical line
     edge_x = sorted({x for x, _ in points})
     assert float(cut_x.pop()) == pytest.approx((edge_x[1] + edge_x[2]) / 2, abs=0.2)
+    # The legend sits above every histogram's top: no mark runs under it.
+    (box,) = [r for r in chart.iter("rect") if r.get("fill") == "white"]
+    below = float(box.get("y", 0)) + float(box.get("height", 0))
+    for color in (PALETTE["kept"], PALETTE["mismatched"]):
+        heights = re.findall(r"[\d.]+,([\d.]+)", paths[color].get("d", ""))
+        assert min(float(y) for y in heights) > below, color
     labels = texts(chart)
     assert "cut 0.95: 2.0% of mismatched pass" in labels
     assert "written pairs' candidates (n=4)" in labels and "score (margin)" in labels
