@@ -17,13 +17,17 @@ import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Font size of ticks and labels, px; legends are a px smaller.
 FONT = 11
 #: A character's width in the page's sans-serif at ``FONT``, near enough to size a margin.
 CHAR_WIDTH = 0.6 * FONT
-#: A legend's line height, px.
+#: A legend's line height, px, and its box's margin and padding.
 LEGEND_ROW = FONT + 5
+LEGEND_PAD = 6
+#: The dash pattern of dashed lines.
+DASH = ' stroke-dasharray="5,3"'
 AXIS_COLOR = "#333333"
 GRID_COLOR = "#e5e5e5"
 
@@ -59,8 +63,9 @@ def _n(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
+def esc(value: Any) -> str:
+    """A value as HTML text, quotes escaped (the report's sections use it too)."""
+    return html.escape(str(value), quote=True)
 
 
 def text_width(text: str, size: float = FONT) -> float:
@@ -133,7 +138,7 @@ class Frame:
         d = "M" + " L".join(f"{_n(self.px(x))},{_n(self.py(y))}" for x, y in points)
         style = f'stroke="{color}" stroke-width="{width}" stroke-linejoin="round"'
         if dashed:
-            style += ' stroke-dasharray="5,3"'
+            style += DASH
         filling = f'fill="{color}" fill-opacity="0.35"' if fill else 'fill="none"'
         self.parts.append(f'<path d="{d}" {filling} {style}/>')
 
@@ -189,26 +194,25 @@ class Frame:
         Multiply the data's highest y by it: the legend's box (``legend``)
         then sits in the plot area's top, where no mark reaches.
         """
-        box = self.top + 6 + LEGEND_ROW * rows + 6 + 4  # the box and a gap below it
+        box = LEGEND_PAD + _legend_height(rows) + 4  # the box and a gap below it
         plot = self.height - self.top - self.bottom
-        return 1.0 / max(0.3, 1.0 - (box - self.top) / plot)
+        return 1.0 / max(0.3, 1.0 - box / plot)
 
     def legend(self, entries: Sequence[LegendEntry], corner: str = "left") -> None:
         """A boxed legend in the plot area's upper ``corner`` ("left" or "right")."""
         if not entries:
             return
         size = FONT - 1
-        row = LEGEND_ROW
         width = 34 + max(text_width(e.label, size) for e in entries)
         x = self.left + 8 if corner == "left" else self.width - self.right - 8 - width
-        y = self.top + 6
+        y = self.top + LEGEND_PAD
         self.parts.append(
             f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(width)}" '
-            f'height="{_n(row * len(entries) + 6)}" fill="white" fill-opacity="0.85" '
+            f'height="{_n(_legend_height(len(entries)))}" fill="white" fill-opacity="0.85" '
             'stroke="#cccccc"/>'
         )
         for i, entry in enumerate(entries):
-            middle = y + 3 + row * (i + 0.5)
+            middle = y + LEGEND_PAD / 2 + LEGEND_ROW * (i + 0.5)
             if entry.kind == "area":
                 self.parts.append(
                     f'<rect x="{_n(x + 6)}" y="{_n(middle - 4)}" width="18" height="8" '
@@ -242,8 +246,12 @@ class Frame:
         *,
         dashed: bool = False,
     ) -> str:
-        dash = ' stroke-dasharray="5,3"' if dashed else ""
         return (
             f'<line x1="{_n(x0)}" y1="{_n(y0)}" x2="{_n(x1)}" y2="{_n(y1)}" '
-            f'stroke="{color}" stroke-width="{width}"{dash}/>'
+            f'stroke="{color}" stroke-width="{width}"{DASH if dashed else ""}/>'
         )
+
+
+def _legend_height(rows: int) -> float:
+    """A legend box's height, px: its rows and its padding."""
+    return LEGEND_ROW * rows + LEGEND_PAD

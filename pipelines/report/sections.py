@@ -4,13 +4,12 @@
 its ``SECTIONS``; the charts come from ``paramine.pipelines.report.charts``.
 
 Why it is longer than 400 lines: it holds every section of the page, one
-function each, with the two formatting helpers they share; ``html.py``
-assembles them.
+function each, with the number formatting they share (``esc`` is
+``plot``'s); ``html.py`` assembles them.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,12 +21,9 @@ from paramine.pipelines.report.charts import (
     funnel_chart,
     score_chart,
 )
+from paramine.pipelines.report.plot import esc
 from paramine.pipelines.stages.filter.rules.line_check_record import sample_file
 from paramine.schemas.side_checks import read_sides
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _num(value: Any) -> str:
