@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tiers import heaviest_files_first
+
 pytest_plugins = ["pytester"]
 
 # Its sample tests start a subprocess, which the fast tier itself refuses.
@@ -15,6 +17,8 @@ import multiprocessing
 
 import apache_beam as beam
 import pytest
+
+from tests.tiers import heaviest_files_first
 
 
 def test_unit():
@@ -62,3 +66,25 @@ def test_without_fast_everything_runs(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_sample=sample.replace("def test_runs_a_pipeline", "def _pipeline"))
     result = pytester.runpytest_inprocess("-p", "tests.tiers", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
+
+
+class _Item:
+    """What ``heaviest_files_first`` reads of a pytest item."""
+
+    def __init__(self, path: str, marker: str = "", fixtures: tuple[str, ...] = ()) -> None:
+        self.path, self.keywords, self.fixturenames = path, {marker} - {""}, fixtures
+
+
+def test_slow_files_first_and_a_file_that_waits_on_a_built_folder_last() -> None:
+    items = [
+        _Item("unit.py"),
+        _Item("reads_scale.py", "pipeline", ("tmp_path", "scale_run")),
+        _Item("pipeline.py", "pipeline"),
+        _Item("builds_scale.py", "slow", ("scale_run",)),
+        _Item("pipeline.py", "pipeline"),
+        _Item("slow.py", "slow"),
+    ]
+    heaviest_files_first(items)  # type: ignore[arg-type]
+    assert [item.path for item in items] == [
+        "builds_scale.py", "slow.py", "pipeline.py", "pipeline.py", "unit.py", "reads_scale.py",
+    ]  # fmt: skip

@@ -20,6 +20,10 @@ import pytest
 #: Markers the fast tier leaves out; `pipeline` is the one its guards enforce.
 LEFT_OUT = ("pipeline", "slow", "browser", "gpu")
 
+#: Fixtures whose folder ``tests/run_once.built_once`` makes once a run and
+#: that take long to make (``heaviest_files_first`` orders their files).
+BUILT_ONCE = frozenset({"scale_run"})
+
 
 class NotAUnitTest(AssertionError):
     """A test in the fast tier started something only the full suite runs."""
@@ -54,6 +58,11 @@ def heaviest_files_first(items: list[pytest.Item]) -> None:
     handed out last kept one worker busy while the other had nothing left.
     Longest first is the classic rule for finishing together. Within a
     tier, and within a file, the order is the collection's.
+
+    A file that uses a folder built once for the run (``BUILT_ONCE``) after
+    an earlier file did goes last: handed out beside the file that builds
+    it, it would hold its worker idle at the lock for the whole build (31 s
+    for bench_scale's run), and at the end it finds the folder built.
     """
 
     def tier(item: pytest.Item) -> int:
@@ -64,6 +73,17 @@ def heaviest_files_first(items: list[pytest.Item]) -> None:
         path = str(item.path)
         heaviest[path] = min(heaviest.get(path, 2), tier(item))
     items.sort(key=lambda item: heaviest[str(item.path)])  # stable: the collection's order
+    builder: dict[str, str] = {}  # a built-once fixture -> the first file that asks for it
+    for item in items:
+        for name in BUILT_ONCE.intersection(getattr(item, "fixturenames", ())):
+            builder.setdefault(name, str(item.path))
+    waiting = {
+        str(item.path)
+        for item in items
+        for name in BUILT_ONCE.intersection(getattr(item, "fixturenames", ()))
+        if builder[name] != str(item.path)
+    }
+    items.sort(key=lambda item: str(item.path) in waiting)
 
 
 @pytest.hookimpl(wrapper=True)
