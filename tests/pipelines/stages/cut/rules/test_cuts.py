@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
+from paramine.pipelines.core.groups import pivot_key
 from paramine.pipelines.stages.cut.rules.cuts import (
     FALLBACK_THRESHOLD,
     MIN_MISMATCHED,
@@ -16,6 +19,7 @@ from paramine.pipelines.stages.cut.rules.cuts import (
     shift_count,
 )
 from paramine.schemas.records import AlignedPair, ScoredPair
+from paramine.schemas.text_keys import comparison_key
 
 
 def pair(pivot: str, candidate: str, line: int = 1) -> AlignedPair:
@@ -61,6 +65,26 @@ def test_mismatched_pairs_of_tiny_samples() -> None:
     assert mismatched_pairs([], shift=1) == []
     assert mismatched_pairs([pair("A.", "a")], shift=1) == []
     assert mismatched_pairs([pair("A.", "a"), pair("B.", "b")], shift=2) == []
+
+
+def test_mismatched_is_the_definition_on_samples_that_share_keys() -> None:
+    """Against the rule written out pair by pair, on keys that collide often."""
+    rng = random.Random(3)
+    pivots = ["Yes.", "yes.", "YES.", "No.", "Go.", "go."]
+    candidates = ["Tak.", "tak", "Tak!", "Nie.", "Idź.", "idź"]
+    for n in (2, 3, 7, 40):
+        sample = [pair(rng.choice(pivots), rng.choice(candidates)) for _ in range(n)]
+        aligned = {(pivot_key(p.pivot), comparison_key(p.candidate)) for p in sample}
+        for shift in range(1, n + 2):
+            expected = [
+                (i, (i + shift) % n)
+                for i in range(n)
+                if shift % n
+                and (pivot_key(sample[(i + shift) % n].pivot), comparison_key(sample[i].candidate))
+                not in aligned
+            ]
+            rows, partners = mismatched(sample, shift)
+            assert list(zip(rows.tolist(), partners.tolist(), strict=True)) == expected
 
 
 # --- choose_cut ---------------------------------------------------------------
