@@ -176,7 +176,9 @@ def test_find_paramine_error_reads_a_wrapped_worker_error() -> None:
 
 
 @pytest.mark.pipeline
-def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
+def test_a_worker_error_in_another_process_is_one_line(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
     (tmp_path / "c.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
     (tmp_path / "c.pl").write_text("Jeden.\nDwa.\n", encoding="utf-8")
     done = paramine(
@@ -185,6 +187,8 @@ def test_a_worker_error_in_another_process_is_one_line(tmp_path: Path) -> None:
         str(tmp_path / "c.pl"),
         "--output",
         str(tmp_path / "o"),
+        "--model",
+        str(tiny_model_dir),
         "--direct_running_mode",
         "multi_processing",
         "--direct_num_workers",
