@@ -181,49 +181,57 @@ class _Neighbours:
     background once per shifted alignment, up to 100 times. For a vector seen
     before, the matrix-vector product and the order of its similarities are
     reused, and the ``k`` largest outside a pair's exclusions are read off
-    that order: the same values as ``_top_mean`` picks, summed in the same
-    (sorted) order, so the same bits. A vector's exclusions rarely reach its
-    nearest neighbours, so most shifts pick the same rows again: their mean
-    is remembered per set of rows picked (numpy's sort and mean on 8 values
-    were most of the calibration's time).
+    that order, for all pairs of a shift at once: the same values as
+    ``_top_mean`` picks, summed in the same (sorted) order, so the same bits
+    (numpy sums a row of a sorted ``(pairs, k)`` array as it sums that row
+    alone; tested). On the demo the calibration's margins took 2.2 s pair by
+    pair, most of it Python per pair.
     """
 
     #: Vectors remembered; then forgotten all at once.
     SIZE = 4096
 
     def __init__(self) -> None:
-        self._seen: dict[
-            tuple[int, bytes], tuple[np.ndarray, list[int], dict[tuple[int, ...], float]]
-        ] = {}
+        self._seen: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
 
-    def top_mean(
-        self, matrix: np.ndarray, vector: np.ndarray, excluded: list[int], k: int
-    ) -> float | None:
-        """``_top_mean(matrix @ vector, excluded, k)``."""
+    def _sorted(self, matrix: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``matrix @ vector`` and its rows from the most similar down (stable on ties)."""
         key = (id(matrix), vector.tobytes())
         found = self._seen.get(key)
         if found is None:
             if len(self._seen) >= self.SIZE:
                 self._seen.clear()
             similarities = matrix @ vector  # (rows,)
-            found = similarities, np.argsort(-similarities, kind="stable").tolist(), {}
+            found = similarities, np.argsort(-similarities, kind="stable")
             self._seen[key] = found
-        similarities, descending, means = found
-        skip = set(excluded)
-        k = min(k, similarities.size - len(skip))
-        if k <= 0:
-            return None
-        picked: list[int] = []
-        for i in descending:
-            if i not in skip:
-                picked.append(i)
-                if len(picked) == k:
-                    break
-        rows = tuple(picked)
-        mean = means.get(rows)
-        if mean is None:
-            mean = means[rows] = float(np.sort(similarities[picked]).mean())
-        return mean
+        return found
+
+    def top_means(
+        self, matrix: np.ndarray, vectors: np.ndarray, excluded: Sequence[list[int]], k: int
+    ) -> np.ndarray:
+        """``_top_mean(matrix @ vectors[t], excluded[t], k)`` of each row ``t``; NaN for None."""
+        n, rows = len(excluded), matrix.shape[0]
+        width = min(rows, k + max((len(e) for e in excluded), default=0))
+        order = np.empty((n, width), dtype=np.int64)  # (pairs, width): nearest rows first
+        nearest = np.empty((n, width), dtype=matrix.dtype)  # (pairs, width): their similarities
+        for t in range(n):
+            similarities, descending = self._sorted(matrix, vectors[t])
+            order[t] = descending[:width]
+            nearest[t] = similarities[order[t]]
+        skip = np.zeros((n, rows + 1), dtype=bool)  # (pairs, rows + 1): the last column unused
+        lengths = [len(e) for e in excluded]
+        skip[np.repeat(np.arange(n), lengths), [i for e in excluded for i in e]] = True
+        free = ~np.take_along_axis(skip, order, axis=1)  # (pairs, width)
+        chosen = free & (np.cumsum(free, axis=1) <= k)  # the first k free of each row
+        means = np.full(n, np.nan)  # (pairs,)
+        full = chosen.sum(axis=1) == k
+        if full.any():
+            top = nearest[full][chosen[full]].reshape(-1, k)  # (full pairs, k), row order kept
+            means[full] = np.sort(top, axis=1).mean(axis=1)
+        for t in np.flatnonzero(~full).tolist():  # fewer than k rows left: k shrinks, or none
+            mean = _top_mean(self._sorted(matrix, vectors[t])[0], excluded[t], k)
+            means[t] = np.nan if mean is None else mean
+        return means
 
 
 def margin_scores(
@@ -261,23 +269,49 @@ def margin_scores(
     """
     if k < 1:
         raise ValueError(f"margin k must be positive, got {k}")
+    if neighbours is not None:
+        return _remembered_margins(background, pivots, candidates, keys, k, neighbours)
     out = np.empty(len(keys), dtype="float32")  # (pairs,)
     for i, pair_key in enumerate(keys):
         p = np.asarray(pivots[i], dtype="float32")  # (dim,)
         c = np.asarray(candidates[i], dtype="float32")  # (dim,)
         cosine = float(np.dot(p, c))
         skip_candidates, skip_pivots = background.excluded(pair_key)
-        if neighbours is None:
-            near_pivot = _top_mean(background.candidates @ p, skip_candidates, k)  # of (cands,)
-            near_candidate = _top_mean(background.pivots @ c, skip_pivots, k)  # of (pivots,)
-        else:
-            near_pivot = neighbours.top_mean(background.candidates, p, skip_candidates, k)
-            near_candidate = neighbours.top_mean(background.pivots, c, skip_pivots, k)
+        near_pivot = _top_mean(background.candidates @ p, skip_candidates, k)  # of (cands,)
+        near_candidate = _top_mean(background.pivots @ c, skip_pivots, k)  # of (pivots,)
         sides = [m for m in (near_pivot, near_candidate) if m is not None]
         # One side empty: the other side's neighbours alone set the scale.
         denominator = sum(sides) / len(sides) if sides else 1.0
         out[i] = cosine / max(denominator, _MIN_NEIGHBOUR_COSINE)
     return out
+
+
+def _remembered_margins(
+    background: MarginBackground,
+    pivots: np.ndarray,
+    candidates: np.ndarray,
+    keys: Sequence[Keys],
+    k: int,
+    neighbours: _Neighbours,
+) -> np.ndarray:
+    """``margin_scores`` from ``neighbours``' sorted similarities, the pairs at once; same bits.
+
+    The cosine stays one ``np.dot`` per pair (a batched product sums in
+    another order); the denominator is the same float64 arithmetic on arrays.
+    """
+    pivots = np.asarray(pivots, dtype="float32")  # (pairs, dim)
+    candidates = np.asarray(candidates, dtype="float32")  # (pairs, dim)
+    cosines = np.array([float(np.dot(p, c)) for p, c in zip(pivots, candidates, strict=True)])
+    skips = [background.excluded(pair_key) for pair_key in keys]
+    near_pivot = neighbours.top_means(background.candidates, pivots, [s[0] for s in skips], k)
+    near_candidate = neighbours.top_means(background.pivots, candidates, [s[1] for s in skips], k)
+    # One side empty: the other side's neighbours alone set the scale; neither: the cosine.
+    denominator = np.where(
+        np.isnan(near_pivot),
+        np.where(np.isnan(near_candidate), 1.0, near_candidate),
+        np.where(np.isnan(near_candidate), near_pivot, (near_pivot + near_candidate) / 2),
+    )  # (pairs,)
+    return (cosines / np.maximum(denominator, _MIN_NEIGHBOUR_COSINE)).astype("float32")
 
 
 def margin_of(background: MarginBackground, scored: ScoredPair, k: int) -> float:

@@ -54,11 +54,13 @@ def random_sample(n: int, dim: int = 16, seed: int = 0) -> list[ScoredPair]:
     return out
 
 
-def test_the_calibrations_remembered_neighbours_give_the_same_bits() -> None:
+@pytest.mark.parametrize("size", [60, 4, 1])
+def test_the_calibrations_remembered_neighbours_give_the_same_bits(size: int) -> None:
     # Shifted alignments score the sample's vectors again and again, with
     # exclusions that change from shift to shift; remembered, every margin
-    # must be the one computed afresh, to the bit.
-    sample = random_sample(60, seed=3)
+    # must be the one computed afresh, to the bit. A background of a few
+    # pairs leaves fewer than k neighbours (k shrinks), or none on a side.
+    sample = random_sample(size, seed=3)
     # Shared keys, so that exclusions reach a vector's nearest neighbours.
     sample += [
         scored(s.pair.pivot, f"inny {i}", s.pivot_vector, s.pivot_vector, line=100 + i)
