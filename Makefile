@@ -20,7 +20,7 @@ export PYTHONDONTWRITEBYTECODE :=
 .PHONY: setup demo test test-fast lint bytecode
 setup: $(VENV)/.installed
 
-# uv installs the environment: 32 s against pip's 87 s here, the same
+# uv installs the environment: 22-35 s against pip's 85-96 s here, the same
 # packages at the same versions (docs/results.md). It reads no pip
 # configuration, so the machine's (local wheels, a mirror, constraints) is
 # passed on as flags (deploy/uv_flags.py). torch pinned: it resolves to the

@@ -1,6 +1,6 @@
 """The machine's pip settings as uv's flags, for `make setup`.
 
-`make setup` installs with uv (`uv pip install`): 32 s against pip's 87 s
+`make setup` installs with uv (`uv pip install`): 22-35 s against pip's 85-96 s
 for the same 200 packages here (docs/results.md). uv reads no pip
 configuration, so a machine's local wheels, package mirror or constraints
 file, set for pip in pip.conf or ``PIP_*`` variables, would be passed over

@@ -146,7 +146,7 @@ class _SampleKeys:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         other = np.roll(np.arange(n), -shift)  # other[i] = (i + shift) % n
         pairs = self.pivots[other] * self.width + self.candidates  # (n,)
-        keep = ~np.isin(pairs, self.aligned, assume_unique=False)
+        keep = ~np.isin(pairs, self.aligned)
         return np.arange(n)[keep], other[keep]
 
 

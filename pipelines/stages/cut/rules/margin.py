@@ -218,7 +218,7 @@ class _Neighbours:
             similarities, descending = self._sorted(matrix, vectors[t])
             order[t] = descending[:width]
             nearest[t] = similarities[order[t]]
-        skip = np.zeros((n, rows + 1), dtype=bool)  # (pairs, rows + 1): the last column unused
+        skip = np.zeros((n, rows), dtype=bool)  # (pairs, rows): a pair's excluded rows
         lengths = [len(e) for e in excluded]
         skip[np.repeat(np.arange(n), lengths), [i for e in excluded for i in e]] = True
         free = ~np.take_along_axis(skip, order, axis=1)  # (pairs, width)
