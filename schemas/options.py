@@ -37,6 +37,14 @@ def parse_share_to_one(value: Any) -> float:
     return number
 
 
+def parse_unit_interval(value: Any) -> float:
+    """A number in [0, 1], both ends included (a score's threshold: 0 keeps all)."""
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{number} is not in [0, 1]")
+    return number
+
+
 def parse_similarity(value: Any) -> float:
     """A cosine similarity in (0, 1]."""
     number = float(value)
@@ -159,9 +167,11 @@ def declared(config: type, name: str, *, group: str | None) -> Any:
     take the declaration, placed in their own ``--help`` section (``group``).
     So a default, a range and a message are written in one place, and a bad
     value gives the same error from the command line, a job file or Python.
+    The field's metadata names its declaration (``declared_by``: the class
+    and its field), so a test can hold every such pair to the same default.
     """
     stage_field = _field(config, name)
-    meta = {**stage_field.metadata, "group": group}
+    meta = {**stage_field.metadata, "group": group, "declared_by": (config, name)}
     if not meta.get("flag"):
         meta["flag"] = flag_name(name, config)
     return field(default=stage_field.default, metadata=meta)

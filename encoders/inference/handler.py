@@ -35,6 +35,7 @@ from paramine.encoders.inference.backends import (
 )
 from paramine.encoders.inference.bucketed import encode_bucketed
 from paramine.encoders.inference.loading import load_for_backend
+from paramine.encoders.inference.options import EncoderOptions
 from paramine.encoders.models.resolve import ResolvedModel, resolve_model
 from paramine.schemas.errors import UsageError
 
@@ -250,6 +251,26 @@ class EncoderHandler(ModelHandler[str, tuple[str, Any], LoadedEncoder]):
         self._share = share_across_processes
         self._resolved: ResolvedModel | None = None
         self._texts_encoded = Metrics.counter("paramine", "texts_encoded")
+
+    @classmethod
+    def of(
+        cls,
+        options: EncoderOptions,
+        *,
+        device: str = "auto",
+        share_across_processes: bool = False,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+    ) -> EncoderHandler:
+        """The handler of a run's encoder options, on the run's device and batches."""
+        return cls(
+            options.model,
+            device=device,
+            prefix=options.prefix,
+            share_across_processes=share_across_processes,
+            backend=options.backend,
+            quantize=options.quantize,
+            token_budget=token_budget,
+        )
 
     def _resolve(self) -> ResolvedModel:
         if self._resolved is None:

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from paramine.pipelines.files.lines import Line, decoded_lines
 from paramine.pipelines.files.opening import CorruptInputError, open_input
 from paramine.pipelines.formats.scores import DEFAULT_MIN_ADEQUACY, DEFAULT_MIN_LANGUAGE_SCORE
 from paramine.schemas.errors import InputError, UsageError
-from paramine.schemas.options import option, parse_fields, parse_positive
+from paramine.schemas.options import (
+    option,
+    parse_fields,
+    parse_non_negative,
+    parse_positive,
+    parse_unit_interval,
+)
 from paramine.schemas.records import AlignedPair, Rejected
 
 #: The readers' policies for bad input; the config's flags offer these values.
@@ -39,6 +45,23 @@ class Repair:
 
 ReadResult = AlignedPair | Rejected | Repair
 T = TypeVar("T")
+
+
+def parse_tsv_columns(value: Any) -> tuple[int, int]:
+    """Two different 1-based column numbers, ``PIVOT,CANDIDATE`` (text or a pair)."""
+    if isinstance(value, str):
+        try:
+            pivot, candidate = (int(part) for part in value.split(","))
+        except ValueError:
+            raise ValueError(f"{value!r}: give two column numbers, pivot first, e.g. 3,4") from None
+    else:
+        try:
+            pivot, candidate = (int(part) for part in value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r}: give two column numbers, pivot first, e.g. 3,4") from None
+    if min(pivot, candidate) < 1 or pivot == candidate:
+        raise ValueError(f"{value!r}: columns are numbered from 1 and must differ")
+    return pivot, candidate
 
 
 @dataclass(frozen=True)
@@ -108,35 +131,62 @@ class ReaderOptions:
         group=None,
         choices=MALFORMED_XML_POLICIES,
     )
-    tsv_columns: tuple[int, int] | None = None
+    tsv_columns: tuple[int, int] | None = option(
+        None,
+        "plain TSV: the 1-based pivot and candidate columns, e.g. 3,4 (default: 2 columns, "
+        "or Tatoeba's 4 with languages)",
+        group=None,
+        parse=parse_tsv_columns,
+    )
     split_bytes: int = DEFAULT_SPLIT_BYTES
-    max_rejects_per_reason: int = DEFAULT_MAX_REJECTS_PER_REASON
-    min_adequacy: float = DEFAULT_MIN_ADEQUACY
-    min_language_score: float = DEFAULT_MIN_LANGUAGE_SCORE
-    score_column: int | None = None
-    score_property: str | None = None
-    min_score: float | None = None
+    max_rejects_per_reason: int = option(
+        DEFAULT_MAX_REJECTS_PER_REASON,
+        "rejects/ keeps the first this many rows (by line) of each reason in each shard; every "
+        "reject is counted in the manifest all the same; 0 keeps them all (default: %(default)s)",
+        group=None,
+        parse=parse_non_negative,
+    )
+    min_adequacy: float = option(
+        DEFAULT_MIN_ADEQUACY,
+        "CzEng: reject a pair whose adequacy score (column 2) is under this as low_adequacy; "
+        "0 keeps all (docs/filters.md, 'Corpus scores') (default: %(default)s)",
+        group=None,
+        parse=parse_unit_interval,
+    )
+    min_language_score: float = option(
+        DEFAULT_MIN_LANGUAGE_SCORE,
+        "CzEng: reject a pair whose Czech or English language score (columns 3, 4) is under "
+        "this as low_language_score; 0 keeps all (default: %(default)s)",
+        group=None,
+        parse=parse_unit_interval,
+    )
+    score_column: int | None = option(
+        None,
+        "plain TSV with --tsv-columns: the 1-based column of each line's score, which "
+        "--min-score applies to (default: none)",
+        group=None,
+        parse=parse_positive,
+    )
+    score_property: str | None = option(
+        None,
+        "TMX: the <prop type=...> of each unit's score, which --min-score applies to "
+        "(default: none)",
+        group=None,
+    )
+    min_score: float | None = option(
+        None,
+        "reject a record whose own score (--score-column, --score-property) is under this "
+        "as low_score (default: none)",
+        group=None,
+        parse=float,
+    )
 
     def __post_init__(self) -> None:
         parse_fields(self)  # the declared options, with the words their flags' errors use
         self._check_scores()
-        if self.tsv_columns is not None and (
-            len(self.tsv_columns) != 2
-            or min(self.tsv_columns) < 1
-            or self.tsv_columns[0] == self.tsv_columns[1]
-        ):
-            raise UsageError(
-                f"tsv_columns={self.tsv_columns!r}: give two different 1-based column "
-                "numbers, pivot first, e.g. (3, 4)"
-            )
         if self.split_bytes < 0:
             raise UsageError(
                 f"split_bytes must be 0 (never split) or positive, not {self.split_bytes}"
-            )
-        if self.max_rejects_per_reason < 0:
-            raise UsageError(
-                f"max_rejects_per_reason must be 0 (write every reject) or positive, "
-                f"not {self.max_rejects_per_reason}"
             )
 
     def _check_scores(self) -> None:

@@ -53,9 +53,7 @@ from paramine.schemas.stages import Stage
 
 def default_encoder(settings: MiningSettings) -> EncoderHandler:
     """The encoder of a graph built without one: the settings' model, on this machine's device."""
-    return EncoderHandler(
-        settings.model, prefix=settings.prefix, backend=settings.backend, quantize=settings.quantize
-    )
+    return EncoderHandler.of(settings.encoder_options)
 
 
 class MinedGroups(NamedTuple):
@@ -225,7 +223,7 @@ class MineGroups(beam.PTransform):
             rivals, rivals_prescored = known_or_encode(rivals, known, "Rival")
             texts.append(rivals | "RivalTexts" >> beam.FlatMap(pair_texts))
         sample = None
-        if settings.calibrated:
+        if settings.cut_options.calibrated:
             sample = everything | "CalibrationSample" >> CalibrationSample(
                 settings.calibration_options, self.origins
             )
@@ -240,7 +238,7 @@ class MineGroups(beam.PTransform):
         # compares candidates by their vectors too; margin rescores with
         # them), the rivals' and the calibration sample's.
         parts = {"grouped": to_encode}
-        keep = {"grouped"} if settings.margin or contest else set()
+        keep = {"grouped"} if settings.cut_options.margin or contest else set()
         if rivals is not None:
             parts["rival"] = rivals
             keep.add("rival")
@@ -278,7 +276,7 @@ class MineGroups(beam.PTransform):
         """Calibrate (or fix) the cut, apply it, and check the groups' coherence."""
         settings, checks = self.settings, self.settings.coherence_options
         pipeline = scoring.vectors.pipeline
-        margin = settings.margin
+        margin = settings.cut_options.margin
         scored = scoring.contested.kept
         if settings.contest_options.on and not margin:
             scored = scored | "DropVectors" >> beam.Map(lambda s: s.without_vectors())
@@ -298,7 +296,7 @@ class MineGroups(beam.PTransform):
                 )
         else:
             threshold = pipeline | "FixedThreshold" >> beam.Create(
-                [fixed_cut(settings.fixed_threshold)]
+                [fixed_cut(settings.cut_options.fixed_threshold)]
             )
         cut = threshold | "CutValue" >> beam.Map(lambda record: record.value)
         # With group support the pairs go on down to its floor; CoherenceFilter

@@ -149,8 +149,9 @@ class _ScoreAll(beam.PTransform):
 
     def expand(self, prefiltered: beam.PCollection) -> beam.PCollection:
         settings, groups = self.settings, self.groups
-        scored = prefiltered | "Score" >> ScorePairs(groups.vectors, keep_vectors=settings.margin)
-        if settings.margin and groups.embedded is not None:
+        margin = settings.cut_options.margin
+        scored = prefiltered | "Score" >> ScorePairs(groups.vectors, keep_vectors=margin)
+        if margin and groups.embedded is not None:
             scored = scored | "MarginScore" >> MarginScore(settings.margin_options, groups.embedded)
         return scored | "MarkPassed" >> beam.Map(
             lambda s, value: (s, s.score >= value), beam.pvalue.AsSingleton(groups.cut)

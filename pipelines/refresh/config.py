@@ -16,8 +16,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from paramine.encoders.models.registry import DEFAULT_MODEL
 from paramine.pipelines.settings.job import setting_kind
-from paramine.pipelines.settings.mining import DEFAULT_MODEL, MiningSettings
+from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import OptionError, field_of

@@ -144,10 +144,11 @@ def needs_vectors(settings: MiningSettings) -> bool:
     the vectors of every candidate of a changed group; otherwise a stored
     cosine stands.
     """
+    cut = settings.cut_options
     return (
-        settings.margin
+        cut.margin
         or settings.contest_options.on
-        or settings.coherence_options.needs_vectors(settings.calibrated)
+        or settings.coherence_options.needs_vectors(cut.calibrated)
     )
 
 

@@ -9,12 +9,9 @@ from paramine.pipelines.settings.running import RunSettings
 
 def encoder_for(settings: MiningSettings, running: RunSettings) -> EncoderHandler:
     """The ``RunInference`` handler of a run: what it encodes with, where, in what batches."""
-    return EncoderHandler(
-        settings.model,
+    return EncoderHandler.of(
+        settings.encoder_options,
         device=running.device,
-        prefix=settings.prefix,
         share_across_processes=running.share_model_across_processes,
-        backend=settings.backend,
-        quantize=settings.quantize,
         token_budget=running.batch_tokens,
     )

@@ -18,6 +18,7 @@ from paramine.pipelines.formats import (
     resolve_inputs,
     split_shard,
 )
+from paramine.schemas.errors import UsageError
 
 from tests.pipelines.formats.helpers import read_all, read_inputs, reasons, write_zip
 
@@ -211,9 +212,11 @@ class TestTsvColumns:
         pairs, _, _ = read_inputs([str(path)], tsv_columns=(4, 3))
         assert (pairs[0].pivot, pairs[0].candidate) == ("Cześć.", "Hello.")
 
-    def test_bad_columns_are_refused(self) -> None:
-        with pytest.raises(ValueError, match="two different 1-based"):
-            ReaderOptions(tsv_columns=(2, 2))
+    @pytest.mark.parametrize("columns", [(2, 2), (0, 3), (1, 2, 3), "2,x"])
+    def test_bad_columns_are_refused_as_the_flag_refuses_them(self, columns: object) -> None:
+        """One message for one bad value, from Python as from ``--tsv-columns``."""
+        with pytest.raises(UsageError, match=r"^--tsv-columns .*(must differ|column numbers)"):
+            ReaderOptions(tsv_columns=columns)  # type: ignore[arg-type]  # a bad value on purpose
 
 
 TSV_BYTES = "Hello.\tCześć.\nBye.\tPa.\n".encode()

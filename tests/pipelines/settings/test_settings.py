@@ -41,31 +41,43 @@ def test_every_field_is_a_flag_with_help_and_the_same_default() -> None:
     assert RunSettings.from_mapping(line.running) == RunSettings()
 
 
-#: Each stage's options and the settings that set them: (options, its field, the setting).
+#: Each stage's options and the settings that set them: (options, its field, the setting),
+#: read from the settings' fields (``schemas.options.declared`` names the declaration).
 STAGE_OPTIONS = [
-    (PrefilterOptions, "min_words", "min_words"),
-    (PrefilterOptions, "max_words", "max_words"),
-    (PrefilterOptions, "max_length_ratio", "max_length_ratio"),
-    (PrefilterOptions, "sentence_count_filter", "sentence_count_filter"),
-    (GroupOptions, "max_group_size", "max_group_size"),
-    (CalibrationOptions, "max_false_accept", "max_false_accept"),
-    (CalibrationOptions, "sample_size", "calibration_sample"),
-    (MarginOptions, "k", "margin_k"),
-    (MakePairsOptions, "mode", "pair_mode"),
-    (MakePairsOptions, "max_pairs_per_group", "max_pairs_per_group"),
-    (PostFilterOptions, "near_equal", "near_equal"),
-    (PostFilterOptions, "drop_inflections", "drop_inflection_pairs"),
-    (PostFilterOptions, "near_duplicates", "near_duplicates"),
-    (ContestOptions, "rival_margin", "rival_margin"),
-    (ReaderOptions, "xces_links", "xces_links"),
-    (ReaderOptions, "invalid_utf8", "invalid_utf8"),
-    (ReaderOptions, "max_line_chars", "max_line_chars"),
-    (ReaderOptions, "on_length_mismatch", "on_length_mismatch"),
-    (ReaderOptions, "on_malformed_xml", "on_malformed_xml"),
-    (CoherenceOptions, "min_group", "coherence_min_group"),
-    (CoherenceOptions, "group_support", "group_support"),
-    (CoherenceOptions, "hard_negative_accept", "hard_negative_accept"),
+    (*field.metadata["declared_by"], field.name)
+    for field in dataclasses.fields(MiningSettings)
+    if "declared_by" in field.metadata
 ]
+#: The settings a launcher reads itself, before any stage: the sides, the
+#: format, and the evaluation sentences read into keys before the graph is built.
+LAUNCHERS_OWN = {
+    "src_lang",
+    "tgt_lang",
+    "input_format",
+    "exclude_sentences",
+    "exclude_suite",
+    "suite_data",
+}
+
+
+def test_every_setting_but_the_launchers_own_is_a_stages_declaration() -> None:
+    own = {f.name for f in dataclasses.fields(MiningSettings)} - {s for *_, s in STAGE_OPTIONS}
+    assert own == LAUNCHERS_OWN
+    owners = {options.__name__ for options, _, _ in STAGE_OPTIONS}
+    assert owners == {
+        "ReaderOptions",
+        "EncoderOptions",
+        "CutOptions",
+        "MarginOptions",
+        "CalibrationOptions",
+        "PrefilterOptions",
+        "ProfileOptions",
+        "GroupOptions",
+        "MakePairsOptions",
+        "ContestOptions",
+        "CoherenceOptions",
+        "PostFilterOptions",
+    }
 
 
 @pytest.mark.parametrize(("options", "name", "setting"), STAGE_OPTIONS)
@@ -180,7 +192,7 @@ def test_command_line_mapping_and_python_agree() -> None:
     from_python = MiningSettings(tgt_lang="cs", threshold="0.8", tsv_columns=(3, 4))
     assert job.mining == from_mapping == from_python
     assert job.running == RunSettings(inputs=("a.tsv",), output="o")
-    assert from_python.resolved_score() == "cosine"
+    assert from_python.cut_options.resolved_score() == "cosine"
     assert from_python.to_record()["tsv_columns"] == [3, 4]
 
 
@@ -362,3 +374,61 @@ def test_an_input_of_a_job_file_that_matches_nothing_is_named_by_its_line(
     with pytest.raises(InputError, match=r"^input '.*b\.tsv' matches no file"):
         run_job(job)
     assert not (tmp_path / "o").exists()
+
+
+#: A value other than the default for each stage's option that can take one beside the others.
+NOT_DEFAULTS = {
+    "tsv_columns": "3,4",
+    "score_column": 5,
+    "min_score": 0.5,
+    "min_adequacy": 0.2,
+    "min_language_score": 0.5,
+    "max_rejects_per_reason": 0,
+    "xces_links": "join",
+    "invalid_utf8": "reject",
+    "max_line_chars": 100,
+    "on_length_mismatch": "reject_tail",
+    "on_malformed_xml": "reject",
+    "model": "some/folder",
+    "prefix": "p: ",
+    "threshold": "0.8",
+    "score": "cosine",
+    "margin_k": 4,
+    "max_false_accept": 0.05,
+    "calibration_sample": 500,
+    "backend": "onnx",
+    "quantize": "int8",
+    "min_words": 2,
+    "max_words": 40,
+    "max_length_ratio": 3,
+    "sentence_count_filter": True,
+    "profile": "web",
+    "junk_rules": "urls",
+    "language_check": "off",
+    "min_letter_share": 0.4,
+    "min_script_share": 0.7,
+    "pair_mode": "all",
+    "max_group_size": 10,
+    "max_pairs_per_group": 5,
+    "rival_margin": 0.05,
+    "coherence_min_group": 5,
+    "group_support": 0.5,
+    "hard_negative_accept": 0.01,
+    "near_equal": 0.9,
+    "drop_inflection_pairs": True,
+    "near_duplicates": 0.9,
+}
+
+
+def test_settings_and_their_stages_options_survive_their_own_record() -> None:
+    """The settings make stage options from values parsed once: parsing them again changes none."""
+    settings = MiningSettings.from_mapping(NOT_DEFAULTS)
+    defaults = MiningSettings()
+    for name in NOT_DEFAULTS:
+        assert getattr(settings, name) != getattr(defaults, name), name
+    again = MiningSettings.from_mapping(settings.to_record())
+    assert again == settings
+    assert again.profile_options == settings.profile_options
+    assert again.prefilter_options == settings.prefilter_options
+    assert again.reader_options() == settings.reader_options()
+    assert (again.cut_options.fixed_threshold, again.encoder_options.quantize) == (0.8, "int8")

@@ -157,8 +157,8 @@ def test_bad_settings_and_missing_vectors() -> None:
         MiningSettings(score="margin", threshold="0.8")
     with pytest.raises(ValueError, match="allowed: cosine, margin"):
         MiningSettings(score="csls")
-    assert MiningSettings(threshold="auto").resolved_score() == "margin"
-    assert MiningSettings(threshold="0.7").resolved_score() == "cosine"
+    assert MiningSettings(threshold="auto").cut_options.resolved_score() == "margin"
+    assert MiningSettings(threshold="0.7").cut_options.resolved_score() == "cosine"
 
 
 # --- the transforms ---------------------------------------------------------------
