@@ -327,6 +327,17 @@ def test_a_benchmarks_tests_are_found_in_one_guess() -> None:
     assert stray == []
 
 
+def test_benchmarks_import_no_private_name_of_the_package() -> None:
+    """A benchmark measures the production code through its public names, so it cannot drift."""
+    private = []
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("paramine"):
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                private += [f"{where}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert private == []
+
+
 def test_no_long_function_outside_benchmarks() -> None:
     long = []
     for folder in (*CODE, "tests"):

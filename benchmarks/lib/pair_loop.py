@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from paramine.pipelines.core.keep_first import first_of_each
 from paramine.pipelines.formats import ReaderOptions, read_shard
 from paramine.pipelines.stages.filter.prefilter import (
     BATCH_SIZE,
@@ -82,13 +83,8 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
 
 
 def first_of_duplicates(entries: list) -> dict:
-    """The smallest origin of each key: what the duplicate search keeps."""
-    first: dict = {}
-    for key, origin in entries:
-        held = first.get(key)
-        if held is None or origin < held:
-            first[key] = origin
-    return first
+    """The smallest origin of each key: what the duplicate search (``KeepFirst``) keeps."""
+    return first_of_each(entries)
 
 
 def group_decision(kept: dict, cap: int) -> set:

@@ -66,6 +66,21 @@ class _FirstAndCount(beam.CombineFn):
         return acc, 1
 
 
+def first_of_each(
+    keyed: Iterable[tuple[Any, Any]], order: Callable[[Any], Any] | None = None
+) -> dict[Any, Any]:
+    """KeepFirst's decision without a runner: each key's first element by ``order``.
+
+    The same combine as the stage's, in one process (a benchmark's plain
+    loop, which must keep what the pipeline keeps).
+    """
+    combine = _FirstAndCount(order)
+    held: dict[Any, Any] = {}
+    for key, element in keyed:
+        held[key] = combine.add_input(held.get(key), element)
+    return {key: combine.extract_output(acc)[0] for key, acc in held.items()}
+
+
 class _EmitFirst(beam.DoFn):
     def __init__(self, stage: Stage, reason: str, keep_key: bool) -> None:
         stage.check_reason(reason)

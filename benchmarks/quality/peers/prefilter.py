@@ -82,7 +82,7 @@ from pathlib import Path
 from typing import Any
 
 from paramine.pipelines.core.text import normalize
-from paramine.pipelines.stages.filter.rules.junk import _URL
+from paramine.pipelines.stages.filter.rules.junk import URL
 from paramine.pipelines.stages.filter.rules.scripts import known_scripts
 
 from benchmarks.quality.peers.env import PeersEnv
@@ -204,7 +204,7 @@ def opusfilter_config(
     rules = set(options.junk_rules)
     if "urls" in rules:
         # The regex module's search, as OpusFilter calls it; (?i) for re.IGNORECASE.
-        filters.append({"RegExpFilter": {"regexps": "(?i)" + _URL.pattern}})
+        filters.append({"RegExpFilter": {"regexps": "(?i)" + URL.pattern}})
     if "markup" in rules:
         filters.append({"HtmlTagFilter": {}})
     if "letters" in rules:

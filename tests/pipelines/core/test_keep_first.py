@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from paramine.pipelines.core.keep_first import _FirstAndCount
+from paramine.pipelines.core.keep_first import _FirstAndCount, first_of_each
 
 
 class TestKeepFirst:
@@ -37,3 +37,14 @@ class TestKeepFirst:
         assert combine.extract_output(twice) == ("ab", 2)
         with pytest.raises(TypeError, match="no lists"):
             combine.add_input(once, ["a list"])
+
+    def test_first_of_each_keeps_each_keys_smallest_by_the_order(self) -> None:
+        rng = random.Random(5)
+        keyed = [(rng.randrange(20), rng.randrange(1000)) for _ in range(500)]
+        rng.shuffle(keyed)
+        smallest: dict[int, int] = {}
+        for key, value in keyed:
+            smallest[key] = min(value, smallest.get(key, value))
+        assert first_of_each(keyed) == smallest
+        largest = first_of_each(keyed, order=lambda value: -value)
+        assert largest == {key: max(v for k, v in keyed if k == key) for key in smallest}

@@ -26,8 +26,9 @@ from typing import Any, NamedTuple
 from paramine.pipelines.stages.filter.rules.language_id import DEFAULT_RATIO
 from paramine.pipelines.stages.filter.rules.scripts import letter_share
 
-#: A link or an address: a scheme, ``www.``, or ``name@host.tld``.
-_URL = re.compile(
+#: A link or an address: a scheme, ``www.``, or ``name@host.tld`` (public: the peers' comparison
+#: gives OpusFilter this pattern).
+URL = re.compile(
     r"(?:\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+\b)", re.IGNORECASE
 )
 #: A tag (``<i>``, ``</font>``, ``<br/>``), an entity (``&amp;``, ``&#39;``) or a
@@ -77,7 +78,7 @@ def repeats(text: str) -> bool:
 
 def _has_url(text: str) -> bool:
     # The pattern backtracks on every word; most lines have none of its anchors.
-    return bool(_URL_ANCHOR.search(text)) and bool(_URL.search(text))
+    return bool(_URL_ANCHOR.search(text)) and bool(URL.search(text))
 
 
 def _has_markup(text: str) -> bool:
@@ -137,7 +138,7 @@ RULES: dict[str, Rule] = {
     "urls": Rule(
         "url_or_email",
         line=lambda text, limits: _has_url(text),
-        lines=_anchored(_URL_ANCHOR, _URL),
+        lines=_anchored(_URL_ANCHOR, URL),
     ),
     "markup": Rule(
         "markup",
