@@ -8,21 +8,19 @@ a launcher (``paramine mine``, ``paramine refresh``, the Dataflow template)
 holds both. A refresh table records a fingerprint of these settings and
 re-mines every shard when it changes.
 
-Each field carries its flag, help text and parser as metadata
-(``paramine.schemas.options``): the ``paramine mine`` parser is generated from
-the fields, a job file (``--config``) and the Python API are held to the same
-rules. This module imports neither Beam nor torch, so ``paramine mine --help``
-answers at once.
+Each field is a stage's declaration (``schemas.options.declared``): the
+stage's options class states the option once (its default, range, help,
+parser and flag), and these settings place it in a ``--help`` section. Only
+the launcher's own six (the sides, ``--format``, the evaluation sentences
+kept out) are declared here. The ``paramine mine`` parser is generated from
+the fields; a job file (``--config``) and the Python API are held to the
+same rules. This module imports neither Beam nor torch, so ``paramine mine
+--help`` answers at once.
 
-Each stage's options dataclass is made here too, one property per stage
-(``reader_options``, ``prefilter_options``, ``group_options``, ...): the graph
-asks the settings, and the settings make each dataclass to check its values.
-
-Why it is longer than 400 lines: it is the one place a user or a reviewer
-reads every setting that decides a run's pairs, about 50 fields with their
-help texts (three quarters of the file). The checks between fields are in
-the stages' options and beside the parsers they concern; what stays here
-asks them.
+Each stage's options are made here from the fields, one property per stage
+(``reader_options``, ``profile_options``, ``prefilter_options``,
+``cut_options``, ``encoder_options``, ...): the graph asks these, and making
+them checks the values and the combinations within a stage.
 """
 
 from __future__ import annotations
@@ -105,7 +103,6 @@ class MiningSettings(Settings):
     prefix: str | None = declared(EncoderOptions, "prefix", group=MODEL)
     threshold: float | str = declared(CutOptions, "threshold", group=MODEL)
     score: str | None = declared(CutOptions, "score", group=MODEL)
-    # Declared by the stages' options, each stated once there.
     margin_k: int = declared(MarginOptions, "k", group=MODEL)
     max_false_accept: float = declared(CalibrationOptions, "max_false_accept", group=MODEL)
     calibration_sample: int = declared(CalibrationOptions, "sample_size", group=MODEL)
