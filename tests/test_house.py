@@ -474,3 +474,28 @@ def test_every_test_file_is_named_after_what_it_tests_at_the_mirrored_path() -> 
         == ROOT / "pipelines/formats"
     )
     assert module_under_test(ROOT / "tests/pipelines/formats/test_nothing_here.py") is None
+
+
+#: Tests of a package's contract as a whole, which no one module holds: every reader's
+#: answer to the same bad input and fuzz (formats/), report.html as a reader sees it
+#: (report/), the deployment files (deploy/). Any other test file is named after a module.
+PACKAGE_TESTS = {
+    "tests/deploy/test_dataflow_graph.py",
+    "tests/deploy/test_deploy.py",
+    "tests/pipelines/formats/test_formats.py",
+    "tests/pipelines/formats/test_formats_acceptance.py",
+    "tests/pipelines/formats/test_formats_bad_input.py",
+    "tests/pipelines/formats/test_formats_bad_input_defects.py",
+    "tests/pipelines/formats/test_formats_fuzz.py",
+    "tests/pipelines/report/test_report.py",
+}
+
+
+def test_a_test_file_named_after_a_package_is_one_of_its_contracts_tests() -> None:
+    """A new test of one module goes at its mirrored path, not into a package's file."""
+    named_after_packages = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("test_*.py")
+        if (found := module_under_test(path)) is not None and found.is_dir()
+    }
+    assert named_after_packages == PACKAGE_TESTS
