@@ -31,6 +31,7 @@ from paramine.schemas.side_checks import SideChecks, read_sides
 from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.storage import atomic_write
+from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows
 
 __all__ = [
     "MANIFEST_NAME",
@@ -135,18 +136,26 @@ class Manifest:
     threshold: dict[str, Any]
     inputs: list[dict[str, Any]]
     counts: dict[str, dict[str, Any]]
-    files: dict[str, list[str]]
-    rows: dict[str, int]
+    #: The files of each table, typed (``schemas/written.py``; a mapping is read into it).
+    files: WrittenFiles
+    #: The rows of each table.
+    rows: WrittenRows
     #: Rejects per reason: ``counted`` (all, as in ``counts.read.dropped``)
     #: and ``written`` (rows in ``rejects/``, at most
     #: ``max_rejects_per_reason`` per reason and shard).
-    rejects: dict[str, dict[str, int]] = field(default_factory=dict)
+    rejects: RejectCounts = field(default_factory=RejectCounts)
     manifest_version: str = MANIFEST_VERSION
     pairs_schema_version: str = PAIRS_SCHEMA_VERSION
     rejects_schema_version: str = REJECTS_SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
     #: The pipeline's stages in order, as ``Stage.to_record`` writes them.
     stages: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # A mapping (JSON, a version-1 manifest, a test) is read into the typed parts.
+        self.files = WrittenFiles.read(self.files)
+        self.rows = WrittenRows.read(self.rows)
+        self.rejects = RejectCounts.read(self.rejects)
 
     @property
     def cut(self) -> CutRecord:
@@ -167,9 +176,19 @@ class Manifest:
         """The accounting identity checked against the stages this run recorded."""
         return accounting_errors(self.counts, self.stages or None)
 
+    def to_record(self) -> dict[str, Any]:
+        """As JSON types in manifest.json's layout: what ``Manifest(**record)`` takes."""
+        return {
+            **self.__dict__,
+            "files": self.files.to_json(),
+            "rows": self.rows.to_json(),
+            "rejects": self.rejects.to_json(),
+        }
+
     def to_json(self) -> str:
         """Return the manifest as indented JSON."""
-        return json.dumps(self.__dict__, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        record = self.to_record()
+        return json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest") -> Manifest:
@@ -232,9 +251,9 @@ class RunHeader:
         *,
         threshold: dict[str, Any],
         counts: RunCounts,
-        files: dict[str, list[str]],
-        rows: dict[str, int],
-        rejects: dict[str, dict[str, int]],
+        files: WrittenFiles,
+        rows: WrittenRows,
+        rejects: RejectCounts,
         extra: Mapping[str, Any],
     ) -> Manifest:
         """The run's manifest: this header and what the run counted and wrote.

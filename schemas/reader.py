@@ -82,7 +82,7 @@ def read_pairs(dataset_url: str, version: int | None = None) -> tuple[pa.Table, 
             f"reads {PAIRS_SCHEMA_VERSION!r} (and maps {', '.join(PAIRS_RENAMED_FROM)})"
         )
     tables = []
-    for name in manifest.files.get("pairs", []):
+    for name in manifest.files.pairs or ():
         url = _join(dataset_url, name)
         fs, path = fsspec.core.url_to_fs(url)
         if not fs.exists(path):
@@ -108,7 +108,7 @@ def read_scored(dataset_url: str) -> tuple[pa.Table, Manifest]:
             missing or of another schema version; the message says which.
     """
     manifest = read_manifest(dataset_url)
-    names = manifest.files.get("scored")
+    names = manifest.files.scored
     if not names:
         raise DatasetError(
             f"{dataset_url} has no scored/ table (every prefiltered aligned pair with its "

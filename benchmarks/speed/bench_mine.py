@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rows identical across all {len(outputs)} pipeline runs (both modes): {identical}")
     manifest = manifests["default"]
     print(
-        f"pairs written: {manifest.rows['pairs']:,}; threshold: "  # type: ignore[attr-defined]
+        f"pairs written: {manifest.rows.pairs:,}; threshold: "  # type: ignore[attr-defined]
         f"{manifest.cut.value} ({manifest.cut.mode})"  # type: ignore[attr-defined]
     )
     print(f"texts_per_pair={texts_per_pair:.3f} speedup={speedup:.2f} ratio={ratio:.3f}")

@@ -180,7 +180,7 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
         "prefilter_kept": counts.stage("Prefilter").kept,
         "group_kept": counts.stage("GroupByPivot").kept,
         "threshold_kept": counts.stage("ThresholdFilter").kept,
-        "pairs_written": manifest.rows["pairs"],
+        "pairs_written": manifest.rows.pairs,
         "threshold": manifest.cut.value,
         "encoding": manifest.extra.get("encoding", {}),
         # stats.json lists {"stage", "seconds"[, "per_second"]} per top-level step.

@@ -87,7 +87,7 @@ def _unreadable_file(dataset_url: str) -> tuple[str, BaseException] | None:
     from paramine.schemas.reader import _join
 
     try:
-        names = read_manifest(dataset_url).files.get("pairs", [])
+        names = read_manifest(dataset_url).files.pairs or ()
     except (ParamineError, ValueError, OSError):
         return None  # a refreshed table, or a manifest read_pairs already judged
     for name in names:

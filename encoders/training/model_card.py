@@ -112,7 +112,7 @@ def training_summary(
             "code_version": data.manifest.code_version,
             "model": data.manifest.model,
             "threshold": data.manifest.threshold,
-            "rows": data.manifest.rows,
+            "rows": data.manifest.rows.to_json(),
         },
         "counts": counts,
         "settings": settings

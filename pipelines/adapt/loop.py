@@ -252,7 +252,7 @@ class AdaptLoop:
         return MiningPass(
             dataset=dataset,
             model=model,
-            pairs=manifest.rows["pairs"],
+            pairs=manifest.rows.pairs,
             held_out_pairs=held,
             new_held_out_pairs=new_held,
             new_pairs=new,

@@ -26,7 +26,6 @@ docs/refresh.md has the design and its exact semantics.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import signal
@@ -85,6 +84,7 @@ from paramine.schemas.table import (
     open_table,
     state_url,
 )
+from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows
 
 
 @dataclass
@@ -304,7 +304,7 @@ def _prepare_commits(
     manifest = _manifest(config, plan, run, summary, counts, pair_actions, found)
     record = {
         "run_id": run.run_id,
-        "manifest": dataclasses.asdict(manifest),
+        "manifest": manifest.to_record(),
         "shards": plan.shards,
         "config_fingerprint": config.fingerprint(),
         # What the next run's decisions about each side count (Plan.earlier_figures).
@@ -346,17 +346,19 @@ def _manifest(
     return header.manifest(
         threshold=summary["threshold"],
         counts=counts,
-        files={"rejects": [relative_path(config.output, f) for f in summary["rejects"]["files"]]},
-        rows={
-            "pairs": table_rows(run.pairs_table) - removed + added,
-            "pair_rows_removed": removed,
-            "pair_rows_added": added,
-            "rejects": sum(summary["rejects"]["written"].values()),
-        },
-        rejects={
-            "counted": dict(counts.stage(READ_BITEXT.name).dropped),
-            "written": summary["rejects"]["written"],
-        },
+        files=WrittenFiles(
+            rejects=tuple(relative_path(config.output, f) for f in summary["rejects"]["files"])
+        ),
+        rows=WrittenRows(
+            pairs=table_rows(run.pairs_table) - removed + added,
+            pair_rows_removed=removed,
+            pair_rows_added=added,
+            rejects=sum(summary["rejects"]["written"].values()),
+        ),
+        rejects=RejectCounts(
+            counted=dict(counts.stage(READ_BITEXT.name).dropped),
+            written=dict(summary["rejects"]["written"]),
+        ),
         extra={
             "encoding": encoding_figures(counts, [stage.name for stage in REFRESH_STAGES]),
             "refresh": {
@@ -376,9 +378,9 @@ def _committed_lines(version: int, commits: _Commits, vacuumed: int) -> list[str
     """What a refresh ends with: the new version and what it changed, then its per-line checks."""
     rows = commits.manifest.rows
     return [
-        f"paramine refresh: committed version {version}: {rows['pairs']:,} pairs "
-        f"({rows['pair_rows_added']:,} rows written in {len(commits.pair_actions['add'])} "
-        f"bucket file(s), {rows['pair_rows_removed']:,} replaced); cut "
+        f"paramine refresh: committed version {version}: {rows.pairs:,} pairs "
+        f"({rows.pair_rows_added or 0:,} rows written in {len(commits.pair_actions['add'])} "
+        f"bucket file(s), {rows.pair_rows_removed or 0:,} replaced); cut "
         f"{commits.manifest.cut.value}"
         + (f"; vacuumed {vacuumed} old file(s)" if vacuumed else ""),
         *summary_lines(commits.manifest.line_checks),

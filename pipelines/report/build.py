@@ -72,7 +72,7 @@ def build_report(
         json.dumps(stats, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
     )
     atomic_write(_file(dataset_url, REPORT_NAME), render_html(stats, title))
-    atomic_write(_file(dataset_url, CARD_NAME), render_card(stats, manifest.files))
+    atomic_write(_file(dataset_url, CARD_NAME), render_card(stats, manifest.files.to_json()))
     return stats
 
 

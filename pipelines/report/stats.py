@@ -86,8 +86,8 @@ def funnel(manifest: Manifest) -> dict[str, Any]:
     return {
         "read": stages[0]["in"] if stages else 0,
         "stages": stages,
-        "written": int(manifest.rows.get("pairs", 0)),
-        "rejected_rows": int(manifest.rows.get("rejects", 0)),
+        "written": manifest.rows.pairs,
+        "rejected_rows": manifest.rows.rejects or 0,
         "repaired": dict(sorted(counts.note("repairs").items())),
         "unchecked": unchecked(counts.note("unchecked")),
     }
@@ -292,7 +292,7 @@ def gather_stats(
     """
     manifest = manifest or read_manifest(dataset_url)
     pairs, _ = read_pairs(dataset_url)
-    rejects = _read_rejects(dataset_url, manifest.files.get("rejects", []))
+    rejects = _read_rejects(dataset_url, manifest.files.rejects or ())
     kept_scores, candidates = _candidate_scores(pairs)
     cuts = learned_cuts(manifest, kept_scores)
     cut = cuts[0]["value"]
@@ -308,7 +308,7 @@ def gather_stats(
             # The pivot languages the pairs came from (--src-lang auto or a list: several).
             "pivots": pivot_languages(pairs),
         },
-        "rows": dict(manifest.rows),
+        "rows": manifest.rows.to_json(),
         "funnel": funnel(manifest),
         # The prefilter's per-line checks by side: the scripts each side was
         # judged against and where they came from, the languages present,

@@ -31,7 +31,7 @@ def run_summary(manifest: Manifest, output: str, seconds: float) -> str:
     cut = manifest.cut
     lines += [
         f"  cut {cut.value} ({cut.mode}, {cut.score})",
-        f"  pairs written {manifest.rows['pairs']:,}; {seconds:,.1f} s, "
+        f"  pairs written {manifest.rows.pairs:,}; {seconds:,.1f} s, "
         f"{read / max(seconds, 1e-9):,.0f} records/s",
     ]
     encoding = manifest.extra.get("encoding", {})

@@ -25,6 +25,7 @@ from paramine.schemas.manifest import (
     write_manifest,
 )
 from paramine.schemas.run_counts import RunCounts
+from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows
 
 
 def _num_rows(url: str) -> int:
@@ -84,12 +85,14 @@ def finish_manifest(
     manifest = base.manifest(
         threshold=threshold,
         counts=counts,
-        files={
-            name: sorted(posixpath.relpath(f, root) for f in files)
-            for name, files in tables.items()
-        },
-        rows=rows,
-        rejects={"counted": counted, "written": written},
+        files=WrittenFiles.read(
+            {
+                name: sorted(posixpath.relpath(f, root) for f in files)
+                for name, files in tables.items()
+            }
+        ),
+        rows=WrittenRows.read(rows),
+        rejects=RejectCounts(counted=counted, written=written),
         extra={
             "encoding": encoding_figures(counts, stages),
             **({"line_checks": sides} if sides is not None else {}),

@@ -49,7 +49,7 @@ def quality_run(tatoeba_sample: Path, tiny_model_dir: Path, tmp_path_factory) ->
 def test_the_table_and_the_last_line_give_the_runs_figures(quality_run, tiny_model_dir):
     out, result = quality_run["out"], quality_run["json"]["results"]["default"]
     table, manifest = read_pairs(str(quality_run["workdir"] / "out-default"))
-    assert result["pairs"] == table.num_rows == manifest.rows["pairs"] > 0
+    assert result["pairs"] == table.num_rows == manifest.rows.pairs > 0
     assert result["cut"] == manifest.threshold["value"]
     [row] = markdown_rows(out, "default")
     assert row[1:6] == [
@@ -163,7 +163,7 @@ def test_several_pairs_are_mined_in_one_run_with_each_files_pivot_language(pivot
     assert (workdir / "sets" / "jpn-pol" / f"{TATOEBA_STEM}.jpn").is_file()
     table, manifest = read_pairs(str(workdir / "out-default"))
     assert manifest.options["src_lang"] == "auto"
-    assert result["pairs"] == table.num_rows == manifest.rows["pairs"] > 0
+    assert result["pairs"] == table.num_rows == manifest.rows.pairs > 0
     assert 0 < result["precision"] <= 1 and 0 < result["recall"] <= 1
     assert "x-pol + eng-pol (auto->pl, language noise: 60 of 300 lines replaced, seed 13)" in out
     [row] = markdown_rows(out, "default")

@@ -158,11 +158,11 @@ def test_a_run_counts_them_in_its_stats_and_drops_them_on_request(
         found = json.loads((output / "stats.json").read_text())["near_duplicates"]
         report = (output / "report.html").read_text()
         if drop:
-            assert (dropped, manifest.rows["pairs"]) == (1, 2)
+            assert (dropped, manifest.rows.pairs) == (1, 2)
             assert found["pairs"] == 0 and found["dropped"] == 1
             assert "The run dropped 1 of them" in report
         else:
-            assert (dropped, manifest.rows["pairs"]) == (0, 3)
+            assert (dropped, manifest.rows.pairs) == (0, 3)
             assert (found["pairs"], found["share"], found["similarity"]) == (1, 0.3333, 0.8)
             [example] = found["examples"]
             assert {*example["pair"], *example["repeats"]} == {

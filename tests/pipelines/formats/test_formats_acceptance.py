@@ -159,4 +159,4 @@ class TestMine:
         )
         assert manifest.counts["ReadBitext"] == {"in": 10099, "kept": 10099, "dropped": {}}
         assert manifest.accounting_errors() == []
-        assert manifest.rows["pairs"] > 0
+        assert manifest.rows.pairs > 0

@@ -269,4 +269,4 @@ class TestEndToEnd:
             "truncated_input": 1,
             "unaligned_tail": 1,
         }
-        assert manifest.rows["rejects"] == 7
+        assert manifest.rows.rejects == 7

@@ -195,13 +195,13 @@ def test_write_scored_writes_every_prefiltered_pair(tmp_path: Path, tiny_model_d
             "--write-scored",
         ]
     )
-    files = manifest.files["scored"]
+    files = manifest.files.scored
     assert files and all(name.startswith("scored/") for name in files)
     tables = [pq.read_table(output / name) for name in files]
     assert all(schema_version(t.schema) == "paramine.scored/1" for t in tables)
     assert all(t.schema.equals(SCORED_SCHEMA, check_metadata=False) for t in tables)
     rows = [row for t in tables for row in t.to_pylist()]
-    assert len(rows) == manifest.rows["scored"] == manifest.counts["Prefilter"]["kept"] == 8
+    assert len(rows) == manifest.rows.scored == manifest.counts["Prefilter"]["kept"] == 8
     assert all(row["passed"] == (row["score"] >= 0.3 - 1e-6) for row in rows)
     # Every prefiltered text was encoded once, the single-candidate pivot's too.
     assert manifest.extra["encoding"]["texts_encoded"] == 11

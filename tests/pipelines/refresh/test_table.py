@@ -372,7 +372,7 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     refresh(config)
     assert pair_ids(root, version=1) == first
     # Each version comes with its own commit's manifest.
-    assert read_pairs(str(root), version=1)[1].rows["pairs"] == len(first)
+    assert read_pairs(str(root), version=1)[1].rows.pairs == len(first)
     assert read_pairs(str(root), version=1)[1].counts["RetractRows"]["in"] == 0
     assert pair_ids(root, version=2) > first
     with pytest.raises(DatasetError, match="version 9"):
@@ -390,7 +390,7 @@ def test_time_travel_history_and_other_readers(tmp_path: Path, tiny_model_dir: P
     assert "CREATE" in lines[-1]
     _, manifest = read_pairs(str(root), version=2)
     assert manifest.accounting_errors() == []
-    assert manifest.rows["pairs"] == len(pair_ids(root))
+    assert manifest.rows.pairs == len(pair_ids(root))
 
 
 @pytest.mark.pipeline

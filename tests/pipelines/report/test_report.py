@@ -152,10 +152,10 @@ class TestReportPage:
         assert stats["funnel"]["read"] == manifest.counts["ReadBitext"]["in"]
         # Lines no check could judge, by check and language (none in this English-Polish run).
         assert stats["funnel"]["unchecked"] == {} == manifest.counts.get("unchecked", {})
-        assert stats["funnel"]["written"] == manifest.rows["pairs"]
+        assert stats["funnel"]["written"] == manifest.rows.pairs
         assert stats["line_checks"] == manifest.extra["line_checks"]
         assert stats["line_checks"]["candidate:pl"]["lines"] == manifest.counts["Prefilter"]["in"]
-        assert stats["rows"] == manifest.rows
+        assert stats["rows"] == manifest.rows.to_json()
         assert stats["cuts"][0]["value"] == manifest.threshold["value"] == 0.0
         table, _ = read_pairs(str(dataset))
         pivots = set(table.column("pivot_sentence").to_pylist())
@@ -225,10 +225,10 @@ class TestDatasetReaders:
         manifest = read_manifest(str(dataset))
         loaded = datasets.load_dataset(str(dataset), cache_dir=str(tmp_path / "hf"))
         assert list(loaded) == ["train"]
-        assert loaded["train"].num_rows == manifest.rows["pairs"]
+        assert loaded["train"].num_rows == manifest.rows.pairs
         assert "pivot_sentence" in loaded["train"].column_names
         rejects = datasets.load_dataset(str(dataset), "rejects", cache_dir=str(tmp_path / "hf"))
-        assert rejects["train"].num_rows == manifest.rows["rejects"] == 1
+        assert rejects["train"].num_rows == manifest.rows.rejects == 1
 
     @pytest.mark.pipeline
     def test_the_card_names_languages_size_and_task(self, dataset: Path) -> None:
@@ -248,7 +248,7 @@ class TestDatasetReaders:
         import pandas as pd
         import polars as pl
 
-        rows = read_manifest(str(dataset)).rows["pairs"]
+        rows = read_manifest(str(dataset)).rows.pairs
         files = str(dataset / "pairs" / "*.parquet")
         frame = pd.read_parquet(dataset / "pairs")
         assert len(frame) == rows

@@ -31,7 +31,7 @@ def test_evaluation_sentences_are_kept_out_on_request(tmp_path: Path, tiny_model
     manifest = run([*argv, "--threshold", "-1", "--exclude-sentences", str(held)])
     assert manifest.accounting_errors() == []
     assert manifest.counts["PostFilter"]["dropped"] == {"eval_overlap": 1}
-    assert manifest.rows["pairs"] == 1
+    assert manifest.rows.pairs == 1
     assert manifest.extra["eval_exclusion"] == {"sentences": 2}
     # A missing file stops the run before anything is written.
     with pytest.raises(InputError, match=r"missing\.pol"):

@@ -43,9 +43,9 @@ class TestMineEndToEnd:
         output, _ = mine(tmp_path, tiny_model_dir)
         table, read_back = read_pairs(str(output))
         assert table.schema.equals(PAIRS_SCHEMA, check_metadata=False)
-        for name in read_back.files["pairs"]:
+        for name in read_back.files.pairs:
             assert schema_version(pq.read_schema(output / name)) == PAIRS_SCHEMA_VERSION
-        for name in read_back.files["rejects"]:
+        for name in read_back.files.rejects:
             assert pq.read_schema(output / name).equals(REJECTS_SCHEMA, check_metadata=False)
         counts = read_back.counts
         assert read_back.accounting_errors() == []
@@ -60,7 +60,7 @@ class TestMineEndToEnd:
         assert counts["line_checks"]["pivot:en:lines"] == counts["Prefilter"]["in"]
         demo_lines = Path(demo_input()).read_text(encoding="utf-8").count("\n")
         assert counts["ReadBitext"]["in"] == demo_lines
-        assert counts["PostFilter"]["kept"] == table.num_rows == read_back.rows["pairs"] > 100
+        assert counts["PostFilter"]["kept"] == table.num_rows == read_back.rows.pairs > 100
         # The demo's noise is caught by name.
         assert counts["Prefilter"]["dropped"]["untranslated"] >= 2
         assert counts["Prefilter"]["dropped"]["duplicate_pair"] == 1
@@ -98,9 +98,9 @@ class TestMineEndToEnd:
         counts = manifest.counts
         assert counts["ReadBitext"] == {"in": 5, "kept": 4, "dropped": {"column_count": 1}}
         assert counts["GroupByPivot"]["kept"] == 4
-        rejects = pq.read_table(output / manifest.files["rejects"][0]).to_pylist()
+        rejects = pq.read_table(output / manifest.files.rejects[0]).to_pylist()
         rejects += [
-            r for f in manifest.files["rejects"][1:] for r in pq.read_table(output / f).to_pylist()
+            r for f in manifest.files.rejects[1:] for r in pq.read_table(output / f).to_pylist()
         ]
         assert [(r["reason"], r["line"], r["record"]) for r in rejects] == [
             ("column_count", 2, "no tab here")

@@ -86,7 +86,7 @@ def test_multi_processing_loads_the_model_once_per_worker_and_reports_every_byte
     assert len(pids) == len(set(pids)) <= 2
 
     table, read_back = read_pairs(str(tmp_path / "out"))
-    assert manifest.rows["pairs"] == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
+    assert manifest.rows.pairs == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
     assert read_back.extra["runner"] == "FnApiRunner"
     _assert_progress_counted_everything(shown, stream.getvalue(), manifest, source)
 

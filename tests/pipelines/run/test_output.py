@@ -391,7 +391,7 @@ class TestMineOutput:
         output = workdir / "out"
         manifest = mine(tiny_model_dir, f"file://{output}", str(bitext(tmp_path)))
         assert read_manifest(str(output)).rows == manifest.rows
-        assert read_pairs(str(output))[0].num_rows == manifest.rows["pairs"] > 0
+        assert read_pairs(str(output))[0].num_rows == manifest.rows.pairs > 0
         assert siblings(output) == []
 
     def test_unwritable_output_fails_before_anything_is_written(

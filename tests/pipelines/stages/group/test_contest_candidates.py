@@ -259,7 +259,7 @@ def test_inflection_pairs_are_counted_and_dropped_on_request(
         manifest = run([str(tsv), "--output", str(output), "--model", str(tiny_model_dir), *flags])
         assert manifest.accounting_errors() == []
         dropped = manifest.counts["PostFilter"]["dropped"].get("inflection_variant", 0)
-        written[drop] = manifest.rows["pairs"]
+        written[drop] = manifest.rows.pairs
         stats = json.loads((output / "stats.json").read_text())
         variants = stats["groups"]["inflection_variants"]
         if drop:

@@ -238,7 +238,7 @@ def test_mine_with_margin_scoring_balances_its_accounts(
     kept = manifest.counts["ThresholdFilter"]["kept"]
     # The cut is a margin: it keeps part of the prefiltered pairs, not all or none.
     assert 0 < kept < manifest.counts["Prefilter"]["kept"]
-    assert manifest.rows["pairs"] == manifest.counts["PostFilter"]["kept"] > 0
+    assert manifest.rows.pairs == manifest.counts["PostFilter"]["kept"] > 0
 
 
 def test_shifted_scoring_reuses_sorted_neighbours_to_the_same_bits() -> None:
