@@ -49,16 +49,11 @@ T = TypeVar("T")
 
 def parse_tsv_columns(value: Any) -> tuple[int, int]:
     """Two different 1-based column numbers, ``PIVOT,CANDIDATE`` (text or a pair)."""
-    if isinstance(value, str):
-        try:
-            pivot, candidate = (int(part) for part in value.split(","))
-        except ValueError:
-            raise ValueError(f"{value!r}: give two column numbers, pivot first, e.g. 3,4") from None
-    else:
-        try:
-            pivot, candidate = (int(part) for part in value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{value!r}: give two column numbers, pivot first, e.g. 3,4") from None
+    parts = value.split(",") if isinstance(value, str) else value
+    try:
+        pivot, candidate = (int(part) for part in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r}: give two column numbers, pivot first, e.g. 3,4") from None
     if min(pivot, candidate) < 1 or pivot == candidate:
         raise ValueError(f"{value!r}: columns are numbered from 1 and must differ")
     return pivot, candidate
