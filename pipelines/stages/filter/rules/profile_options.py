@@ -22,7 +22,7 @@ from paramine.pipelines.stages.filter.rules.junk import (
     Limits,
     parse_rules,
 )
-from paramine.schemas.options import option, optional, parse_fields, parse_share
+from paramine.schemas.options import option, parse_fields, parse_share
 
 
 def parse_ratio_or_off(value: Any) -> float:
@@ -90,14 +90,14 @@ class ProfileOptions:
         "the letters rule: least share of letters among a line's non-space characters "
         "(default: the profile's, 0.5)",
         group=None,
-        parse=optional(parse_share),
+        parse=parse_share,
     )
     min_script_share: float | None = option(
         None,
         "the script rule: least share of a line's letters in its language's script "
         "(default: the profile's, 0.8)",
         group=None,
-        parse=optional(parse_share),
+        parse=parse_share,
     )
 
     def __post_init__(self) -> None:
