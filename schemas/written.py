@@ -47,8 +47,8 @@ class WrittenRows:
     pair_rows_removed: int | None = None
 
     def to_json(self) -> dict[str, int]:
-        """The rows as the manifest writes them: only what the run wrote."""
-        return {"pairs": self.pairs, **_present(self)}
+        """The rows as the manifest writes them: only what the run wrote (pairs always)."""
+        return _present(self)
 
     @classmethod
     def read(cls, record: WrittenRows | Mapping[str, Any]) -> WrittenRows:

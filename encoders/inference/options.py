@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from paramine.encoders.inference.backends import BACKENDS, QUANTIZATIONS, check_backend
 from paramine.encoders.models.registry import DEFAULT_MODEL
-from paramine.schemas.options import one_of, option, optional, parse_fields
+from paramine.schemas.options import option, parse_fields
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,6 @@ class EncoderOptions:
         "(default: the backend's own, none)",
         group=None,
         choices=QUANTIZATIONS,
-        parse=optional(one_of(QUANTIZATIONS)),
     )
 
     def __post_init__(self) -> None:
