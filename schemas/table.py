@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -40,6 +41,8 @@ from paramine.schemas.text_keys import stable_hash
 STATE_DIR = "_paramine/state"
 REJECTS_DIR = "_paramine/rejects"
 RUNS_DIR = "_paramine/runs"
+#: The folder of a Delta table's commits (the Delta protocol's name).
+DELTA_LOG = "_delta_log"
 BUCKET = "bucket"
 #: The key of paramine's record in a commit's metadata (a JSON string).
 COMMIT_KEY = "paramine.commit"
@@ -95,7 +98,15 @@ def state_url(root: str) -> str:
 
 
 def is_table(root: str, storage_options: dict[str, str] | None = None) -> bool:
-    """Whether ``root`` holds a Delta table."""
+    """Whether ``root`` holds a Delta table.
+
+    A local folder without a ``_delta_log`` is answered from the file system: reading a plain
+    Parquet dataset needs no ``deltalake`` (a GPU image without it mines, trains and reports).
+    """
+    if "://" not in root or root.startswith("file://"):
+        local = Path(root.removeprefix("file://"))
+        if not (local / DELTA_LOG).is_dir():
+            return False
     from deltalake import DeltaTable
 
     return bool(DeltaTable.is_deltatable(root, storage_options=storage_options))
