@@ -27,11 +27,12 @@ from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.dataset import PAIRS_SCHEMA_VERSION, REJECTS_SCHEMA_VERSION
 from paramine.schemas.errors import AccountingError, DatasetError
 from paramine.schemas.run_counts import RunCounts, StageCounts
+from paramine.schemas.run_parts import InputRecord, ModelRecord, RunExtra
 from paramine.schemas.side_checks import SideChecks, read_sides
 from paramine.schemas.stages import ALIGNED_PAIR, PARAPHRASE_PAIR, Stage
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.storage import atomic_write
-from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows
+from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows, present
 
 __all__ = [
     "MANIFEST_NAME",
@@ -132,9 +133,11 @@ class Manifest:
     created_at: str
     code_version: str
     options: dict[str, Any]
-    model: dict[str, Any]
+    #: The model it mined with, typed (``schemas/run_parts.py``; a mapping is read into it).
+    model: ModelRecord
     threshold: dict[str, Any]
-    inputs: list[dict[str, Any]]
+    #: The shards it read.
+    inputs: tuple[InputRecord, ...]
     counts: dict[str, dict[str, Any]]
     #: The files of each table, typed (``schemas/written.py``; a mapping is read into it).
     files: WrittenFiles
@@ -147,7 +150,8 @@ class Manifest:
     manifest_version: str = MANIFEST_VERSION
     pairs_schema_version: str = PAIRS_SCHEMA_VERSION
     rejects_schema_version: str = REJECTS_SCHEMA_VERSION
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Its facts that are not settings (the encoding figures, the line checks, a loop's rounds).
+    extra: RunExtra = field(default_factory=RunExtra)
     #: The pipeline's stages in order, as ``Stage.to_record`` writes them.
     stages: list[dict[str, Any]] = field(default_factory=list)
 
@@ -156,6 +160,9 @@ class Manifest:
         self.files = WrittenFiles.read(self.files)
         self.rows = WrittenRows.read(self.rows)
         self.rejects = RejectCounts.read(self.rejects)
+        self.model = ModelRecord.read(self.model)
+        self.inputs = tuple(InputRecord.read(shard) for shard in self.inputs)
+        self.extra = RunExtra.read(self.extra)
 
     @property
     def cut(self) -> CutRecord:
@@ -170,7 +177,7 @@ class Manifest:
     @property
     def line_checks(self) -> dict[str, SideChecks]:
         """What the per-line checks decided of each side (``extra.line_checks``, typed)."""
-        return read_sides(self.extra.get("line_checks"))
+        return read_sides(self.extra.line_checks)
 
     def accounting_errors(self) -> list[str]:
         """The accounting identity checked against the stages this run recorded."""
@@ -183,6 +190,9 @@ class Manifest:
             "files": self.files.to_json(),
             "rows": self.rows.to_json(),
             "rejects": self.rejects.to_json(),
+            "model": self.model.to_json(),
+            "inputs": [shard.to_json() for shard in self.inputs],
+            "extra": self.extra.to_json(),
         }
 
     def to_json(self) -> str:
@@ -193,7 +203,15 @@ class Manifest:
     @classmethod
     def from_json(cls, text: str, source: str = "manifest") -> Manifest:
         """Parse a manifest, refusing versions this code does not know."""
-        data = json.loads(text)
+        return cls.from_record(json.loads(text), source)
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any], source: str = "manifest") -> Manifest:
+        """A manifest from its JSON record (``to_record``; a refresh's commit holds one).
+
+        Raises:
+            DatasetError: A version this code does not know.
+        """
         version = data.get("manifest_version")
         if version == V1:
             data = from_v1(data)
@@ -239,10 +257,10 @@ class RunHeader:
     """
 
     options: dict[str, Any]
-    model: dict[str, Any]
-    inputs: list[dict[str, Any]]
+    model: ModelRecord
+    inputs: tuple[InputRecord, ...]
     stages: list[dict[str, Any]]
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: RunExtra = field(default_factory=RunExtra)
     created_at: str = field(default_factory=_now)
     code_version: str = field(default_factory=code_version)
 
@@ -254,7 +272,7 @@ class RunHeader:
         files: WrittenFiles,
         rows: WrittenRows,
         rejects: RejectCounts,
-        extra: Mapping[str, Any],
+        extra: RunExtra,
     ) -> Manifest:
         """The run's manifest: this header and what the run counted and wrote.
 
@@ -273,7 +291,7 @@ class RunHeader:
             rows=rows,
             rejects=rejects,
             stages=self.stages,
-            extra={**self.extra, **extra},
+            extra=self.extra.with_facts(**present(extra)),
         )
 
 

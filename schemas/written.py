@@ -15,7 +15,8 @@ from typing import Any
 from paramine.schemas.errors import DatasetError
 
 
-def _known(cls: type, record: Mapping[str, Any], part: str) -> None:
+def known_keys(cls: type, record: Mapping[str, Any], part: str) -> None:
+    """Refuse a manifest part holding a key that ``cls`` does not declare (a newer paramine's)."""
     unknown = set(record) - {f.name for f in fields(cls)}
     if unknown:
         raise DatasetError(
@@ -24,7 +25,8 @@ def _known(cls: type, record: Mapping[str, Any], part: str) -> None:
         )
 
 
-def _present(record: Any) -> dict[str, Any]:
+def present(record: Any) -> dict[str, Any]:
+    """A dataclass's fields that are not ``None``: the keys a part writes."""
     return {f.name: value for f in fields(record) if (value := getattr(record, f.name)) is not None}
 
 
@@ -48,7 +50,7 @@ class WrittenRows:
 
     def to_json(self) -> dict[str, int]:
         """The rows as the manifest writes them: only what the run wrote (pairs always)."""
-        return _present(self)
+        return present(self)
 
     @classmethod
     def read(cls, record: WrittenRows | Mapping[str, Any]) -> WrittenRows:
@@ -59,7 +61,7 @@ class WrittenRows:
         """
         if isinstance(record, WrittenRows):
             return record
-        _known(cls, record, "rows")
+        known_keys(cls, record, "rows")
         return cls(**{name: int(value) for name, value in record.items()})
 
 
@@ -76,7 +78,7 @@ class WrittenFiles:
 
     def to_json(self) -> dict[str, list[str]]:
         """The files as the manifest writes them (lists)."""
-        return {name: list(paths) for name, paths in _present(self).items()}
+        return {name: list(paths) for name, paths in present(self).items()}
 
     @classmethod
     def read(cls, record: WrittenFiles | Mapping[str, Any]) -> WrittenFiles:
@@ -87,7 +89,7 @@ class WrittenFiles:
         """
         if isinstance(record, WrittenFiles):
             return record
-        _known(cls, record, "files")
+        known_keys(cls, record, "files")
         return cls(**{name: tuple(map(str, paths)) for name, paths in record.items()})
 
 
@@ -105,7 +107,7 @@ class RejectCounts:
 
     def to_json(self) -> dict[str, dict[str, int]]:
         """The rejects as the manifest writes them."""
-        return {name: dict(by_reason) for name, by_reason in _present(self).items()}
+        return {name: dict(by_reason) for name, by_reason in present(self).items()}
 
     @classmethod
     def read(cls, record: RejectCounts | Mapping[str, Any]) -> RejectCounts:
@@ -116,7 +118,7 @@ class RejectCounts:
         """
         if isinstance(record, RejectCounts):
             return record
-        _known(cls, record, "rejects")
+        known_keys(cls, record, "rejects")
         return cls(
             **{
                 name: {str(reason): int(n) for reason, n in by_reason.items()}

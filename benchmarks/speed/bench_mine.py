@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<16}{statistics.median(runs):8.1f} s   runs: "
             + ", ".join(f"{s:.1f}" for s in runs)
         )
-    encoding = {k: m.extra.get("encoding", {}) for k, m in manifests.items()}  # type: ignore[attr-defined]
+    encoding = {k: m.extra.encoding or {} for k, m in manifests.items()}  # type: ignore[attr-defined]
     texts_per_pair = encoding["default"].get("texts_per_input_pair", 0.0)
     speedup = scored_s / default_s
     ratio = scored_rate / raw_rate

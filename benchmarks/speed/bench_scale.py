@@ -182,7 +182,7 @@ def child(result_path: Path, mine_argv: list[str], stage_log: Path | None = None
         "threshold_kept": counts.stage("ThresholdFilter").kept,
         "pairs_written": manifest.rows.pairs,
         "threshold": manifest.cut.value,
-        "encoding": manifest.extra.get("encoding", {}),
+        "encoding": manifest.extra.encoding or {},
         # stats.json lists {"stage", "seconds"[, "per_second"]} per top-level step.
         "stages": {s["stage"]: s["seconds"] for s in stats.get("timing", {}).get("stages", [])},
         # CPU seconds tell the job's own cost apart from waiting on a loaded

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from paramine.encoders.evaluation.overlap import EVAL_OVERLAP
 from paramine.encoders.training.recipes import overrides
+from paramine.schemas.run_parts import TrainedFrom
 
 if TYPE_CHECKING:
     from paramine.encoders.training.config import TrainConfig
@@ -50,7 +51,7 @@ def save_model(
     os.rename(building, output)
 
 
-def training_record(folder: str) -> dict[str, Any] | None:
+def training_record(folder: str) -> TrainedFrom | None:
     """What a paramine-trained model folder says of its training; None for any other folder.
 
     The dataset it was trained on (the first pass of a mine -> train -> mine
@@ -64,18 +65,18 @@ def training_record(folder: str) -> dict[str, Any] | None:
         summary = json.load(f)
     settings = summary.get("settings", {})
     training = summary.get("training", {})
-    return {
-        "dataset": summary.get("dataset"),
-        "dataset_created_at": summary.get("manifest", {}).get("created_at"),
-        "base": summary.get("base", {}).get("model_id"),
-        "recipe": settings.get("recipe"),
-        "train_on": settings.get("train_on"),
-        "loss_directions": settings.get("loss_directions"),
-        "seed": settings.get("seed"),
-        "eval_share": settings.get("eval_share"),
-        "train_rows": training.get("train_pairs"),
-        "global_step": training.get("global_step"),
-    }
+    return TrainedFrom(
+        dataset=summary.get("dataset"),
+        dataset_created_at=summary.get("manifest", {}).get("created_at"),
+        base=summary.get("base", {}).get("model_id"),
+        recipe=settings.get("recipe"),
+        train_on=settings.get("train_on"),
+        loss_directions=settings.get("loss_directions"),
+        seed=settings.get("seed"),
+        eval_share=settings.get("eval_share"),
+        train_rows=training.get("train_pairs"),
+        global_step=training.get("global_step"),
+    )
 
 
 def training_summary(
@@ -110,7 +111,7 @@ def training_summary(
         "manifest": {
             "created_at": data.manifest.created_at,
             "code_version": data.manifest.code_version,
-            "model": data.manifest.model,
+            "model": data.manifest.model.to_json(),
             "threshold": data.manifest.threshold,
             "rows": data.manifest.rows.to_json(),
         },

@@ -369,7 +369,7 @@ class AdaptLoop:
         if final.training is not None and record.encoder is not None:
             _replace(final.training.encoder, record.encoder)
         manifest = read_manifest(record.dataset)
-        manifest.extra["adapt"] = record.to_record()
+        manifest.extra = manifest.extra.with_facts(adapt=record.to_record())
         write_manifest(record.dataset, manifest)
         build_report(record.dataset, manifest)
 

@@ -22,8 +22,8 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
-from paramine.schemas.cut_record import CutRecord
 from paramine.schemas.errors import DatasetError, OutputError
+from paramine.schemas.manifest import Manifest
 from paramine.schemas.table import (
     BUCKET,
     COMMIT_KEY,
@@ -278,14 +278,14 @@ def history(root: str) -> list[str]:
         if not record or "manifest" not in record:
             lines.append(f"{commit['version']:>7}  {stamp:<20} {commit['operation']:<10}")
             continue
-        manifest = record["manifest"]
-        rows = manifest["rows"]
-        refresh_info = manifest["extra"]["refresh"]
-        cut = CutRecord.read(manifest["threshold"]).value
+        manifest = Manifest.from_record(record["manifest"], f"version {commit['version']}")
+        rows = manifest.rows
+        refresh_info = manifest.extra.refresh or {}
+        cut = manifest.cut.value
         lines.append(
-            f"{commit['version']:>7}  {stamp:<20} {'refresh':<10} {rows['pairs']:>10,} "
-            f"{rows['pair_rows_added']:>8,} {rows['pair_rows_removed']:>8,} "
+            f"{commit['version']:>7}  {stamp:<20} {'refresh':<10} {rows.pairs:>10,} "
+            f"{rows.pair_rows_added or 0:>8,} {rows.pair_rows_removed or 0:>8,} "
             f"{cut if cut is None else round(cut, 6)!s:>9}  "
-            f"{len(refresh_info['mined'])} / {len(refresh_info['retracted'])}"
+            f"{len(refresh_info.get('mined', ()))} / {len(refresh_info.get('retracted', ()))}"
         )
     return lines

@@ -73,6 +73,7 @@ from paramine.pipelines.stages.read.read_bitext import READ_BITEXT
 from paramine.schemas.errors import AccountingError, RunInterrupted
 from paramine.schemas.manifest import Manifest
 from paramine.schemas.run_counts import LINE_CHECKS, RunCounts
+from paramine.schemas.run_parts import InputRecord, ModelRecord, RunExtra
 from paramine.schemas.stages import accounting_errors as stage_accounting_errors
 from paramine.schemas.table import (
     PAIRS_TABLE_SCHEMA,
@@ -121,7 +122,7 @@ class _Run:
 class _Found:
     """What the checks before the run found, for the manifest: model, unchecked, runner."""
 
-    model: dict[str, Any]
+    model: ModelRecord
     unchecked: dict[str, list[str]]
     runner: str
 
@@ -176,7 +177,9 @@ def refresh(
     run = _start(root, plan, buckets)
     print(f"paramine refresh: run {run.run_id}: mining {len(plan.to_mine)} shard(s)", file=out)
     written: list[str] = []
-    total = input_bytes([plan.shards[key] for key in plan.reasons if key in plan.shards])
+    total = input_bytes(
+        InputRecord.read(plan.shards[key]) for key in plan.reasons if key in plan.shards
+    )
     with GraphRun(deployment, total, config.running.quiet, stream=log) as launch:
         try:
             summary = _mine(config, run.job, launch)
@@ -336,12 +339,12 @@ def _manifest(
         config.mining,
         config.running,
         model=found.model,
-        inputs=[plan.shards[k] for k in sorted(plan.shards)],
+        inputs=[InputRecord.read(plan.shards[k]) for k in sorted(plan.shards)],
         stages=REFRESH_STAGES,
         unchecked=found.unchecked,
         runner=found.runner,
         options_extra={"refresh": refresh},
-        extra={"line_checks": summary["line_checks"]} if summary.get("line_checks") else None,
+        extra=RunExtra(line_checks=summary.get("line_checks") or None),
     )
     return header.manifest(
         threshold=summary["threshold"],
@@ -359,9 +362,9 @@ def _manifest(
             counted=dict(counts.stage(READ_BITEXT.name).dropped),
             written=dict(summary["rejects"]["written"]),
         ),
-        extra={
-            "encoding": encoding_figures(counts, [stage.name for stage in REFRESH_STAGES]),
-            "refresh": {
+        extra=RunExtra(
+            encoding=encoding_figures(counts, [stage.name for stage in REFRESH_STAGES]),
+            refresh={
                 "run_id": run.run_id,
                 "previous": plan.previous,
                 "mined": sorted(shard_key(s.files) for s in plan.to_mine),
@@ -370,7 +373,7 @@ def _manifest(
                 "removed": plan.removed,
                 "seconds": round(time.monotonic() - run.started, 1),
             },
-        },
+        ),
     )
 
 

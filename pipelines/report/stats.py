@@ -240,8 +240,8 @@ def first_pass(manifest: Manifest, pairs: pa.Table) -> dict[str, Any] | None:
     """
     from paramine.schemas.errors import ParamineError
 
-    trained = (manifest.model or {}).get("training") or {}
-    url = trained.get("dataset")
+    trained = manifest.model.training
+    url = trained.dataset if trained is not None else None
     if not url:
         return None
     try:
@@ -313,11 +313,11 @@ def gather_stats(
         # The prefilter's per-line checks by side: the scripts each side was
         # judged against and where they came from, the languages present,
         # the share each check dropped, and the checks flagged (docs/filters.md).
-        "line_checks": dict(manifest.extra.get("line_checks") or {}),
+        "line_checks": dict(manifest.extra.line_checks or {}),
         # A second pass with a model trained on a first (docs/training.md).
         "first_pass": first_pass(manifest, pairs),
         # The rounds of the paramine adapt loop whose last pass this is.
-        "adapt": manifest.extra.get("adapt"),
+        "adapt": manifest.extra.adapt,
         "cuts": cuts,
         "groups": {**groups(pairs), "inflection_variants": inflection_share(pairs)},
         "near_duplicates": near_duplicate_share(pairs, manifest),
@@ -328,12 +328,10 @@ def gather_stats(
             "rejects": reject_samples(rejects),
         },
         "timing": timing_figures(timing, manifest),
-        "model": dict(manifest.model),
+        "model": manifest.model.to_json(),
         "options": dict(options),
-        "inputs": list(manifest.inputs),
-        "input_bytes": sum(
-            int(f.get("size") or 0) for shard in manifest.inputs for f in shard.get("files", [])
-        ),
+        "inputs": [shard.to_json() for shard in manifest.inputs],
+        "input_bytes": sum(shard.size for shard in manifest.inputs),
         "schema_versions": {
             "manifest": manifest.manifest_version,
             "pairs": manifest.pairs_schema_version,

@@ -15,6 +15,7 @@ from typing import Any
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import RunSettings
 from paramine.schemas.manifest import RunHeader
+from paramine.schemas.run_parts import InputRecord, ModelRecord, RunExtra
 from paramine.schemas.stages import Stage
 
 
@@ -22,26 +23,25 @@ def run_header(
     mining: MiningSettings,
     running: RunSettings,
     *,
-    model: dict[str, Any],
-    inputs: list[dict[str, Any]],
+    model: ModelRecord,
+    inputs: Iterable[InputRecord],
     stages: Iterable[Stage],
     unchecked: dict[str, list[str]],
     runner: str,
     options_extra: Mapping[str, Any] | None = None,
-    extra: Mapping[str, Any] | None = None,
+    extra: RunExtra | None = None,
 ) -> RunHeader:
     """The header of a run's manifest; ``unchecked``: the inputs' languages no check judged."""
     return RunHeader(
         options={**mining.to_record(), **running.to_record(), **(options_extra or {})},
         model=model,
-        inputs=inputs,
+        inputs=tuple(inputs),
         stages=[stage.to_record() for stage in stages],
-        extra={
+        extra=(extra or RunExtra()).with_facts(
             # Their lines are kept and counted under counts.unchecked.
-            "unchecked_languages": unchecked,
+            unchecked_languages=unchecked,
             # The settings the prefilter applied, the profile's defaults filled in.
-            "filters": mining.filters,
-            "runner": runner,
-            **(extra or {}),
-        },
+            filters=mining.filters,
+            runner=runner,
+        ),
     )

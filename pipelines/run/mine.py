@@ -42,6 +42,7 @@ from paramine.pipelines.settings.job import (
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import DEFAULT_RUNNER, RunSettings
 from paramine.schemas.errors import InputError, RunInterrupted, UnmatchedInput, UsageError
+from paramine.schemas.run_parts import RunExtra
 
 if TYPE_CHECKING:  # pyarrow and fsspec load with the run, not with --help
     from paramine.pipelines.run.deploy import Deployment
@@ -241,7 +242,7 @@ def _manifest_base(
         stages=MINE_STAGES,
         unchecked=checked.unchecked,
         runner=deployment.runner,
-        extra={"eval_exclusion": {"sentences": len(checked.excluded)}},
+        extra=RunExtra(eval_exclusion={"sentences": len(checked.excluded)}),
     )
 
 

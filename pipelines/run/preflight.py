@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from paramine.encoders.models.folder_check import check_local_folder
 from paramine.encoders.training.model_card import training_record
@@ -24,6 +23,7 @@ from paramine.pipelines.run.output import DatasetOutput
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.settings.running import RunSettings
 from paramine.schemas.errors import InputError, ModelError, ParamineError, UsageError
+from paramine.schemas.run_parts import FileRecord, InputRecord, ModelRecord
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class CheckedRun:
     """What the checks found: the shards to read and the manifest's records of them."""
 
     shards: list[Shard]
-    input_records: list[dict[str, Any]]
-    model_record: dict[str, Any]
+    input_records: list[InputRecord]
+    model_record: ModelRecord
     output: DatasetOutput
     #: Normalized evaluation sentences no written pair may hold (run/eval_exclusion.py).
     excluded: frozenset[str] = frozenset()
@@ -42,7 +42,7 @@ class CheckedRun:
 
 def check_inputs(
     settings: MiningSettings, running: RunSettings
-) -> tuple[list[Shard], list[dict[str, Any]]]:
+) -> tuple[list[Shard], list[InputRecord]]:
     """Resolve the inputs into shards and fingerprint every file.
 
     Raises:
@@ -57,13 +57,13 @@ def check_inputs(
             running.corpus,
         )
         records = [
-            {
-                "format": s.format,
-                "corpus": s.corpus,
-                "pivot_lang": s.pivot_lang,
-                "lang": s.lang,
-                "files": [fingerprint(f) for f in s.files],
-            }
+            InputRecord(
+                format=s.format,
+                corpus=s.corpus,
+                pivot_lang=s.pivot_lang,
+                lang=s.lang,
+                files=tuple(FileRecord.read(fingerprint(f)) for f in s.files),
+            )
             for s in shards
         ]
     except ParamineError:
@@ -73,7 +73,7 @@ def check_inputs(
     return shards, records
 
 
-def check_model(config: MiningSettings) -> dict[str, Any]:
+def check_model(config: MiningSettings) -> ModelRecord:
     """Resolve ``--model`` into a loadable folder (building the offline default if needed).
 
     Raises:
@@ -89,19 +89,15 @@ def check_model(config: MiningSettings) -> dict[str, Any]:
     except (ValueError, OSError) as error:
         raise ModelError(str(error)) from None
     check_local_folder(model, config.model)
-    record: dict[str, Any] = {
-        "spec": config.model,
-        "id": model.model_id,
-        "revision": model.revision,
-        "prefix": config.prefix if config.prefix is not None else model.prefix,
-    }
-    if os.path.isdir(model.path):
+    return ModelRecord(
+        spec=config.model,
+        id=model.model_id,
+        revision=model.revision,
+        prefix=config.prefix if config.prefix is not None else model.prefix,
         # A model paramine trained: the dataset it learned from (the first pass
         # of a mine -> train -> mine loop) and how (docs/training.md).
-        trained = training_record(model.path)
-        if trained is not None:
-            record["training"] = trained
-    return record
+        training=training_record(model.path) if os.path.isdir(model.path) else None,
+    )
 
 
 def unchecked_languages(settings: MiningSettings, shards: list[Shard]) -> dict[str, list[str]]:

@@ -32,10 +32,12 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from paramine.pipelines.core.tap import _taps, tap_for
+from paramine.schemas.run_parts import InputRecord
 
 #: How often the launcher redraws the bar (the issue asks for <= 2 s).
 REFRESH_SECONDS = 0.5
@@ -426,6 +428,6 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def input_bytes(inputs: list[dict[str, Any]]) -> int:
+def input_bytes(inputs: Iterable[InputRecord]) -> int:
     """Total size of the input files, from the manifest's ``inputs`` fingerprints."""
-    return sum(int(f.get("size") or 0) for shard in inputs for f in shard.get("files", []))
+    return sum(shard.size for shard in inputs)

@@ -34,7 +34,7 @@ def run_summary(manifest: Manifest, output: str, seconds: float) -> str:
         f"  pairs written {manifest.rows.pairs:,}; {seconds:,.1f} s, "
         f"{read / max(seconds, 1e-9):,.0f} records/s",
     ]
-    encoding = manifest.extra.get("encoding", {})
+    encoding = manifest.extra.encoding
     if encoding:
         lines.append(
             f"  texts encoded {encoding['texts_encoded']:,} "

@@ -25,6 +25,7 @@ from paramine.schemas.manifest import (
 from paramine.schemas.reader import _join
 from paramine.schemas.records import Rejected
 from paramine.schemas.run_counts import RunCounts
+from paramine.schemas.run_parts import InputRecord, ModelRecord, RunExtra
 
 
 def balanced() -> dict:
@@ -55,10 +56,10 @@ def manifest(counts: dict) -> Manifest:
 def test_a_run_header_is_finished_into_the_runs_manifest(tmp_path: Path) -> None:
     header = RunHeader(
         options={"src_lang": "en"},
-        model={"id": "tiny"},
-        inputs=[{"corpus": "x"}],
+        model=ModelRecord(id="tiny"),
+        inputs=(InputRecord(corpus="x"),),
         stages=[{"name": "ReadBitext"}],
-        extra={"runner": "FnApiRunner", "filters": {"profile": "curated"}},
+        extra=RunExtra(runner="FnApiRunner", filters={"profile": "curated"}),
     )
     assert header.code_version == code_version() and header.code_version.startswith("paramine")
     assert header.created_at.endswith("+00:00")
@@ -68,7 +69,7 @@ def test_a_run_header_is_finished_into_the_runs_manifest(tmp_path: Path) -> None
         files={"pairs": ["pairs/a.parquet"]},
         rows={"pairs": 2},
         rejects={"counted": {}, "written": {}},
-        extra={"encoding": {"texts": 4}, "runner": "DirectRunner"},
+        extra=RunExtra(encoding={"texts": 4}, runner="DirectRunner"),
     )
     assert (done.options, done.model, done.inputs, done.stages) == (
         header.options,
@@ -78,11 +79,9 @@ def test_a_run_header_is_finished_into_the_runs_manifest(tmp_path: Path) -> None
     )
     assert (done.created_at, done.code_version) == (header.created_at, header.code_version)
     # The run's own extra adds to the header's; a key both name is the run's.
-    assert done.extra == {
-        "runner": "DirectRunner",
-        "filters": {"profile": "curated"},
-        "encoding": {"texts": 4},
-    }
+    assert done.extra == RunExtra(
+        runner="DirectRunner", filters={"profile": "curated"}, encoding={"texts": 4}
+    )
     write_manifest(str(tmp_path), done)
     assert read_manifest(str(tmp_path)) == done
 
@@ -129,7 +128,7 @@ def test_a_version_1_manifest_is_read_as_version_2(tmp_path: Path) -> None:
     assert set(read.counts) == {"ReadBitext", "PostFilter"}
     assert read.stages[0]["name"] == "ReadBitext"
     assert read.options == {"tgt_lang": "pl"}
-    assert read.extra["filters"] == {"profile": "curated"} and read.extra["runner"] == "FnApiRunner"
+    assert read.extra.filters == {"profile": "curated"} and read.extra.runner == "FnApiRunner"
 
 
 def test_no_manifest_means_incomplete(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_the_manifest_reads_its_sides_and_a_run_without_them_has_none() -> None:
     assert list(manifest.line_checks) == ["candidate:pl"]
     assert manifest.line_checks == read_sides(_record())
     assert Manifest.from_json(manifest.to_json()).line_checks == manifest.line_checks
-    manifest.extra.clear()
+    manifest.extra = manifest.extra.with_facts(line_checks=None)
     assert manifest.line_checks == {}
 
 

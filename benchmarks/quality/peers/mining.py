@@ -298,7 +298,7 @@ def run_mine(
     rows = columns.to_pylist()
     result["pairs_list"] = [(r["sentence_a"], r["sentence_b"]) for r in rows]
     result["rows"] = [(r["pivot_lang"], r["pivot_sentence"]) for r in rows]
-    encoding = manifest.extra.get("encoding", {})
+    encoding = manifest.extra.encoding or {}
     result["texts_encoded"] = encoding.get("texts_encoded")
     result["pairs_read"] = manifest.books.stage("ReadBitext").taken_in
     result["cut"] = manifest.cut.value

@@ -25,6 +25,7 @@ from paramine.schemas.manifest import (
     write_manifest,
 )
 from paramine.schemas.run_counts import RunCounts
+from paramine.schemas.run_parts import RunExtra
 from paramine.schemas.written import RejectCounts, WrittenFiles, WrittenRows
 
 
@@ -93,10 +94,7 @@ def finish_manifest(
         ),
         rows=WrittenRows.read(rows),
         rejects=RejectCounts(counted=counted, written=written),
-        extra={
-            "encoding": encoding_figures(counts, stages),
-            **({"line_checks": sides} if sides is not None else {}),
-        },
+        extra=RunExtra(encoding=encoding_figures(counts, stages), line_checks=sides),
     )
     write_manifest(output, manifest)
     return manifest

@@ -122,7 +122,7 @@ def test_two_pivot_languages_in_one_run_never_share_a_group(
 
     assert manifest.accounting_errors() == []
     assert manifest.counts["ReadBitext"]["in"] == 502
-    assert {(i["format"], i["pivot_lang"]) for i in manifest.inputs} == {
+    assert {(i.format, i.pivot_lang) for i in manifest.inputs} == {
         ("moses", "de"),
         ("tsv", "auto"),
     }

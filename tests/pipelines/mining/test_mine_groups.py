@@ -204,7 +204,7 @@ def test_write_scored_writes_every_prefiltered_pair(tmp_path: Path, tiny_model_d
     assert len(rows) == manifest.rows.scored == manifest.counts["Prefilter"]["kept"] == 8
     assert all(row["passed"] == (row["score"] >= 0.3 - 1e-6) for row in rows)
     # Every prefiltered text was encoded once, the single-candidate pivot's too.
-    assert manifest.extra["encoding"]["texts_encoded"] == 11
+    assert manifest.extra.encoding["texts_encoded"] == 11
     assert manifest.accounting_errors() == []
 
 

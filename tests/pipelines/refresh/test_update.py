@@ -240,7 +240,7 @@ def test_a_refresh_says_what_its_checks_cannot_judge_as_mine_does(
     lines = log.getvalue().splitlines()
     assert any(line.startswith("paramine: ") and "read 100.0% (" in line for line in lines), lines
     assert committed.manifest is not None
-    assert committed.manifest.extra["unchecked_languages"] == unchecked
+    assert committed.manifest.extra.unchecked_languages == unchecked
     assert committed.manifest.counts["unchecked"] == {
         "language_unchecked.tok": committed.manifest.counts["Prefilter"]["kept"]
     }
@@ -285,15 +285,13 @@ def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
     )
     first = refresh(config)
     assert first.manifest is not None
-    assert first.manifest.extra["line_checks"]["candidate:lad"]["scripts"]["learned"] == {
-        "Latn": 1.0
-    }
+    assert first.manifest.extra.line_checks["candidate:lad"]["scripts"]["learned"] == {"Latn": 1.0}
     write_shard(inputs / "b.tsv", "b", range(3, 4))
     log = io.StringIO()
     second = refresh(config, log=log)
     assert second.manifest is not None
     assert "wrong_script" not in second.manifest.counts["Prefilter"]["dropped"]
-    side = second.manifest.extra["line_checks"]["candidate:lad"]
+    side = second.manifest.extra.line_checks["candidate:lad"]
     assert side["lines"] == len(PIVOTS)
     assert side["scripts"]["judged_against"] == ["Hebr", "Latn"]
     assert side["decided_on"] == {
@@ -306,7 +304,7 @@ def test_a_small_refresh_is_judged_by_the_scripts_of_the_whole_table(
     # A change of settings mines every shard again, and forgets what earlier runs saw.
     again = refresh(dataclasses.replace(config, options={**config.options, "pair-mode": "cover"}))
     assert again.manifest is not None
-    assert again.manifest.extra["line_checks"]["candidate:lad"]["decided_on"]["earlier"] == 0
+    assert again.manifest.extra.line_checks["candidate:lad"]["decided_on"]["earlier"] == 0
 
 
 def test_a_refresh_says_when_its_lines_move_the_decisions_and_mine_all_judges_again(
@@ -329,7 +327,7 @@ def test_a_refresh_says_when_its_lines_move_the_decisions_and_mine_all_judges_ag
     log = io.StringIO()
     second = refresh(config, log=log)
     assert second.manifest is not None
-    side = second.manifest.extra["line_checks"]["candidate:lad"]
+    side = second.manifest.extra.line_checks["candidate:lad"]
     assert side["moved"] == {"scripts": [["Hebr"], ["Hebr", "Latn"]]}
     said = log.getvalue()
     assert "decisions moved: candidate lad scripts Hebr -> Hebr, Latn" in said
@@ -346,6 +344,6 @@ def test_a_refresh_says_when_its_lines_move_the_decisions_and_mine_all_judges_ag
     said = capsys.readouterr().err
     assert "shards to mine: 2 (2 requested)" in said and "committed version 3" in said
     again = read_pairs(str(root))[1]
-    assert names(again.extra["refresh"]["retracted"]) == ["a.tsv", "b.tsv"]
-    assert again.extra["line_checks"]["candidate:lad"]["moved"] == {}
+    assert names(again.extra.refresh["retracted"]) == ["a.tsv", "b.tsv"]
+    assert again.extra.line_checks["candidate:lad"]["moved"] == {}
     assert pair_ids(root) == one_run

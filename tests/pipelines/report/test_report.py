@@ -153,7 +153,7 @@ class TestReportPage:
         # Lines no check could judge, by check and language (none in this English-Polish run).
         assert stats["funnel"]["unchecked"] == {} == manifest.counts.get("unchecked", {})
         assert stats["funnel"]["written"] == manifest.rows.pairs
-        assert stats["line_checks"] == manifest.extra["line_checks"]
+        assert stats["line_checks"] == manifest.extra.line_checks
         assert stats["line_checks"]["candidate:pl"]["lines"] == manifest.counts["Prefilter"]["in"]
         assert stats["rows"] == manifest.rows.to_json()
         assert stats["cuts"][0]["value"] == manifest.threshold["value"] == 0.0

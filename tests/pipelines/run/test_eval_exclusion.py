@@ -32,7 +32,7 @@ def test_evaluation_sentences_are_kept_out_on_request(tmp_path: Path, tiny_model
     assert manifest.accounting_errors() == []
     assert manifest.counts["PostFilter"]["dropped"] == {"eval_overlap": 1}
     assert manifest.rows.pairs == 1
-    assert manifest.extra["eval_exclusion"] == {"sentences": 2}
+    assert manifest.extra.eval_exclusion == {"sentences": 2}
     # A missing file stops the run before anything is written.
     with pytest.raises(InputError, match=r"missing\.pol"):
         run([*argv[:1], "--output", str(tmp_path / "never"), "--model", str(tiny_model_dir),

@@ -70,9 +70,9 @@ class TestMineEndToEnd:
         assert len({r["pair_id"] for r in rows}) == len(rows)
         assert all(r["lang"] == "pl" and r["pivot_lang"] == "en" for r in rows)
         assert read_back.threshold == {**read_back.threshold, "mode": "fixed", "value": 0.0}
-        assert read_back.model["id"] == str(tiny_model_dir)
+        assert read_back.model.id == str(tiny_model_dir)
         # No runner named: the in-process one (DirectRunner would fetch Prism).
-        assert read_back.extra["runner"] == "FnApiRunner"
+        assert read_back.extra.runner == "FnApiRunner"
 
     @pytest.mark.pipeline
     def test_two_runs_give_identical_rows(self, tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -105,7 +105,7 @@ class TestMineEndToEnd:
         assert [(r["reason"], r["line"], r["record"]) for r in rejects] == [
             ("column_count", 2, "no tab here")
         ]
-        assert {s["corpus"] for s in manifest.inputs} == {"corpus.en-pl", "two"}
+        assert {s.corpus for s in manifest.inputs} == {"corpus.en-pl", "two"}
 
     @pytest.mark.pipeline
     def test_input_list_adds_to_the_inputs(self, tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -118,7 +118,7 @@ class TestMineEndToEnd:
         listing.write_text(f"# shards\n{one}\n\n  {two}  \n", encoding="utf-8")
         _, manifest = mine(tmp_path, tiny_model_dir, str(three), "--input-list", str(listing))
         assert manifest.options["inputs"] == [str(three), str(one), str(two)]
-        assert {s["corpus"] for s in manifest.inputs} == {"three", "corpus.en-pl", "two"}
+        assert {s.corpus for s in manifest.inputs} == {"three", "corpus.en-pl", "two"}
         assert manifest.counts["ReadBitext"]["in"] == 3
         assert manifest.counts["GroupByPivot"]["kept"] == 3  # one pivot, three translations
 
@@ -233,7 +233,7 @@ class TestCommandLine:
                 "0.0",
             ]
         )
-        assert manifest.extra["runner"] == "FnApiRunner"
+        assert manifest.extra.runner == "FnApiRunner"
         assert manifest.options["inputs"] == [demo_input()]
 
 

@@ -399,7 +399,7 @@ def test_the_checks_read_a_folder_unless_paramine_built_it(
         resolved = ResolvedModel(str(garbage), "some-model", "r1", built_here=built_here)
         monkeypatch.setattr(models, "resolve_model", lambda spec, r=resolved: r)
         if built_here:  # the offline default, built and marked complete by paramine
-            assert check_model(config)["id"] == "some-model"
+            assert check_model(config).id == "some-model"
         else:
             with pytest.raises(ModelError, match=r"modules\.json is not UTF-8 text"):
                 check_model(config)

@@ -87,7 +87,7 @@ def test_multi_processing_loads_the_model_once_per_worker_and_reports_every_byte
 
     table, read_back = read_pairs(str(tmp_path / "out"))
     assert manifest.rows.pairs == table.num_rows == len(PIVOTS) * 2  # ceil(3/2) per group
-    assert read_back.extra["runner"] == "FnApiRunner"
+    assert read_back.extra.runner == "FnApiRunner"
     _assert_progress_counted_everything(shown, stream.getvalue(), manifest, source)
 
     # Deterministic across running modes: the same pairs and ids in process,

@@ -113,7 +113,7 @@ def test_portable_runner_with_external_workers_mines_the_same_pairs(
     assert local is not None and portable is not None
     # The work ran in the pool's SDK harnesses, not in this process.
     assert "Starting worker with command" in pool_log.read_text()
-    assert portable.extra["runner"] == "PortableRunner"
+    assert portable.extra.runner == "PortableRunner"
 
     expected, _ = read_pairs(str(tmp_path / "fnapi"))
     table, _ = read_pairs(str(tmp_path / "portable"))

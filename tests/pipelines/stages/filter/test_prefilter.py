@@ -55,7 +55,7 @@ def mine_with(tmp_path: Path, model: Path, name: str, *flags: str) -> dict:
     prefilter = manifest.counts["Prefilter"]
     # The books balance with the new reasons (run() also checks it).
     assert prefilter["in"] == prefilter["kept"] + sum(prefilter["dropped"].values())
-    return {"dropped": prefilter["dropped"], "filters": manifest.extra["filters"]}
+    return {"dropped": prefilter["dropped"], "filters": manifest.extra.filters}
 
 
 @pytest.mark.slow
@@ -148,7 +148,7 @@ def test_a_line_no_check_can_judge_is_kept_and_counted(
         "language_unchecked.bo": 4,
         "sentence_count_unchecked.bo": 4,
     }
-    assert manifest.extra["unchecked_languages"] == {"language": ["bo"], "sentence_count": ["bo"]}
+    assert manifest.extra.unchecked_languages == {"language": ["bo"], "sentence_count": ["bo"]}
     # Said before the run starts, in one line.
     err = capsys.readouterr().err
     warning = [line for line in err.splitlines() if "cannot judge" in line]
@@ -191,7 +191,7 @@ def test_a_side_in_scripts_no_table_expects_keeps_its_lines(
     prefilter = manifest.counts["Prefilter"]
     assert "wrong_script" not in prefilter["dropped"]
     assert prefilter["kept"] >= 0.97 * prefilter["in"]
-    side = manifest.extra["line_checks"][f"candidate:{lang}"]
+    side = manifest.extra.line_checks[f"candidate:{lang}"]
     assert side["scripts"]["learned"] == learned
     assert side["scripts"]["source"] == "tables+run"
     # The detector knows neither: every kept line is counted as unchecked.
@@ -236,7 +236,7 @@ def test_a_line_in_a_script_that_is_neither_known_nor_learned_still_drops(
     )
     assert hindi is not None
     assert hindi.counts["Prefilter"]["dropped"] == {"wrong_script": 1}
-    assert hindi.extra["line_checks"]["candidate:hi"]["scripts"]["learned"] == {}
+    assert hindi.extra.line_checks["candidate:hi"]["scripts"]["learned"] == {}
     # And a Cyrillic line on a Polish side, among GOOD's Polish lines.
     cyrillic = ("How are you today?", "Как у тебя дела сегодня?")
     rows = GOOD * 3 + [cyrillic]
@@ -282,7 +282,7 @@ def test_a_code_the_registry_lacks_runs_and_its_lines_are_counted_unchecked(
     kept = manifest.counts["Prefilter"]["kept"]
     assert kept == len(toki)
     assert manifest.counts["unchecked"] == {"language_unchecked.tok": kept}
-    assert manifest.extra["unchecked_languages"] == {"language": ["tok"]}
+    assert manifest.extra.unchecked_languages == {"language": ["tok"]}
     err = capsys.readouterr().err
     assert "tok is not in the installed language registry" in err
     assert "the language check cannot judge tok" in err
@@ -313,7 +313,7 @@ def test_a_script_subtag_names_the_sides_only_script(tmp_path: Path, tiny_model_
     )
     assert latin is not None
     assert latin.counts["Prefilter"]["dropped"] == {"wrong_script": 2}
-    scripts = latin.extra["line_checks"]["candidate:tt-latn"]["scripts"]
+    scripts = latin.extra.line_checks["candidate:tt-latn"]["scripts"]
     assert (scripts["judged_against"], scripts["source"]) == (["Latn"], "declared")
     both = run(
         [
@@ -347,7 +347,7 @@ def test_a_check_that_drops_a_tenth_of_a_side_is_flagged_everywhere(
         ]
     )
     assert manifest is not None
-    side = manifest.extra["line_checks"]["candidate:pl"]
+    side = manifest.extra.line_checks["candidate:pl"]
     [flag] = side["flagged"]
     assert (flag["reason"], flag["lines"], flag["share"]) == ("wrong_language_candidate", 4, 0.3333)
     assert flag["samples"][0]["candidate"] == english[0][1]
