@@ -20,9 +20,10 @@ from paramine.pipelines.core.groups import pivot_key, pivot_language
 from paramine.pipelines.core.text import comparison_key
 from paramine.pipelines.settings.mining import MiningSettings
 from paramine.pipelines.stages.cut.rules.cuts import sample_rank
+from paramine.pipelines.stages.filter.rules.column_judge import ColumnJudge
 from paramine.pipelines.stages.filter.rules.detectors import LanguageDetector, language_detector
 from paramine.pipelines.stages.filter.rules.line_checks import decide, resolve
-from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, PrefilterOptions
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
 from paramine.schemas.records import AlignedPair, ScoredPair
 
 from benchmarks.quality.noisy_corpus import Corpus
@@ -121,7 +122,7 @@ class RunPrefilter:
                 self.detector = language_detector(
                     self.options.language_id, self.options.language_ratio
                 )
-        self.judge = PairJudge(self.options, self.detector)
+        self.judge = ColumnJudge(self.options, self.detector)
         self.decisions = decide(figures, dict(self.options.declared_scripts))
 
     def reasons(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[str]:

@@ -23,7 +23,8 @@ before it worked as it does now (docs/results.md). So:
   of them all, with a coder of their own (``core.coders``), only where the
   caller asks (``--write-scored``, ``paramine refresh``).
 
-Each new pair is judged by ``stages.filter.rules.pair_judge.PairJudge``. The per-line checks
+Each new pair is judged by ``stages.filter.rules.column_judge.ColumnJudge`` (the rules of
+``stages.filter.rules.pair_judge.PairJudge`` over the batch's columns). The per-line checks
 follow the run's own lines (``stages/filter/rules/line_checks.py``): each
 pair adds what its lines are to its sides' figures (their main script, the
 languages the detector finds in them by strong evidence), and the few pairs
@@ -58,6 +59,7 @@ from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
 from paramine.pipelines.core.windows import in_global_window
 from paramine.pipelines.formats import Shard
+from paramine.pipelines.stages.filter.rules.column_judge import ColumnJudge
 from paramine.pipelines.stages.filter.rules.detectors import (
     language_detector,
 )
@@ -74,11 +76,8 @@ from paramine.pipelines.stages.filter.rules.line_checks import (
     resolve,
     with_earlier,
 )
-from paramine.pipelines.stages.filter.rules.pair_judge import (
-    PairJudge,
-    PrefilterOptions,
-    Verdict,
-)
+from paramine.pipelines.stages.filter.rules.pair_judge import PrefilterOptions
+from paramine.pipelines.stages.filter.rules.verdict import Verdict
 from paramine.schemas.records import AlignedPair
 from paramine.schemas.run_counts import LINE_CHECKS, UNCHECKED
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
@@ -184,7 +183,7 @@ class FilterFn(beam.DoFn):
         self.unchecked = NoteTally(UNCHECKED)
         self.figures = NoteTally(LINE_CHECKS)
         self.samples = _Samples()
-        self.judge: PairJudge | None = None
+        self.judge: ColumnJudge | None = None
         #: The bundle's figures, as each verdict's tuple of them and its count.
         self._figure_sets: dict[tuple[str, ...], int] = {}
         self._memo: dict[tuple[str, str, str, str], Verdict] = {}
@@ -197,7 +196,7 @@ class FilterFn(beam.DoFn):
         if self.options.language_ratio is not None:
             # One detector per worker, its answers cached per distinct line.
             detector = language_detector(self.options.language_id, self.options.language_ratio)
-        self.judge = PairJudge(self.options, detector)
+        self.judge = ColumnJudge(self.options, detector)
 
     def start_bundle(self) -> None:
         self.samples = _Samples()

@@ -6,6 +6,14 @@ and settles the pairs it holds back with ``stages.filter.rules.line_checks.resol
 run's decisions, so that the two cannot disagree. ``PrefilterOptions`` are
 the stage's settings, the one place their defaults and checks are stated.
 
+``PairJudge.judge`` takes every pair of a batch through its rules one by
+one (``PairStep``). The prefilter runs ``column_judge.ColumnJudge``, which
+applies the rules to the batch as columns (``pair_columns``) and leaves to
+this path only the pairs that wait on the run's decisions or that the
+language check finds evidence against; this path is the reference it is
+tested against, verdict for verdict. The verdicts and the parts they share
+are ``stages.filter.rules.verdict``'s.
+
 Why it is longer than 500 lines: every input pair of a run passes here, so
 its steps are written for their cost (a side's figure names made once,
 slotted steps, shared tuples; docs/results.md measures each), and splitting
@@ -36,10 +44,8 @@ from paramine.pipelines.stages.filter.rules.junk import (
 )
 from paramine.pipelines.stages.filter.rules.language_id import Evidence, detector_label
 from paramine.pipelines.stages.filter.rules.line_checks import (
-    DROP,
     JUDGED,
     LINES,
-    RATIO,
     SCRIPT,
     SCRIPTED,
     STRONG,
@@ -47,8 +53,6 @@ from paramine.pipelines.stages.filter.rules.line_checks import (
     LengthNeed,
     Pending,
     figure,
-    length_band,
-    ratio_bin,
     side_key,
 )
 from paramine.pipelines.stages.filter.rules.line_figures import LineFigures
@@ -56,6 +60,14 @@ from paramine.pipelines.stages.filter.rules.scripts import (
     COMPOSITE_SCRIPTS,
     KnownScripts,
     known_scripts,
+)
+from paramine.pipelines.stages.filter.rules.verdict import (
+    SHARED_SIZE,
+    Verdict,
+    dropped,
+    fixed_band,
+    ratio_figure,
+    side_figure,
 )
 from paramine.schemas.errors import UsageError
 from paramine.schemas.options import option, parse_fields, parse_non_negative, parse_positive
@@ -129,36 +141,7 @@ class PrefilterOptions:
             raise UsageError(f"--min-words {self.min_words} is above --max-words {self.max_words}")
 
 
-class Verdict(NamedTuple):
-    """What the prefilter makes of a pair.
-
-    Attributes:
-        reason: Its drop reason; "" where it is kept or pending.
-        sides: For a drop, the side keys (``stages.filter.rules.line_checks.side_key``)
-            whose lines it drops: the failing line's side for a per-line
-            check, both for a rule on the pair.
-        kept: A pair not dropped: its normalized pivot and candidate and
-            the pivot's language part (the key of the duplicate search but
-            for its language).
-        pending: A pair whose fate waits for the run's side decisions.
-        notes: The checks that could not judge its lines (``<check>_unchecked.<language>``).
-        figures: What the pair adds to its sides' figures, once per
-            occurrence; a dropped pair's ``drop`` figures among them.
-    """
-
-    reason: str = ""
-    sides: tuple[str, ...] = ()
-    kept: tuple[str, str, str] | None = None
-    pending: Pending | None = None
-    notes: tuple[str, ...] = ()
-    figures: tuple[str, ...] = ()
-
-
-#: Parts of verdicts shared (``PairJudge._shared``) before they are forgotten.
-SHARED_SIZE = 1 << 16
-
-
-class _Side(NamedTuple):
+class Side(NamedTuple):
     """A side of the pairs: its key, its language's scripts, its figures' names made once.
 
     The names are the same string objects pair after pair, so the
@@ -180,22 +163,6 @@ class _Side(NamedTuple):
     lines: str
     scripted: str
     judged: str
-
-
-#: A figure's name, made once per distinct name (``_Side``).
-_figure = functools.lru_cache(maxsize=4096)(figure)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _ratio_figure(key: str, pivot_lang: str, pivot_words: float, words: float) -> str:
-    """A candidate side's length-ratio figure of a pair, made once per pair of lengths."""
-    ratio = (words + 1) / (pivot_words + 1)
-    return figure(key, RATIO, f"{pivot_lang}/{ratio_bin(ratio)}")
-
-
-@functools.lru_cache(maxsize=64)
-def _fixed_band(max_length_ratio: float) -> tuple[float, float]:
-    return length_band(1.0, max_length_ratio)
 
 
 def _expanded(scripts: frozenset[str], primary: frozenset[str]) -> frozenset[str]:
@@ -227,10 +194,10 @@ class PairJudge:
         #: figures, the language needs): a worker's memo of verdicts holds
         #: one per distinct part rather than one per pair, and Python's
         #: collector walks every object it holds on each full collection.
-        self._shared: dict = {}
+        self.shared: dict = {}
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019 - one judge per worker, a few languages
-    def _side(self, side: str, lang: str) -> _Side:
+    def side(self, side: str, lang: str) -> Side:
         """A side's key, its language's known scripts and the detector's, its figures' names."""
         known = known_scripts(lang)
         scripts = None
@@ -239,7 +206,7 @@ class PairJudge:
             if trained is not None:
                 scripts = _expanded(trained, known.primary)
         key = side_key(side, lang)
-        return _Side(
+        return Side(
             key,
             known,
             scripts,
@@ -253,7 +220,7 @@ class PairJudge:
         )
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019
-    def _language_notes(self, lang: str) -> tuple[str, ...]:
+    def language_notes(self, lang: str) -> tuple[str, ...]:
         """The checks that cannot judge any line of ``lang`` (the detector, punkt)."""
         code = canonical_lang(lang).partition("-")[0]
         notes = []
@@ -264,11 +231,12 @@ class PairJudge:
         return tuple(notes)
 
     def judge(self, pairs: Sequence[tuple[str, str, str, str]]) -> list[Verdict]:
-        """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, texts not yet normalized.
+        """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, pair by pair.
 
-        The lines' figures for the whole batch at once (``stages.filter.rules.line_figures``),
-        the rules, then the language check of the pairs they left, in one
-        batch per side.
+        A ``PairStep`` each: the reference ``column_judge.ColumnJudge`` is
+        checked against, verdict for verdict. The lines' figures for the
+        whole batch at once (``stages.filter.rules.line_figures``), the rules,
+        then the language check of the pairs they left, in one batch per side.
         """
         texts = [(normalize(pivot), normalize(candidate)) for pivot, candidate, _, _ in pairs]
         rows = {text: 0 for both in texts for text in both}
@@ -279,7 +247,7 @@ class PairJudge:
         options = self.options
         verdicts = line_verdicts(options.junk_rules, lines, figures.letter_share, options.limits)
         steps = [
-            self._rules(
+            self.rules(
                 pivot, candidate, (rows[pivot], rows[candidate]), figures, verdicts, langs[2:]
             )
             for (pivot, candidate), langs in zip(texts, pairs, strict=True)
@@ -289,15 +257,15 @@ class PairJudge:
         for step in steps:
             if not step.reason:
                 pivot_lang, lang = step.langs
-                first = self._language_notes(pivot_lang) + self._language_notes(lang)
+                first = self.language_notes(pivot_lang) + self.language_notes(lang)
                 if first:
                     step.notes[:0] = first
-        shared = self._shared
+        shared = self.shared
         if len(shared) > SHARED_SIZE:
             shared.clear()
         return [step.verdict(shared) for step in steps]
 
-    def _rules(
+    def rules(
         self,
         pivot: str,
         candidate: str,
@@ -305,19 +273,19 @@ class PairJudge:
         figures: LineFigures,
         verdicts: dict[str, list[bool]],
         langs: tuple[str, str],
-    ) -> _Step:
+    ) -> PairStep:
         """A pair's rules in order; its lines are ``rows`` of the batch's ``figures``.
 
         ``verdicts``: the per-line rules on the batch's lines (``junk.line_verdicts``).
         """
         pivot_lang, lang = langs
-        step = _Step(
+        step = PairStep(
             pivot,
             candidate,
             pivot_lang,
             lang,
-            self._side("pivot", pivot_lang),
-            self._side("candidate", lang),
+            self.side("pivot", pivot_lang),
+            self.side("candidate", lang),
             figures,
             rows,
         )
@@ -349,7 +317,7 @@ class PairJudge:
                 return step
         return step
 
-    def _languages(self, steps: list[_Step]) -> None:
+    def _languages(self, steps: list[PairStep]) -> None:
         """The language check of the pairs the rules left: candidates, then pivots."""
         detector = self.detector
         assert detector is not None
@@ -363,10 +331,10 @@ class PairJudge:
                     judged.append(step)
                     lines.append(line)
             for step, evidence in zip(judged, detector.judge_many(lines), strict=True):
-                step.judged(which, evidence, self._shared)
+                step.judged(which, evidence, self.shared)
 
 
-class _Step:
+class PairStep:
     """One pair on its way through ``PairJudge``."""
 
     __slots__ = (
@@ -395,8 +363,8 @@ class _Step:
         candidate: str,
         pivot_lang: str,
         lang: str,
-        pivot_side: _Side,
-        candidate_side: _Side,
+        pivot_side: Side,
+        candidate_side: Side,
         line_figures: LineFigures,
         rows: tuple[int, int],
     ) -> None:
@@ -429,7 +397,7 @@ class _Step:
         """A line's share of letters in ``scripts`` (``rules.scripts.script_share``)."""
         return self.line_figures.script_share(self.rows[which], scripts)
 
-    def side(self, which: int) -> _Side:
+    def side(self, which: int) -> Side:
         return self.candidate_side if which else self.pivot_side
 
     def drop(self, reason: str, sides: tuple[bool, bool]) -> None:
@@ -442,8 +410,8 @@ class _Step:
         ratio = (words + 1) / (pivot_words + 1)
         pivot_key, key = self.pivot_side.key, self.candidate_side.key
         pivot_lang = self.langs[0]
-        self.figures.append(_ratio_figure(key, pivot_lang, pivot_words, words))
-        low, high = _fixed_band(max_length_ratio)
+        self.figures.append(ratio_figure(key, pivot_lang, pivot_words, words))
+        low, high = fixed_band(max_length_ratio)
         if not low <= ratio <= high:
             self.length = LengthNeed(pivot_key, key, pivot_lang, ratio, max_length_ratio)
 
@@ -471,7 +439,7 @@ class _Step:
             main = self.main_script(which)
             if main is None:  # no letters: nothing to judge
                 continue
-            self.figures += (side.scripted, _figure(side.key, SCRIPT, main))
+            self.figures += (side.scripted, side_figure(side.key, SCRIPT, main))
             if side.named is not None:
                 failed[which] = self.script_share(which, side.named) < side.min_script_share
             elif (
@@ -503,7 +471,7 @@ class _Step:
         side = self.side(which)
         key = side.key
         self.figures.append(side.judged)
-        self.figures += [_figure(key, STRONG, label) for label in evidence.strong]
+        self.figures += [side_figure(key, STRONG, label) for label in evidence.strong]
         if evidence.strong or evidence.weak:
             reason = "wrong_language_candidate" if which else "wrong_language_pivot"
             need = LanguageNeed(key, reason, evidence.strong, evidence.weak)
@@ -515,7 +483,7 @@ class _Step:
         figures = tuple(self.figures)
         figures = shared.setdefault(figures, figures)
         if self.reason:
-            return _dropped(self.reason, self.sides, figures, shared)
+            return dropped(self.reason, self.sides, figures, shared)
         needs = tuple(need for need in (self.languages[1], self.languages[0]) if need is not None)
         notes = tuple(dict.fromkeys(self.notes)) if self.notes else ()
         pivot, candidate = self.texts
@@ -523,7 +491,7 @@ class _Step:
         waits = bool(self.length or self.script_needs or self.after)
         if not waits and needs and needs[0].strong:
             # The first line's strong evidence decides whatever the run holds.
-            return _dropped(needs[0].reason, (needs[0].side,), figures, shared)
+            return dropped(needs[0].reason, (needs[0].side,), figures, shared)
         if waits or any(need.weak for need in needs):
             pending = Pending(
                 self.texts,
@@ -538,18 +506,10 @@ class _Step:
         return Verdict(kept=kept, notes=notes, figures=figures)
 
 
-def _dropped(
-    reason: str, sides: tuple[str, ...], figures: tuple[str, ...], shared: dict
-) -> Verdict:
-    """A drop's verdict: its figures with the lines it drops, per side."""
-    figures += tuple(_figure(s, DROP, reason) for s in sides)
-    return Verdict(reason, sides, figures=shared.setdefault(figures, figures))
-
-
-def _pair_reason(step: _Step, options: PrefilterOptions) -> str:
+def _pair_reason(step: PairStep, options: PrefilterOptions) -> str:
     """The rules on the pair as a whole that need nothing of the run: "" when it passes them.
 
-    The length ratio and the sentence count follow (``_Step.length_rule``).
+    The length ratio and the sentence count follow (``PairStep.length_rule``).
     """
     pivot, candidate = step.texts
     if not pivot or not candidate:
@@ -577,8 +537,8 @@ def unchecked_keys(
     ``sentence_count_unchecked.<code>``: no punkt model.
     """
     judge = PairJudge(options, languages)
-    keys = list(judge._language_notes(lang))
-    side = judge._side("candidate", lang)
+    keys = list(judge.language_notes(lang))
+    side = judge.side("candidate", lang)
     known, trained = side.known, side.trained
     if languages is not None and languages.supported(lang) and trained is not None and known:
         label = detector_label(lang)
