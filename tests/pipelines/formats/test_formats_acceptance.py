@@ -18,8 +18,6 @@ from paramine.pipelines.formats import ReaderOptions, resolve_inputs
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.read.read_bitext import READ_BITEXT, ReadBitext
 
-from tests.pipelines.formats.helpers import read_all
-
 XCES = "opus_rf_xces/t/xml"
 
 
@@ -101,12 +99,6 @@ def test_read_counts(
         # Summed: the books emit a row per bundle.
         counts = (read | CountStage(READ_BITEXT),) | GatherCounts([READ_BITEXT], [])
         assert_that(counts, equal_to(rows))
-
-
-def test_empty_alignment_files_read_nothing(shared_corpora: Path) -> None:
-    shards = resolve_inputs([str(shared_corpora / XCES / "de-en.xml")], "de", "en")
-    assert [s.format for s in shards] == ["xces"]
-    assert read_all(shards) == ([], [], [])
 
 
 @pytest.mark.pipeline

@@ -1,8 +1,10 @@
 """Bad input: every damaged record is rejected with a reason and a locator, never lost.
 
-Most cases call the readers directly (fast); ``TestEndToEnd`` runs the real
-pipeline over a mix of damaged files and checks the manifest, the rejects
-Parquet and the accounting identity.
+Damaged lines, as every line format reads them, are checked through the
+readers directly (fast); ``TestEndToEnd`` runs the real pipeline over a mix of
+damaged files of several formats and checks the manifest, the rejects Parquet
+and the accounting identity. Each reader's own damage (a TMX's malformed XML,
+a Moses pair of two lengths ...) is tested beside its module.
 """
 
 from __future__ import annotations
@@ -16,20 +18,11 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from paramine.pipelines.files.lines import raw_lines
-from paramine.pipelines.files.opening import CorruptInputError
-from paramine.pipelines.files.xml_safety import MalformedXmlError, UnsafeXmlError
 from paramine.pipelines.formats import ReaderOptions, resolve_inputs
-from paramine.pipelines.formats.moses import MisalignedShardError
 from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.read.read_bitext import ReadBitext
 
-from tests.pipelines.formats.helpers import read_all, read_inputs, reasons, write_zip
-
-
-def tsv(tmp_path: Path, data: bytes, name: str = "bad.tsv") -> str:
-    path = tmp_path / name
-    path.write_bytes(data)
-    return str(path)
+from tests.pipelines.formats.helpers import MALFORMED, read_inputs, tsv
 
 
 class TestLines:
@@ -93,107 +86,6 @@ class TestLines:
         (tmp_path / "e.tmx").write_text('<tmx version="1.4"><body/></tmx>')
         (tmp_path / "e.tsv").write_bytes(b"")
         assert read_inputs([str(tmp_path)]) == ([], [], [])
-
-
-class TestMosesLength:
-    @pytest.fixture
-    def pair(self, tmp_path: Path) -> Path:
-        (tmp_path / "c.en").write_text("one\ntwo\nthree\nfour\n")
-        (tmp_path / "c.pl").write_text("jeden\ndwa\n")
-        return tmp_path / "c.en"
-
-    @pytest.mark.parametrize("split_bytes", [0, 4])
-    def test_error_names_both_files_and_counts(self, pair: Path, split_bytes: int) -> None:
-        with pytest.raises(MisalignedShardError, match=r"c\.en has 4 lines but .*c\.pl has 2"):
-            read_inputs([str(pair)], split_bytes=split_bytes)
-
-    @pytest.mark.parametrize("split_bytes", [0, 4])
-    def test_reject_tail(self, pair: Path, split_bytes: int) -> None:
-        pairs, rejected, _ = read_inputs(
-            [str(pair)], on_length_mismatch="reject_tail", split_bytes=split_bytes
-        )
-        assert [(p.pivot, p.candidate) for p in pairs] == [("one", "jeden"), ("two", "dwa")]
-        assert [(r.reason, r.line, r.record) for r in rejected] == [
-            ("unaligned_tail", 3, "three"),
-            ("unaligned_tail", 4, "four"),
-        ]
-
-
-BOMB = b"""<?xml version="1.0"?>
-<!DOCTYPE tmx [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>
-<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>&b;</seg></tuv></tu></body></tmx>
-"""
-EXTERNAL = b"""<?xml version="1.0"?>
-<!DOCTYPE tmx [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
-<tmx version="1.4"><body><tu><tuv xml:lang="en"><seg>&secret;</seg></tuv></tu></body></tmx>
-"""
-MALFORMED = b"""<tmx version="1.4"><body>
-<tu><tuv xml:lang="en"><seg>Fine.</seg></tuv><tuv xml:lang="pl"><seg>Dobrze.</seg></tuv></tu>
-<tu><tuv xml:lang="en"><seg>Broken.</tuv></tu>
-</body></tmx>
-"""
-
-
-class TestXml:
-    def test_malformed_xml_names_file_and_line(self, tmp_path: Path) -> None:
-        url = tsv(tmp_path, MALFORMED, "broken.tmx")
-        with pytest.raises(MalformedXmlError, match=r"broken\.tmx: malformed XML at line 3"):
-            read_inputs([url])
-
-    def test_malformed_xml_rejected_under_option(self, tmp_path: Path) -> None:
-        url = tsv(tmp_path, MALFORMED, "broken.tmx")
-        pairs, rejected, _ = read_inputs([url], on_malformed_xml="reject")
-        assert [p.pivot for p in pairs] == ["Fine."]
-        assert [(r.reason, r.line) for r in rejected] == [("malformed_xml", 2)]
-        assert "line 3" in rejected[0].record
-
-    @pytest.mark.parametrize("data", [BOMB, EXTERNAL], ids=["entity_expansion", "external"])
-    def test_entities_are_refused(self, tmp_path: Path, data: bytes) -> None:
-        url = tsv(tmp_path, data, "evil.tmx")
-        with pytest.raises(UnsafeXmlError, match=r"evil\.tmx: refused XML"):
-            read_inputs([url])
-        _, rejected, _ = read_inputs([url], on_malformed_xml="reject")
-        assert reasons(rejected) == {"unsafe_xml": 1}
-
-    def test_damaged_zip_named_tmx(self, tmp_path: Path) -> None:
-        # Zip magic with no archive behind it: an error naming the file, or one
-        # corrupt_input rejection (not malformed_xml: the XML was never reached).
-        url = tsv(tmp_path, b"PK\x03\x04 truncated", "memory.tmx")
-        with pytest.raises(CorruptInputError, match=r"memory\.tmx: not a readable zip archive"):
-            read_inputs([url])
-        pairs, rejected, _ = read_inputs([url], on_malformed_xml="reject")
-        assert pairs == []
-        assert [(r.reason, r.line) for r in rejected] == [("corrupt_input", 1)]
-
-    def test_xces_alignment_with_entities_is_refused(self, tmp_path: Path) -> None:
-        url = tsv(tmp_path, BOMB.replace(b"tmx", b"cesAlign"), "en-fr.xml")
-        with pytest.raises(UnsafeXmlError):
-            read_inputs([url], "en", "fr", fmt="xces")
-
-
-class TestZipMembers:
-    def test_unsafe_member_names_are_never_read_or_extracted(self, tmp_path: Path) -> None:
-        inner = tmp_path / "inner"
-        inner.mkdir()
-        archive = write_zip(
-            inner / "Evil.en-pl.txt.zip",
-            {
-                "../Evil.en-pl.en": b"escaped\n",
-                "/abs/Evil.en-pl.pl": b"absolute\n",
-                "Safe.en-pl.en": b"Cat.\n",
-                "Safe.en-pl.pl": b"Kot.\n",
-            },
-        )
-        shards = resolve_inputs([str(archive)], "en", "pl")
-        assert [s.corpus for s in shards] == ["Safe.en-pl"]
-        pairs, _, _ = read_all(shards)
-        assert [(p.pivot, p.candidate) for p in pairs] == [("Cat.", "Kot.")]
-        assert sorted(p.name for p in tmp_path.rglob("*")) == ["Evil.en-pl.txt.zip", "inner"]
-
-    def test_only_unsafe_members_is_an_error(self, tmp_path: Path) -> None:
-        archive = write_zip(tmp_path / "x.tsv.zip", {"../x.tsv": b"a\tb\n"})
-        with pytest.raises(ValueError, match="cannot tell the format"):
-            resolve_inputs([str(archive)], "en", "pl")
 
 
 @pytest.mark.pipeline

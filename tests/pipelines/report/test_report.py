@@ -1,114 +1,30 @@
-"""The run report, stats.json, the dataset card, and readers of the dataset."""
+"""The run report as a reader sees it: report.html end to end, and the dataset's readers.
+
+stats.json, the card and ``paramine report`` are tested beside their modules
+(test_stats.py, test_card.py, test_build.py).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from paramine.pipelines.cli import main as cli_main
-from paramine.pipelines.run.mine import run
 from paramine.pipelines.stages.cut.rules.calibration_report import borderline, score_histograms
 from paramine.schemas.dataset import PAIRS_SCHEMA
 from paramine.schemas.manifest import Manifest, read_manifest, write_manifest
 from paramine.schemas.reader import read_pairs
 from paramine.schemas.records import AlignedPair
-from paramine.schemas.run_counts import NOTES
 
 from tests.browser import PAGE_WINDOW, find_chromium, render
-
-#: (pivot, candidates): groups of 2-3 distinct translations, and singletons.
-GROUPS = [
-    ("The cat sleeps on the sofa.", ["Kot śpi na kanapie.", "Kot drzemie na sofie."]),
-    ("I am going home now.", ["Idę teraz do domu.", "Wracam już do domu.", "Teraz idę do domu."]),
-    ("It is raining again.", ["Znowu pada deszcz.", "Znów pada."]),
-    ("Where is the station?", ["Gdzie jest dworzec?", "Gdzie jest stacja?"]),
-    ("We need more time.", ["Potrzebujemy więcej czasu.", "Trzeba nam więcej czasu."]),
-    ("He reads a book.", ["On czyta książkę."]),
-    ("She likes tea.", ["Ona lubi herbatę."]),
-]
+from tests.pipelines.report.helpers import Page, mine_and_report, parse, parse_text
 
 
-def write_tsv(path: Path) -> Path:
-    lines = [f"{pivot}\t{c}" for pivot, candidates in GROUPS for c in candidates]
-    lines.insert(3, "a line without a tab")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def mine_and_report(folder: Path, model: Path, *flags: str) -> tuple[Path, Manifest]:
-    """Mine the small bitext with ``paramine mine``, which writes the report itself."""
-    tsv = write_tsv(folder / "bitext.en-pl.tsv")
-    output = folder / "out"
-    manifest = run(
-        [
-            str(tsv),
-            "--src-lang",
-            "en",
-            "--tgt-lang",
-            "pl",
-            "--model",
-            str(model),
-            "--output",
-            str(output),
-            *flags,
-        ]
-    )
-    return output, manifest
-
-
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
-    output, _ = mine_and_report(
-        tmp_path_factory.mktemp("report"), tiny_model_dir, "--threshold", "0.0"
-    )
-    return output
-
-
-class _Page(HTMLParser):
-    """Sections by id, with their text and the tags inside them; every attribute value."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.sections: dict[str, dict[str, list]] = {}
-        self.current: str | None = None
-        self.attributes: list[tuple[str, str, str]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        for name, value in attrs:
-            self.attributes.append((tag, name, value or ""))
-        if tag == "section":
-            self.current = values.get("id") or ""
-            self.sections[self.current] = {"tags": [], "text": []}
-        elif self.current is not None:
-            self.sections[self.current]["tags"].append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "section":
-            self.current = None
-
-    def handle_data(self, data: str) -> None:
-        if self.current is not None:
-            self.sections[self.current]["text"].append(data)
-
-
-def parse(path: Path) -> _Page:
-    return parse_text(path.read_bytes())
-
-
-def parse_text(data: bytes) -> _Page:
-    page = _Page()
-    page.feed(data.decode("utf-8"))
-    return page
-
-
-def assert_no_external_reference(text: str, page: _Page) -> None:
+def assert_no_external_reference(text: str, page: Page) -> None:
     assert "http://" not in text and "https://" not in text
     for tag, name, value in page.attributes:
         if name in ("src", "href", "xlink:href", "action", "srcset", "poster", "data"):
@@ -138,50 +54,6 @@ class TestReportPage:
         assert groups["tags"].count("svg") == 2
         assert "distinct candidates in the group" in groups["text"]
         assert_no_external_reference(report.read_text(encoding="utf-8"), page)
-
-    def test_stats_json_has_the_manifests_figures(self, dataset: Path) -> None:
-        stats = json.loads((dataset / "stats.json").read_text(encoding="utf-8"))
-        manifest = read_manifest(str(dataset))
-        stages = {s["stage"]: s for s in stats["funnel"]["stages"]}
-        for name, counts in manifest.counts.items():
-            if name in NOTES:  # figures beside the ledgers
-                continue
-            assert stages[name]["in"] == counts["in"]
-            assert stages[name]["kept"] == counts["kept"]
-            assert stages[name]["dropped"] == counts["dropped"]
-        assert stats["funnel"]["read"] == manifest.counts["ReadBitext"]["in"]
-        # Lines no check could judge, by check and language (none in this English-Polish run).
-        assert stats["funnel"]["unchecked"] == {} == manifest.counts.get("unchecked", {})
-        assert stats["funnel"]["written"] == manifest.rows.pairs
-        assert stats["line_checks"] == manifest.extra.line_checks
-        assert stats["line_checks"]["candidate:pl"]["lines"] == manifest.counts["Prefilter"]["in"]
-        assert stats["rows"] == manifest.rows.to_json()
-        assert stats["cuts"][0]["value"] == manifest.threshold["value"] == 0.0
-        table, _ = read_pairs(str(dataset))
-        pivots = set(table.column("pivot_sentence").to_pylist())
-        assert stats["groups"]["groups"] == len(pivots) == 5
-        assert stats["groups"]["size_histogram"] == {"2": 4, "3": 1}
-        assert stats["samples"]["rejects"]["column_count"][0]["line"] == 4
-        assert stats["input_bytes"] == (dataset.parent / "bitext.en-pl.tsv").stat().st_size
-        assert stats["timing"]["seconds"] > 0
-
-    def test_paramine_report_rebuilds_the_same_report(self, dataset: Path) -> None:
-        names = ("report.html", "stats.json", "README.md")
-        before = {n: (dataset / n).read_bytes() for n in names}
-        (dataset / "report.html").unlink()
-        (dataset / "README.md").unlink()
-        assert cli_main(["report", str(dataset)]) == 0
-        # The run's timing is kept from its stats.json: the very same files.
-        assert {n: (dataset / n).read_bytes() for n in names} == before
-        # From the manifest and Parquet alone, only the time is missing.
-        (dataset / "stats.json").unlink()
-        assert cli_main(["report", str(dataset)]) == 0
-        old, new = parse_text(before["report.html"]), parse(dataset / "report.html")
-        for section in ("funnel", "scores", "groups", "lengths", "samples"):
-            assert new.sections[section] == old.sections[section], section
-        assert "Time was not recorded" in " ".join(new.sections["run"]["text"])
-        (dataset / "stats.json").write_bytes(before["stats.json"])
-        assert cli_main(["report", str(dataset)]) == 0
 
     def test_calibrated_run_draws_the_null_and_the_pairs_around_the_cut(
         self, tmp_path: Path, tiny_model_dir: Path
@@ -217,31 +89,6 @@ def test_borderline_takes_the_nearest_pairs_on_each_side() -> None:
 
 
 class TestDatasetReaders:
-    @pytest.mark.pipeline
-    def test_datasets_load_dataset_gives_the_pairs_as_default_split(
-        self, dataset: Path, tmp_path: Path
-    ) -> None:
-        datasets = pytest.importorskip("datasets")
-        manifest = read_manifest(str(dataset))
-        loaded = datasets.load_dataset(str(dataset), cache_dir=str(tmp_path / "hf"))
-        assert list(loaded) == ["train"]
-        assert loaded["train"].num_rows == manifest.rows.pairs
-        assert "pivot_sentence" in loaded["train"].column_names
-        rejects = datasets.load_dataset(str(dataset), "rejects", cache_dir=str(tmp_path / "hf"))
-        assert rejects["train"].num_rows == manifest.rows.rejects == 1
-
-    @pytest.mark.pipeline
-    def test_the_card_names_languages_size_and_task(self, dataset: Path) -> None:
-        import yaml
-
-        text = (dataset / "README.md").read_text(encoding="utf-8")
-        meta = yaml.safe_load(text.split("---\n")[1])
-        assert meta["language"] == ["pl", "en"]
-        assert meta["size_categories"] == ["n<1K"]
-        assert meta["task_categories"] == ["sentence-similarity"]
-        assert meta["configs"][0]["config_name"] == "pairs" and meta["configs"][0]["default"]
-        assert meta["license"] == "unknown"
-
     @pytest.mark.pipeline
     def test_pandas_polars_and_duckdb_read_the_pairs(self, dataset: Path) -> None:
         import duckdb
