@@ -28,6 +28,7 @@ from paramine.pipelines.stages.filter.rules.pair_judge import PairJudge, Prefilt
 from paramine.pipelines.stages.filter.rules.verdict import Verdict
 
 from tests.paths import TATOEBA
+from tests.pipelines.stages.filter.rules.helpers import random_line
 
 STEM = "tatoeba-test-v2021-08-07"
 #: Pairs compared per set: a seeded sample of its aligned lines, in file order.
@@ -145,23 +146,11 @@ LANGUAGES = [
 ]  # fmt: skip
 
 
-def _random_line(rng: random.Random) -> str:
-    chosen = rng.sample(_RANGES, rng.randint(1, 3))
-    chars = []
-    for _ in range(rng.randint(0, 40)):
-        if rng.random() < 0.2:
-            chars.append(" ")
-            continue
-        low, high = rng.choice(chosen)
-        chars.append(chr(rng.randint(low, high)))
-    return "".join(chars)
-
-
 def junk_pairs(n: int, seed: int) -> list[Pair]:
     """Pairs of random Unicode, planted junk and real lines, sides and languages drawn at random."""
     rng = random.Random(seed)
     real = [line for pair in set_pairs(TATOEBA / "eng-pol", 200) for line in pair[:2]]
-    pool = real + [_random_line(rng) for _ in range(400)]
+    pool = real + [random_line(rng, _RANGES) for _ in range(400)]
 
     def line() -> str:
         return rng.choice(PLANTED if rng.random() < 0.4 else pool)

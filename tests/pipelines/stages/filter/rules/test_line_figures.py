@@ -15,6 +15,7 @@ from paramine.pipelines.stages.filter.rules.scripts import (
 from paramine.pipelines.stages.filter.rules.words import length
 
 from tests.paths import TATOEBA
+from tests.pipelines.stages.filter.rules.helpers import random_line
 
 #: Scripts a side may be judged against, single and mixed.
 SCRIPT_SETS = [
@@ -51,21 +52,9 @@ _RANGES = [
 ]  # fmt: skip
 
 
-def _random_line(rng: random.Random) -> str:
-    chosen = rng.sample(_RANGES, rng.randint(1, 3))
-    chars = []
-    for _ in range(rng.randint(0, 40)):
-        if rng.random() < 0.2:
-            chars.append(" ")
-            continue
-        low, high = rng.choice(chosen)
-        chars.append(chr(rng.randint(low, high)))
-    return "".join(chars)
-
-
 def test_figures_equal_the_per_line_functions_on_random_unicode() -> None:
     rng = random.Random(7)
-    texts = [_random_line(rng) for _ in range(3000)]
+    texts = [random_line(rng, _RANGES) for _ in range(3000)]
     texts += ["", " ", "\u0301abc", "a\u0301\u0302 \u0301", "是。", "我用iPhone拍照。", "ሰላም፡ዓለም"]
     _assert_same(texts)
     _assert_same([normalize(text) for text in texts])
