@@ -44,33 +44,28 @@ class ColumnJudge(PairJudge):
 
         Those ``PairJudge.judge`` gives, pair for pair.
         """
-        return judge_columns(self, pairs)
-
-
-def judge_columns(judge: PairJudge, pairs: Sequence[tuple[str, str, str, str]]) -> list[Verdict]:
-    """The verdicts of ``(pivot, candidate, pivot_lang, lang)`` pairs, texts not yet normalized."""
-    batch = Batch(pairs, judge.options)
-    sides = [(judge.side("pivot", p), judge.side("candidate", c)) for p, c in batch.groups]
-    columns = PairColumns(batch, judge.options, sides, checked=judge.detector is not None)
-    steps = {i: _step(judge, batch, i) for i in np.flatnonzero(columns.fallback).tolist()}
-    judged = np.zeros((2, len(batch)), dtype=bool)
-    if judge.detector is not None:
-        _languages(judge, batch, columns.open, steps, judged)
-    notes = [judge.language_notes(p) + judge.language_notes(c) for p, c in batch.groups]
-    for i, step in steps.items():
-        first = notes[batch.group[i]]
-        if first and not step.reason:
-            step.notes[:0] = first
-    shared = judge.shared
-    if len(shared) > SHARED_SIZE:
-        shared.clear()
-    settled = _Settled(batch, columns, sides, judged)
-    verdicts = settled.kept([tuple(dict.fromkeys(first)) for first in notes], shared)
-    for i in np.flatnonzero(columns.reason != "").tolist():
-        verdicts[i] = settled.dropped(i, shared)
-    for i, step in steps.items():
-        verdicts[i] = step.verdict(shared)
-    return verdicts
+        batch = Batch(pairs, self.options)
+        sides = [(self.side("pivot", p), self.side("candidate", c)) for p, c in batch.groups]
+        columns = PairColumns(batch, self.options, sides, checked=self.detector is not None)
+        steps = {i: _step(self, batch, i) for i in np.flatnonzero(columns.fallback).tolist()}
+        judged = np.zeros((2, len(batch)), dtype=bool)
+        if self.detector is not None:
+            _languages(self, batch, columns.open, steps, judged)
+        notes = [self.language_notes(p) + self.language_notes(c) for p, c in batch.groups]
+        for i, step in steps.items():
+            first = notes[batch.group[i]]
+            if first and not step.reason:
+                step.notes[:0] = first
+        shared = self.shared
+        if len(shared) > SHARED_SIZE:
+            shared.clear()
+        settled = _Settled(batch, columns, sides, judged)
+        verdicts = settled.kept([tuple(dict.fromkeys(first)) for first in notes], shared)
+        for i in np.flatnonzero(columns.reason != "").tolist():
+            verdicts[i] = settled.dropped(i, shared)
+        for i, step in steps.items():
+            verdicts[i] = step.verdict(shared)
+        return verdicts
 
 
 def _step(judge: PairJudge, batch: Batch, i: int) -> PairStep:
