@@ -225,5 +225,6 @@ def _training_arguments(
         report_to="none",
         dataloader_pin_memory=torch.cuda.is_available(),
         disable_tqdm=config.quiet,
-        use_cpu=config.device == "cpu",
+        # Said outright where there is no GPU: the trainer refuses bf16 on a CPU it was not told of.
+        use_cpu=config.device == "cpu" or not torch.cuda.is_available(),
     )

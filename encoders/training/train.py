@@ -103,7 +103,7 @@ def run_training(config: TrainConfig) -> int:
     from paramine.encoders.training.modeling import choose_precision
 
     _check_output(config)
-    precision = choose_precision(config.precision)
+    precision = choose_precision(config.precision, config.device)
     evaluation = read_evaluation(config)
     if config.select_on == "dev" and evaluation.suite is not None:
         from paramine.encoders.training.selection import selected_tasks

@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 import torch
 from paramine.encoders.modules.lstm_pooling import LSTMPooling, load_encoder
+from paramine.encoders.training import modeling
 from paramine.encoders.training.modeling import (
     HEAD_PARAMETERS,
     build_model,
+    choose_precision,
     learning_rate_mapping,
     make_loss,
 )
+from paramine.schemas.errors import UsageError
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
 
@@ -136,3 +139,37 @@ def test_loss_directions_score_the_contests_they_name(tiny_model_dir: Path, loss
     # Each anchor's softmax also holds what the added directions contest it
     # against (one partition per anchor), so the loss can only grow.
     assert values["forward"] < values["both"] < values["all"]
+
+
+def test_auto_precision_on_a_cpu_is_bf16_where_the_cpu_computes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(modeling, "native_bf16_cpu", lambda: True)
+    assert choose_precision("auto") == "bf16"
+    assert choose_precision("fp32") == "fp32"
+    assert choose_precision("bf16") == "bf16"
+    monkeypatch.setattr(modeling, "native_bf16_cpu", lambda: False)
+    assert choose_precision("auto") == "fp32"
+    with pytest.raises(UsageError, match="emulated"):
+        choose_precision("bf16")
+    with pytest.raises(UsageError, match="fp16 needs a CUDA GPU"):
+        choose_precision("fp16")
+    with pytest.raises(UsageError, match="must be one of"):
+        choose_precision("int8")
+
+
+def test_device_cpu_beside_a_gpu_chooses_for_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
+    monkeypatch.setattr(modeling, "native_bf16_cpu", lambda: False)
+    assert choose_precision("auto") == "fp16"
+    assert choose_precision("auto", "cuda:0") == "fp16"
+    assert choose_precision("auto", "cpu") == "fp32"
+    with pytest.raises(UsageError, match="fp16 needs a CUDA GPU"):
+        choose_precision("fp16", "cpu")
+
+
+def test_this_cpus_bf16_answer_is_torchs() -> None:
+    answer = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert modeling.native_bf16_cpu() is answer

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from paramine.encoders.training.config import TrainConfig
+from paramine.encoders.training.modeling import native_bf16_cpu
 from paramine.encoders.training.seed_training import _training_arguments
 from paramine.encoders.training.seeds import SeedPlace
 from paramine.schemas.errors import UsageError
@@ -74,3 +76,40 @@ def test_a_run_of_two_epochs_judges_its_rows_again_and_trains_without_them(
     assert run["training"]["global_step"] == 6  # 24 rows, batches of 8, two epochs
     assert 2 <= run["training"]["rows_set_aside_by_recheck"] <= 4
     assert columns == {"anchor": anchors, "positive": positives}  # the caller's columns as given
+
+
+@pytest.mark.skipif(
+    torch.cuda.is_available() or not native_bf16_cpu(), reason="needs a CPU with native bf16"
+)
+def test_bf16_on_a_cpu_that_has_it_trains_under_autocast_and_keeps_fp32_weights(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    from paramine.encoders.training.seed_training import train_seed
+    from sentence_transformers import SentenceTransformer
+
+    anchors = [f"the {a} and the {b}" for a in ("river", "stone", "cloud", "bread") for b in "xyz"]
+    config = TrainConfig(
+        dataset="d",
+        base=str(tiny_model_dir),
+        output=str(tmp_path / "model"),
+        recipe="adapt",
+        batch_size=4,
+        min_steps=0,
+        quiet=True,
+    )
+    columns = {"anchor": anchors, "positive": [a.upper() for a in anchors]}
+    trained = {}
+    for precision in ("fp32", "bf16"):
+        base = SentenceTransformer(str(tiny_model_dir), device="cpu")  # trained in place
+        before = {name: p.detach().clone() for name, p in base.named_parameters()}
+        place = SeedPlace(7, str(tmp_path / precision), str(tmp_path / f"{precision}-checkpoints"))
+        model, run = train_seed(config, precision, base, "", columns, place, None, {})
+        assert run["settings"]["precision"] == precision
+        assert run["training"]["global_step"] == 3
+        trained[precision] = {name: p.detach().clone() for name, p in model.named_parameters()}
+    layer = next(name for name in before if "layer.0.attention" in name and "weight" in name)
+    bf16 = trained["bf16"]
+    assert all(p.dtype == torch.float32 for p in bf16.values())  # autocast, not a cast
+    assert not torch.equal(bf16[layer], before[layer])  # the Transformer learned
+    # The same seed and rows in fp32 end elsewhere: the steps ran in bf16.
+    assert not torch.equal(bf16[layer], trained["fp32"][layer])
