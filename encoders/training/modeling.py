@@ -171,9 +171,9 @@ def make_loss(
 def native_bf16_cpu() -> bool:
     """Whether this CPU computes bf16 itself (AVX512-BF16 or AMX), not by emulation.
 
-    There, autocast to bf16 trains e5-small about 1.6 times as fast as fp32
-    (the adapt recipe's step: 2.46 -> 1.53 s on 2 cores, docs/training.md);
-    without them oneDNN emulates bf16, slower than fp32. torch answers it
+    There, autocast to bf16 trains e5-small's adapt steps at 0.63x the CPU
+    of fp32 (Kabyle's rows, side by side; docs/results.md, "Training in bf16
+    on the CPU"); without them oneDNN emulates bf16, slower than fp32. torch answers it
     with ``torch.cpu``'s checks, private names: a torch without them says no.
     """
     import torch
