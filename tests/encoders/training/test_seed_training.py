@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -48,6 +49,19 @@ def test_the_floor_of_steps_is_checked() -> None:
         TrainConfig(dataset="d", base="b", output="o", min_steps=-1)
 
 
+def adapt_config(tmp_path: Path, tiny_model_dir: Path, **given: Any) -> TrainConfig:
+    """The adapt recipe on the tiny model, no floor of steps: ``given`` overrides."""
+    return TrainConfig(
+        dataset="d",
+        base=str(tiny_model_dir),
+        output=str(tmp_path / "model"),
+        recipe="adapt",
+        min_steps=0,
+        quiet=True,
+        **given,
+    )
+
+
 def test_a_run_of_two_epochs_judges_its_rows_again_and_trains_without_them(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
@@ -58,16 +72,8 @@ def test_a_run_of_two_epochs_judges_its_rows_again_and_trains_without_them(
     anchors = [f"the {a} and the {b}" for a in words for b in words[:3]]
     positives = list(anchors)
     positives[4] = positives[19] = "zebra quantum saxophone " * 3
-    config = TrainConfig(
-        dataset="d",
-        base=str(tiny_model_dir),
-        output=str(tmp_path / "model"),
-        recipe="adapt",
-        batch_size=8,
-        epochs=2,
-        min_steps=0,
-        recheck_false_accept=0.05,
-        quiet=True,
+    config = adapt_config(
+        tmp_path, tiny_model_dir, batch_size=8, epochs=2, recheck_false_accept=0.05
     )
     place = SeedPlace(7, str(tmp_path / "model"), str(tmp_path / "checkpoints"))
     base = SentenceTransformer(str(tiny_model_dir), device="cpu")
@@ -88,15 +94,7 @@ def test_bf16_on_a_cpu_that_has_it_trains_under_autocast_and_keeps_fp32_weights(
     from sentence_transformers import SentenceTransformer
 
     anchors = [f"the {a} and the {b}" for a in ("river", "stone", "cloud", "bread") for b in "xyz"]
-    config = TrainConfig(
-        dataset="d",
-        base=str(tiny_model_dir),
-        output=str(tmp_path / "model"),
-        recipe="adapt",
-        batch_size=4,
-        min_steps=0,
-        quiet=True,
-    )
+    config = adapt_config(tmp_path, tiny_model_dir, batch_size=4)
     columns = {"anchor": anchors, "positive": [a.upper() for a in anchors]}
     trained = {}
     for precision in ("fp32", "bf16"):
