@@ -325,7 +325,13 @@ class TrainConfig(EvalOptions):
     warmup: float = option(
         0.1, "warmup share of the steps (default 0.1)", group=TRAINING, parse=parse_holdout_share
     )
-    precision: str = option("auto", "default auto", group=TRAINING, choices=PRECISIONS)
+    precision: str = option(
+        "auto",
+        "autocast precision; auto (default): bf16 on a GPU that has it, else fp16; bf16 on a CPU "
+        "with AVX512-BF16 or AMX, else fp32",
+        group=TRAINING,
+        choices=PRECISIONS,
+    )
     save_steps: int = option(500, "checkpoint every N steps", group=TRAINING, parse=parse_positive)
     save_total_limit: int = option(
         2,
