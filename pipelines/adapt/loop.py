@@ -16,7 +16,9 @@ round trains on, never on the pairs the rounds write:
   ``min_gain`` points, less ``min_gain_se`` standard errors of that gain
   (the two encoders scored line by line on the same lines: on a hundred
   lines a one-line gain is noise), else the loop stops and the one before
-  is final;
+  is final; with ``tied_round`` "later", a trained round short of that yet
+  no worse than a trained one before it beyond the noise is kept instead,
+  its pass mined, and the loop stops there (``stop_rule``);
 - a pass must write new pairs, at least ``min_new`` of the pass before's,
   else the loop stops with it: another round would change little (the count
   says nothing of the pairs' worth, so it can end the loop, never extend it);
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from paramine.pipelines.adapt.pair_changes import new_share, pair_changes
 from paramine.pipelines.adapt.progress import gain_line, pass_line, say, training_line
 from paramine.pipelines.adapt.settings import AdaptSettings
+from paramine.pipelines.adapt.stop_rule import Judged, judge, needs_error
 from paramine.schemas.adapt_record import (
     AdaptRecord,
     MiningPass,
@@ -61,6 +64,8 @@ if TYPE_CHECKING:
     from paramine.pipelines.run.mine import MineJob
 
 RECORD_NAME = "adapt.json"
+
+
 #: What a loop folder holds: nothing else is touched, and a folder with anything else is refused.
 LOOP_ENTRIES = frozenset({RECORD_NAME, RECORD_NAME + ".tmp", "rounds", "dataset", "encoder"})
 
@@ -173,10 +178,10 @@ class AdaptLoop:
                 best_score = held_out_score(current.training.held_out_base)
             score = held_out_score(current.training.held_out)
             say(training_line(number, current.training, best_score))
-            short = self._short(number, current.training, best, best_score)
-            if short:
+            judged = self._judge(number, current.training, best, best_score)
+            if not judged.keep:
                 return self._stop(
-                    best, f"round {number}'s encoder {short}; round {best.round} is final"
+                    best, f"round {number}'s encoder {judged.why}; round {best.round} is final"
                 )
             best, best_score = current, score
             if current.mining is None:
@@ -184,6 +189,10 @@ class AdaptLoop:
                 current.mining = self._mine(number, current.training.encoder, previous.mining)
                 self._save()
             say(pass_line(current))
+            if not judged.go_on:
+                return self._stop(
+                    current, f"round {number}'s encoder {judged.why}; round {number} is final"
+                )
             grown = new_share(current.mining, previous.mining)
             if grown < self.settings.min_new:
                 return self._stop(
@@ -193,38 +202,30 @@ class AdaptLoop:
                 )
         return self._stop(best, f"{self.settings.rounds} rounds, the most --rounds allows")
 
-    def _short(
+    def _judge(
         self, number: int, step: TrainingStep, best: Round, best_score: float | None
-    ) -> str | None:
-        """Why round ``number``'s encoder does not replace ``best``'s; None where it does.
+    ) -> Judged:
+        """Round ``number``'s encoder against ``best``'s (``stop_rule.judge``).
 
-        Its gain, less ``--min-gain-se`` standard errors, must reach
-        ``--min-gain`` points. The standard error is read line by line
-        against ``best``'s encoder on the same held-out lines: compared once
-        the gain alone reaches ``--min-gain``, then recorded.
+        The gain's standard error is read line by line against ``best``'s
+        encoder on the same held-out lines where it can change the answer,
+        and recorded.
         """
         score = held_out_score(step.held_out)
         if score is None or best_score is None:
-            return "gained nothing (no held-out lines to score)"
-        wanted = self.settings.min_gain
-        if score - best_score < wanted:
-            return f"gained {score - best_score:+.2f} points on held-out lines (< {wanted:g})"
-        if step.gain is None and self.settings.min_gain_se > 0:
+            return Judged(False, False, "gained nothing (no held-out lines to score)")
+        tie_allowed = best.training is not None and self.settings.tied_round == "later"
+        gain = score - best_score
+        if step.gain is None and needs_error(gain, self.settings, tie_allowed):
             say(f"round {number}: comparing its encoder with round {best.round}'s line by line")
             step.gain = self._compare(number, step, best)
             self._save()
             if step.gain:
                 say(gain_line(number, step.gain))
-        if not step.gain:
-            return None
-        gain, error = step.gain["gain"], step.gain["standard_error"]
-        bound = gain - self.settings.min_gain_se * error
-        if bound >= wanted:
-            return None
-        return (
-            f"gained {gain:+.2f} ± {error:.2f} points on {step.gain['lines']:,} held-out lines: "
-            f"{bound:+.2f} with {self.settings.min_gain_se:g} standard error off (< {wanted:g})"
-        )
+        error, lines = 0.0, 0
+        if step.gain:
+            gain, error, lines = step.gain["gain"], step.gain["standard_error"], step.gain["lines"]
+        return judge(gain, error, lines, self.settings, tie_allowed=tie_allowed, against=best.round)
 
     def _compare(self, number: int, step: TrainingStep, best: Round) -> dict[str, Any] | None:
         """Round ``number``'s encoder against ``best``'s on the held-out lines, line by line."""
