@@ -64,8 +64,6 @@ if TYPE_CHECKING:
     from paramine.pipelines.run.mine import MineJob
 
 RECORD_NAME = "adapt.json"
-
-
 #: What a loop folder holds: nothing else is touched, and a folder with anything else is refused.
 LOOP_ENTRIES = frozenset({RECORD_NAME, RECORD_NAME + ".tmp", "rounds", "dataset", "encoder"})
 
