@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from paramine.pipelines.adapt.settings import AdaptSettings
 from paramine.pipelines.adapt.stop_rule import judge, needs_error
+from paramine.schemas.errors import UsageError
+from paramine.schemas.options import parse_config
 
 
 def test_a_clear_gain_is_kept_and_the_loop_goes_on() -> None:
@@ -44,3 +47,11 @@ def test_the_standard_error_is_read_only_where_it_can_change_the_answer() -> Non
     assert needs_error(-0.4, settings, tie_allowed=True)  # a loss, or a tie within the noise
     assert not needs_error(-0.4, settings, tie_allowed=False)
     assert not needs_error(0.6, AdaptSettings(min_gain_se=0.0), tie_allowed=True)
+
+
+def test_the_tie_is_a_flag_of_the_loop_with_two_answers() -> None:
+    assert AdaptSettings().tied_round == "earlier"
+    parsed = parse_config(AdaptSettings, "paramine adapt", "", ["--tied-round", "later"])
+    assert parsed.tied_round == "later"
+    with pytest.raises(UsageError, match="--tied-round: invalid choice: 'sooner'"):
+        parse_config(AdaptSettings, "paramine adapt", "", ["--tied-round", "sooner"])
