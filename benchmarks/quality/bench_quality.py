@@ -409,7 +409,10 @@ def adapt_main(
         f"stopped: {record.stopped}"
     )
     if args.json:
-        args.json.write_text(json.dumps({"corpus": name, "results": dict(results)}, indent=1))
+        loop = {"lines": len(replaced), "loop_seconds": round(seconds, 1)}
+        args.json.write_text(
+            json.dumps({"corpus": name, "results": dict(results), **loop}, indent=1)
+        )
     final = results[-1][1]
     print(
         f"precision={final['precision']:.4f} recall={final['recall']:.4f} "

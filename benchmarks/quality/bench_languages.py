@@ -1,0 +1,195 @@
+"""The one command on several languages in one sitting: each set's loop and its bounds, one table.
+
+Each DIRECTORY is a Tatoeba pair directory (``eng-jbo`` holding
+``tatoeba-test-v2021-08-07.eng`` and ``.jbo``, as Helsinki-NLP's
+OPUS-MT-testsets lays them out). Each set runs ``bench_quality DIRECTORY
+--adapt`` (its noise planted, then ``paramine adapt`` on the corrupted
+input, every round's pass judged) in a process of its own, one set at a
+time: a loop's training uses every core. A set's figures are kept as
+``WORKDIR/<set>.json`` (with the settings it ran with beside it) and its
+output as ``WORKDIR/<set>.log``. A set whose JSON is there is read, not run
+again, so a sitting that was stopped resumes with the next set, and the set
+it stopped in resumes its loop at the last finished round (``paramine
+adapt``'s own resume); a JSON run with other settings is refused, and one
+put there by hand (a ``bench_quality --adapt --json`` run of your own) is
+read as it is::
+
+    python -m benchmarks.quality.bench_languages testsets/eng-jbo testsets/eng-kha \\
+        --workdir W [--adapt-flags="--quiet --tied-round later"]
+
+It prints one row a set: the first pass's recall, the final round's
+precision and recall, and whether they meet issue 74's bounds (the
+``RECALL`` and ``PRECISION`` constants): on a set of ``LINES`` lines or
+more, recall of at least ``RECALL`` at precision of at least ``PRECISION``;
+on a smaller one, at least twice the first pass's recall at that precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The bounds a set's final round is held to (issue 74).
+LINES, RECALL, PRECISION = 1_000, 0.80, 0.99
+
+
+@dataclass(frozen=True)
+class SetFigures:
+    """One set's loop, as its ``bench_quality --adapt --json`` file records it."""
+
+    name: str
+    lines: int
+    candidates: int
+    first_recall: float
+    final_round: int
+    precision: float
+    recall: float
+    minutes: float | None
+
+    @classmethod
+    def read(cls, directory: Path, path: Path) -> SetFigures:
+        """The figures of a finished set's JSON file.
+
+        A file written before bench_quality recorded the loop's lines and
+        time: the lines are counted in ``directory``, the time is unknown.
+        """
+        found = json.loads(path.read_text(encoding="utf-8"))
+        rounds: dict[str, dict[str, Any]] = found["results"]
+        final = next(label for label in rounds if label.endswith("(final)"))
+        first = rounds["round 0"]
+        seconds = found.get("loop_seconds")
+        return cls(
+            name=directory.name,
+            lines=found.get("lines") or count_lines(directory),
+            candidates=first["eligible"],
+            first_recall=first["recall"],
+            final_round=int(final.split()[1]),
+            precision=rounds[final]["precision"],
+            recall=rounds[final]["recall"],
+            minutes=None if seconds is None else seconds / 60,
+        )
+
+    @property
+    def bound(self) -> str:
+        """The recall bound this set is held to, in words."""
+        if self.lines >= LINES:
+            return f"R >= {RECALL:.2f}"
+        return f"R >= 2 x {self.first_recall:.4f}"
+
+    @property
+    def met(self) -> bool:
+        """Whether the final round meets the set's bounds."""
+        wanted = RECALL if self.lines >= LINES else 2 * self.first_recall
+        return self.precision >= PRECISION and self.recall >= wanted
+
+
+def count_lines(directory: Path) -> int:
+    """The lines of a Tatoeba pair directory (those of its first side's file)."""
+    sides = sorted(p for p in directory.iterdir() if p.suffix != ".labels")
+    with sides[0].open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    """What a set's figures depend on besides its input: a file read again must share them."""
+    return {k: getattr(args, k) for k in ("noise", "rate", "seed", "model", "adapt_flags")}
+
+
+def run_set(directory: Path, workdir: Path, args: argparse.Namespace) -> Path:
+    """``bench_quality DIRECTORY --adapt`` in a process of its own; the JSON file it wrote."""
+    name = directory.name
+    result = workdir / f"{name}.json"
+    command = [
+        sys.executable, "-m", "benchmarks.quality.bench_quality", str(directory),
+        "--noise", args.noise, "--rate", str(args.rate), "--seed", str(args.seed),
+        "--model", args.model, "--adapt", f"--adapt-flags={args.adapt_flags}",
+        "--workdir", str(workdir / name), "--json", str(result),
+    ]  # fmt: skip
+    print(f"[bench] {name}: {shlex.join(command)}", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    with (workdir / f"{name}.log").open("w", encoding="utf-8") as log:
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0 or not result.exists():
+        raise SystemExit(
+            f"bench_languages: {name}: bench_quality exited {done.returncode}; "
+            f"see {workdir / f'{name}.log'}"
+        )
+    print(f"[bench] {name}: {(time.monotonic() - started) / 60:.1f} min", file=sys.stderr)
+    return result
+
+
+def format_table(sets: list[SetFigures]) -> str:
+    """One Markdown row a set, and how many meet their bounds."""
+    lines = [
+        "| set | lines | candidates | recall, round 0 | final round | precision | recall "
+        "| bound | met | loop min |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|---:|",
+    ]
+    for s in sets:
+        lines.append(
+            f"| {s.name} | {s.lines:,} | {s.candidates:,} | {s.first_recall:.4f} "
+            f"| {s.final_round} | {s.precision:.4f} | {s.recall:.4f} "
+            f"| {s.bound}, P >= {PRECISION:.2f} | {'yes' if s.met else 'no'} "
+            f"| {'-' if s.minutes is None else f'{s.minutes:.1f}'} |"
+        )
+    lines.append(f"\n{sum(s.met for s in sets)} of {len(sets)} sets meet their bounds")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "directories", nargs="+", type=Path, metavar="DIRECTORY",
+        help="Tatoeba pair directories, English on one side",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workdir", type=Path, required=True,
+        help="each set's JSON, log and loop; a set whose JSON is here is read",
+    )  # fmt: skip
+    parser.add_argument("--noise", default="random", help="bench_quality --noise (random)")
+    parser.add_argument("--rate", type=float, default=0.2, help="bench_quality --rate (0.2)")
+    parser.add_argument("--seed", type=int, default=13, help="bench_quality --seed (13)")
+    parser.add_argument("--model", default="e5-small", help="the base encoder (e5-small)")
+    parser.add_argument("--adapt-flags", default="--quiet", help="paramine adapt's flags (--quiet)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or read) each set's loop, then print the table."""
+    args = parse_args(argv)
+    missing = [str(d) for d in args.directories if not d.is_dir()]
+    if missing:
+        raise SystemExit(f"bench_languages: not a directory: {', '.join(missing)}")
+    names = [d.name for d in args.directories]
+    if len(set(names)) != len(names):
+        raise SystemExit("bench_languages: two directories share a name; their files would too")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    wanted = settings_of(args)
+    sets = []
+    for directory in args.directories:
+        result = args.workdir / f"{directory.name}.json"
+        recorded = args.workdir / f"{directory.name}.settings.json"
+        if result.exists() and recorded.exists():
+            found = json.loads(recorded.read_text(encoding="utf-8"))
+            if found != wanted:
+                raise SystemExit(
+                    f"bench_languages: {result} was run with {found}, not {wanted}; "
+                    "give another --workdir"
+                )
+        if not result.exists():
+            recorded.write_text(json.dumps(wanted), encoding="utf-8")
+            result = run_set(directory, args.workdir, args)
+        sets.append(SetFigures.read(directory, result))
+    print(format_table(sets))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
