@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.quality.peers.bench_peers import target_speedup
 from tests.benchmarks.harness import markdown_rows, run_script
 
 pytestmark = pytest.mark.slow
@@ -159,3 +160,9 @@ def test_the_quality_table_prints_each_methods_figures(peers_run):
         assert row[5] == f"{m['pairs']:,}"
         precision = m["precision"]
         assert row[6] == ("-" if precision is None else f"{precision:.3f}")
+
+
+def test_a_million_pairs_are_held_to_five_times_opusfilter_and_fewer_to_as_fast() -> None:
+    assert target_speedup(1_000_000) == target_speedup(10_000_000) == 5.0
+    assert target_speedup(999_999) == target_speedup(10_000) == 1.0
+    assert target_speedup(None) == 1.0  # an input whose pairs were not counted
