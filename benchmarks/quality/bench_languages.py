@@ -51,29 +51,29 @@ class SetFigures:
     final_round: int
     precision: float
     recall: float
-    minutes: float | None
+    minutes: float
 
     @classmethod
-    def read(cls, directory: Path, path: Path) -> SetFigures:
-        """The figures of a finished set's JSON file.
-
-        A file written before bench_quality recorded the loop's lines and
-        time: the lines are counted in ``directory``, the time is unknown.
-        """
+    def read(cls, name: str, path: Path) -> SetFigures:
+        """The figures of a finished set's JSON file."""
         found = json.loads(path.read_text(encoding="utf-8"))
+        if "loop_seconds" not in found:
+            raise SystemExit(
+                f"bench_languages: {path} holds no loop's lines and time: not a bench_quality "
+                "--adapt --json file, or one written before it recorded them; run the set again"
+            )
         rounds: dict[str, dict[str, Any]] = found["results"]
         final = next(label for label in rounds if label.endswith("(final)"))
         first = rounds["round 0"]
-        seconds = found.get("loop_seconds")
         return cls(
-            name=directory.name,
-            lines=found.get("lines") or count_lines(directory),
+            name=name,
+            lines=found["lines"],
             candidates=first["eligible"],
             first_recall=first["recall"],
             final_round=int(final.split()[1]),
             precision=rounds[final]["precision"],
             recall=rounds[final]["recall"],
-            minutes=None if seconds is None else seconds / 60,
+            minutes=found["loop_seconds"] / 60,
         )
 
     @property
@@ -88,13 +88,6 @@ class SetFigures:
         """Whether the final round meets the set's bounds."""
         wanted = RECALL if self.lines >= LINES else 2 * self.first_recall
         return self.precision >= PRECISION and self.recall >= wanted
-
-
-def count_lines(directory: Path) -> int:
-    """The lines of a Tatoeba pair directory (those of its first side's file)."""
-    sides = sorted(p for p in directory.iterdir() if p.suffix != ".labels")
-    with sides[0].open("rb") as f:
-        return sum(1 for _ in f)
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,7 +130,7 @@ def format_table(sets: list[SetFigures]) -> str:
             f"| {s.name} | {s.lines:,} | {s.candidates:,} | {s.first_recall:.4f} "
             f"| {s.final_round} | {s.precision:.4f} | {s.recall:.4f} "
             f"| {s.bound}, P >= {PRECISION:.2f} | {'yes' if s.met else 'no'} "
-            f"| {'-' if s.minutes is None else f'{s.minutes:.1f}'} |"
+            f"| {s.minutes:.1f} |"
         )
     lines.append(f"\n{sum(s.met for s in sets)} of {len(sets)} sets meet their bounds")
     return "\n".join(lines)
@@ -186,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if not result.exists():
             recorded.write_text(json.dumps(wanted), encoding="utf-8")
             result = run_set(directory, args.workdir, args)
-        sets.append(SetFigures.read(directory, result))
+        sets.append(SetFigures.read(directory.name, result))
     print(format_table(sets))
     return 0
 

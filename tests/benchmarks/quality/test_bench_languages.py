@@ -73,3 +73,13 @@ def test_a_directory_that_is_not_there_is_named(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"not a directory: .*eng-zzz"):
         main([str(tmp_path / "eng-zzz"), "--workdir", str(tmp_path / "w")])
     assert not (tmp_path / "w").exists()
+
+
+def test_a_file_without_the_loops_lines_and_time_is_named(tmp_path: Path) -> None:
+    (tmp_path / "eng-xxx").mkdir()
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    round_0 = {"eligible": 75, "recall": 0.2, "precision": 1.0}
+    (workdir / "eng-xxx.json").write_text(json.dumps({"results": {"round 0 (final)": round_0}}))
+    with pytest.raises(SystemExit, match=r"eng-xxx\.json holds no loop's lines and time"):
+        main([str(tmp_path / "eng-xxx"), "--workdir", str(workdir)])
