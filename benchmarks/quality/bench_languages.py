@@ -22,6 +22,14 @@ precision and recall, and whether they meet issue 74's bounds (the
 ``RECALL`` and ``PRECISION`` constants): on a set of ``LINES`` lines or
 more, recall of at least ``RECALL`` at precision of at least ``PRECISION``;
 on a smaller one, at least twice the first pass's recall at that precision.
+
+The issue holds a set to the means of three training seeds. ``--train-seeds
+42,43,44`` runs every set once per seed (``paramine adapt --seed N``), each
+seed's sitting in ``WORKDIR/seed-N`` as above (a stopped sitting resumes
+there too), prints each seed's table, then one row a set with the seeds'
+figures and their means, and holds the means to the bounds::
+
+    python -m benchmarks.quality.bench_languages testsets/eng-nst --workdir W --train-seeds 42,43,44
 """
 
 from __future__ import annotations
@@ -90,6 +98,28 @@ class SetFigures:
         return self.precision >= PRECISION and self.recall >= wanted
 
 
+@dataclass(frozen=True)
+class SeedMeans:
+    """One set's loop at several training seeds: each seed's figures, the bounds on their means."""
+
+    runs: list[SetFigures]
+
+    @property
+    def precision(self) -> float:
+        return sum(r.precision for r in self.runs) / len(self.runs)
+
+    @property
+    def recall(self) -> float:
+        return sum(r.recall for r in self.runs) / len(self.runs)
+
+    @property
+    def met(self) -> bool:
+        """Whether the means meet the set's bounds (the first pass is the same at every seed)."""
+        first = self.runs[0]
+        wanted = RECALL if first.lines >= LINES else 2 * first.first_recall
+        return self.precision >= PRECISION and self.recall >= wanted
+
+
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     """What a set's figures depend on besides its input: a file read again must share them."""
     return {k: getattr(args, k) for k in ("noise", "rate", "seed", "model", "adapt_flags")}
@@ -136,6 +166,42 @@ def format_table(sets: list[SetFigures]) -> str:
     return "\n".join(lines)
 
 
+def format_means(sets: list[SeedMeans], seeds: list[int]) -> str:
+    """One Markdown row a set: each seed's precision and recall, their means, the bounds."""
+    each = ", ".join(str(seed) for seed in seeds)
+    lines = [
+        f"| set | lines | recall, round 0 | final rounds | precision ({each}) | recall ({each}) "
+        "| mean precision | mean recall | bound | met |",
+        "|---|---:|---:|---|---|---|---:|---:|---|---|",
+    ]
+    for s in sets:
+        first = s.runs[0]
+        lines.append(
+            f"| {first.name} | {first.lines:,} | {first.first_recall:.4f} "
+            f"| {', '.join(str(r.final_round) for r in s.runs)} "
+            f"| {', '.join(f'{r.precision:.4f}' for r in s.runs)} "
+            f"| {', '.join(f'{r.recall:.4f}' for r in s.runs)} "
+            f"| {s.precision:.4f} | {s.recall:.4f} | {first.bound}, P >= {PRECISION:.2f} "
+            f"| {'yes' if s.met else 'no'} |"
+        )
+    lines.append(
+        f"\n{sum(s.met for s in sets)} of {len(sets)} sets meet their bounds "
+        f"on the means of {len(seeds)} seeds"
+    )
+    return "\n".join(lines)
+
+
+def seed_list(text: str) -> list[int]:
+    """``42,43,44`` -> [42, 43, 44]: distinct training seeds."""
+    try:
+        seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of seeds: {text!r}") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed given twice: {text!r}")
+    return seeds
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -151,18 +217,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=13, help="bench_quality --seed (13)")
     parser.add_argument("--model", default="e5-small", help="the base encoder (e5-small)")
     parser.add_argument("--adapt-flags", default="--quiet", help="paramine adapt's flags (--quiet)")
+    parser.add_argument(
+        "--train-seeds", type=seed_list, metavar="N,N,...",
+        help="run every set once per training seed (paramine adapt --seed N), each seed in "
+        "WORKDIR/seed-N, and hold the means to the bounds",
+    )  # fmt: skip
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run (or read) each set's loop, then print the table."""
-    args = parse_args(argv)
-    missing = [str(d) for d in args.directories if not d.is_dir()]
-    if missing:
-        raise SystemExit(f"bench_languages: not a directory: {', '.join(missing)}")
-    names = [d.name for d in args.directories]
-    if len(set(names)) != len(names):
-        raise SystemExit("bench_languages: two directories share a name; their files would too")
+def sitting(args: argparse.Namespace) -> list[SetFigures]:
+    """Each set run in ``args.workdir`` (or read, where its JSON is there), in order."""
     args.workdir.mkdir(parents=True, exist_ok=True)
     wanted = settings_of(args)
     sets = []
@@ -180,7 +244,36 @@ def main(argv: list[str] | None = None) -> int:
             recorded.write_text(json.dumps(wanted), encoding="utf-8")
             result = run_set(directory, args.workdir, args)
         sets.append(SetFigures.read(directory.name, result))
-    print(format_table(sets))
+    return sets
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run (or read) each set's loop and print the table (with ``--train-seeds``, the means too)."""
+    args = parse_args(argv)
+    missing = [str(d) for d in args.directories if not d.is_dir()]
+    if missing:
+        raise SystemExit(f"bench_languages: not a directory: {', '.join(missing)}")
+    names = [d.name for d in args.directories]
+    if len(set(names)) != len(names):
+        raise SystemExit("bench_languages: two directories share a name; their files would too")
+    if not args.train_seeds:
+        print(format_table(sitting(args)))
+        return 0
+    if any(flag.split("=")[0] == "--seed" for flag in shlex.split(args.adapt_flags)):
+        raise SystemExit(
+            "bench_languages: --train-seeds gives paramine adapt's --seed; "
+            "drop it from --adapt-flags"
+        )
+    by_seed = []
+    for seed in args.train_seeds:
+        flags = f"{args.adapt_flags} --seed {seed}".strip()
+        one = argparse.Namespace(
+            **{**vars(args), "workdir": args.workdir / f"seed-{seed}", "adapt_flags": flags}
+        )
+        by_seed.append(sitting(one))
+        print(f"training seed {seed}:\n{format_table(by_seed[-1])}\n")
+    means = [SeedMeans(list(runs)) for runs in zip(*by_seed, strict=True)]
+    print(format_means(means, args.train_seeds))
     return 0
 
 

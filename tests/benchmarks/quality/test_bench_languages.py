@@ -83,3 +83,50 @@ def test_a_file_without_the_loops_lines_and_time_is_named(tmp_path: Path) -> Non
     (workdir / "eng-xxx.json").write_text(json.dumps({"results": {"round 0 (final)": round_0}}))
     with pytest.raises(SystemExit, match=r"eng-xxx\.json holds no loop's lines and time"):
         main([str(tmp_path / "eng-xxx"), "--workdir", str(workdir)])
+
+
+def _finished(workdir: Path, name: str, seed: int, precision: float, recall: float) -> None:
+    """A set's finished loop at one training seed, as bench_quality --adapt --json writes it."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    rounds = {
+        "round 0": {"eligible": 245, "recall": 0.102, "precision": 1.0},
+        "round 1 (final)": {"eligible": 245, "recall": recall, "precision": precision},
+    }
+    found = {"lines": 805, "loop_seconds": 900.0, "results": rounds}
+    (workdir / f"{name}.json").write_text(json.dumps(found))
+    settings = {"noise": "random", "rate": 0.2, "seed": 13, "model": "e5-small"}
+    settings["adapt_flags"] = f"--quiet --seed {seed}"
+    (workdir / f"{name}.settings.json").write_text(json.dumps(settings))
+
+
+def test_train_seeds_hold_each_sets_means_to_the_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Naga Tangshang's seeds 42 and 43 (docs/training.md): one planted line at one seed.
+    for name in ("eng-nst", "eng-xxx"):
+        (tmp_path / name).mkdir()
+    workdir = tmp_path / "w"
+    _finished(workdir / "seed-42", "eng-nst", 42, 0.9773, 0.6857)
+    _finished(workdir / "seed-43", "eng-nst", 43, 1.0, 0.7143)
+    _finished(workdir / "seed-42", "eng-xxx", 42, 1.0, 0.50)
+    _finished(workdir / "seed-43", "eng-xxx", 43, 0.99, 0.30)
+    sets = [str(tmp_path / "eng-nst"), str(tmp_path / "eng-xxx")]
+    assert main([*sets, "--workdir", str(workdir), "--train-seeds", "42,43"]) == 0
+    printed = capsys.readouterr()
+    assert "[bench]" not in printed.err  # every seed's figures were read, none run
+    assert "training seed 42:" in printed.out and "training seed 43:" in printed.out
+    means = printed.out[printed.out.index("| set | lines | recall, round 0 | final rounds") :]
+    assert markdown_rows(means, "eng-nst") == [
+        ["eng-nst", "805", "0.1020", "1, 1", "0.9773, 1.0000", "0.6857, 0.7143",
+         "0.9887", "0.7000", "R >= 2 x 0.1020, P >= 0.99", "no"],
+    ]  # fmt: skip
+    [xxx] = markdown_rows(means, "eng-xxx")
+    assert xxx[6:8] == ["0.9950", "0.4000"] and xxx[-1] == "yes"  # 0.40 is twice 0.102 and more
+    assert len(markdown_rows(printed.out, "eng-nst")) == 3  # each seed's row, then the means
+    assert means.rstrip().endswith("1 of 2 sets meet their bounds on the means of 2 seeds")
+
+    # A seed in the loop's own flags would be given twice: refused.
+    with pytest.raises(SystemExit, match="drop it from --adapt-flags"):
+        main([*sets, "--workdir", str(workdir), "--train-seeds", "42", "--adapt-flags=--seed=7"])
+    with pytest.raises(SystemExit):
+        main([*sets, "--workdir", str(workdir), "--train-seeds", "42,42"])
