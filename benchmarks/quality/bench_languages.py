@@ -91,11 +91,15 @@ class SetFigures:
             return f"R >= {RECALL:.2f}"
         return f"R >= 2 x {self.first_recall:.4f}"
 
+    def meets(self, precision: float, recall: float) -> bool:
+        """Whether a precision and recall on this set meet its bounds."""
+        wanted = RECALL if self.lines >= LINES else 2 * self.first_recall
+        return precision >= PRECISION and recall >= wanted
+
     @property
     def met(self) -> bool:
         """Whether the final round meets the set's bounds."""
-        wanted = RECALL if self.lines >= LINES else 2 * self.first_recall
-        return self.precision >= PRECISION and self.recall >= wanted
+        return self.meets(self.precision, self.recall)
 
 
 @dataclass(frozen=True)
@@ -115,9 +119,7 @@ class SeedMeans:
     @property
     def met(self) -> bool:
         """Whether the means meet the set's bounds (the first pass is the same at every seed)."""
-        first = self.runs[0]
-        wanted = RECALL if first.lines >= LINES else 2 * first.first_recall
-        return self.precision >= PRECISION and self.recall >= wanted
+        return self.runs[0].meets(self.precision, self.recall)
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
