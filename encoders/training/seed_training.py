@@ -15,6 +15,8 @@ from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.seeds import SeedPlace
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
@@ -68,10 +70,12 @@ def train_seed(
     place: SeedPlace,
     checkpoint: str | None,
     base_dev: dict[int, dict[str, Any]],
+    more_callbacks: Sequence[Any] = (),
 ) -> tuple[SentenceTransformer, dict[str, Any]]:
     """Build the model from ``base`` and train it with ``place.seed``; return it and its facts.
 
     ``base_dev``: step 0's dev figures from an earlier seed, when step 0 is the base.
+    ``more_callbacks``: the trainer's too (``benchmarks/quality/recheck_judges.py`` stops runs).
     """
     from datasets import Dataset
     from paramine.encoders.training.checkpoints import MarkComplete, checkpoint_step
@@ -81,10 +85,9 @@ def train_seed(
 
     model = _seed_model(config, base, prefix, place.seed)
     mapping = learning_rate_mapping(model, config.lr, config.head_lr)
-    callbacks: list[Any] = [MarkComplete(config.save_total_limit)]
     selection = dev_selection(config, model, prefix, place.checkpoints, checkpoint, base_dev)
-    if selection is not None:
-        callbacks.append(selection)
+    callbacks: list[Any] = [MarkComplete(config.save_total_limit), *more_callbacks]
+    callbacks += [] if selection is None else [selection]
     columns = dict(columns)  # the loss may add the rows' numbers
     loss = _loss(config, model, columns, callbacks)
     dataset = Dataset.from_dict(columns)

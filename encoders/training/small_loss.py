@@ -134,9 +134,10 @@ def below_null(anchors: torch.Tensor, positives: torch.Tensor, share: float) -> 
     return torch.nonzero(scores < cut).flatten().cpu().numpy()
 
 
-def recheck_rows(loss: SmallLossMNRL, anchors: Sequence[str], positives: Sequence[str]) -> None:
-    """Judge every row again with the model as trained so far; set aside those below the null."""
-    model = loss.model
+def row_vectors(
+    model: Any, anchors: Sequence[str], positives: Sequence[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows' anchors and positives as ``model`` encodes them (unit vectors); its mode kept."""
     was_training = model.training
     try:
         anchor_vectors, positive_vectors = (
@@ -150,6 +151,12 @@ def recheck_rows(loss: SmallLossMNRL, anchors: Sequence[str], positives: Sequenc
         )
     finally:
         model.train(was_training)
+    return anchor_vectors, positive_vectors
+
+
+def recheck_rows(loss: SmallLossMNRL, anchors: Sequence[str], positives: Sequence[str]) -> None:
+    """Judge every row again with the model as trained so far; set aside those below the null."""
+    anchor_vectors, positive_vectors = row_vectors(loss.model, anchors, positives)
     below = below_null(anchor_vectors, positive_vectors, loss.recheck)
     loss.set_aside = frozenset(int(row) for row in below)
     log.info(
