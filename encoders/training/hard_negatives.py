@@ -232,13 +232,14 @@ def training_rows(
 
 def training_columns(
     config: TrainConfig, data: TrainData, encode: Callable[[list[str]], np.ndarray]
-) -> tuple[dict[str, list[str]], dict[str, Any] | None]:
+) -> tuple[dict[str, list[str]], list[str], dict[str, Any] | None]:
     """The trainer's columns: anchor, positive, and ``negative_1..N`` with ``--hard-negatives``.
 
     MNRL reads a row as (anchor, positive, negative...), each negative one
     more candidate the anchor must rank below its positive. Rows that got
     fewer than N negatives are dropped (none get fewer columns than others),
-    counted in the returned statistics (None without hard negatives).
+    counted in the returned statistics (None without hard negatives). Each
+    row's pivot is returned beside the columns (``judged_apart`` splits by it).
 
     Args:
         config: ``hard_negatives``, ``hard_negative_margin`` and ``batch_size`` are read.
@@ -251,7 +252,7 @@ def training_columns(
     anchors, positives, pivots = training_rows(data.train, config.train_on, data.aligned)
     columns = {"anchor": anchors, "positive": positives}
     if not config.hard_negatives:
-        return columns, None
+        return columns, pivots, None
     log.info("mining %d hard negatives per pair with the base model", config.hard_negatives)
     candidates = data.train["sentence_a"].tolist() + data.train["sentence_b"].tolist()
     if data.aligned is not None:
@@ -277,4 +278,4 @@ def training_columns(
             f"than one batch of {config.batch_size}: lower --hard-negatives or "
             "--hard-negative-margin"
         )
-    return columns, stats
+    return columns, [pivots[i] for i in keep], stats

@@ -59,6 +59,9 @@ TRAIN_ON = ("paraphrases", "bitext", "both")
 #: every aligned line the pass's Prefilter kept (its ``scored/`` table, from
 #: ``paramine mine --write-scored``), but those that score as mismatched pairs do.
 ALIGNED_ROWS = ("written", "all")
+#: ``--recheck-by``: who judges the rows again, the model in training or two
+#: models trained apart, each on half of the pivots (``judged_apart.py``).
+RECHECK_BY = ("model", "other-half")
 #: ``--embeddings``: the Transformer's word embeddings train, or stay the base's.
 EMBEDDINGS = ("train", "freeze")
 #: ``--loss-directions``: which in-batch contests the loss scores, as

@@ -141,6 +141,7 @@ def _train(
     from paramine.encoders.evaluation.suite_eval import model_encoder
     from paramine.encoders.modules.lstm_pooling import load_encoder
     from paramine.encoders.training.hard_negatives import training_columns
+    from paramine.encoders.training.judged_apart import judge_apart
 
     base, base_facts = load_base(config)
     resolved_path, prefix = base_facts["path"], base_facts["prefix"]
@@ -150,7 +151,8 @@ def _train(
     if tasks:
         log.info("scoring the base model")
         base_results = evaluate_model(base, tasks, prefix=prefix)
-    columns, mined = training_columns(config, data, model_encoder(base, prefix, batch))
+    columns, pivots, mined = training_columns(config, data, model_encoder(base, prefix, batch))
+    columns, seed_config, apart = judge_apart(config, precision, base_facts, columns, pivots)
 
     runs: dict[int, dict[str, Any]] = {}
     kept: SentenceTransformer | None = None
@@ -160,8 +162,10 @@ def _train(
         if i:  # training changed the base's Transformer in place: a fresh one per seed
             base = load_encoder(resolved_path, device=config.device)
         model, run = train_seed(
-            config, precision, base, prefix, columns, place, checkpoint, base_dev
+            seed_config, precision, base, prefix, columns, place, checkpoint, base_dev
         )
+        if apart is not None:
+            run["training"]["rows_set_aside_by_recheck"] = apart
         del base
         base_dev = base_dev or _base_dev_scores(config, run)
         if mined is not None:
