@@ -91,11 +91,17 @@ def table(rows: list[dict[str, float | int | None]]) -> str:
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def pass_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser of a pass (``--write-scored``) and the clean sets its input was made from."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("dataset", help="a pass's dataset, mined with --write-scored")
     parser.add_argument("--clean", nargs="+", type=Path, required=True, help="the clean sets")
     parser.add_argument("--candidate", required=True, help="the candidate side's file suffix")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = pass_arguments(__doc__.split("\n\n")[0])
     parser.add_argument(
         "--true-loss", default="0,0.02,0.05", help="the shares to count at (default 0,0.02,0.05)"
     )

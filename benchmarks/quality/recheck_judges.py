@@ -22,7 +22,6 @@ The dataset is a pass mined with ``--write-scored`` (round 0 of a
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from paramine.schemas.options import parse_config
 from paramine.schemas.text_keys import hash_fraction
 from transformers import TrainerCallback
 
-from benchmarks.quality.aligned_rows import HELD_OUT, true_pairs
+from benchmarks.quality.aligned_rows import HELD_OUT, pass_arguments, true_pairs
 
 #: The adapt recipe's recheck share: a row must reach what this share of the null reaches.
 DEFAULT_SHARE: float = RECIPES["adapt"]["recheck_false_accept"]
@@ -203,10 +202,7 @@ def kept_planted(j: Judged, rows: TrainingRows, planted: np.ndarray, share: floa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", help="a pass's dataset, mined with --write-scored")
-    parser.add_argument("--clean", nargs="+", type=Path, required=True, help="the clean sets")
-    parser.add_argument("--candidate", required=True, help="the candidate side's file suffix")
+    parser = pass_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--base", default="e5-small", help="the round's base model (e5-small)")
     parser.add_argument("--seed", type=int, default=42, help="the training seed (42)")
     parser.add_argument("--workdir", type=Path, required=True, help="the judges' models")
