@@ -78,18 +78,21 @@ def set_aside_apart(
     """The rows the models trained apart set aside (row numbers), read back where recorded.
 
     ``train_half(config, columns, place)`` trains a model from a fresh copy of
-    the base and returns it.
+    the base and returns it. A ``--resume``d run reads the record of the run
+    it resumes (the same number of rows); any other run judges afresh.
     """
     from paramine.encoders.training.small_loss import below_null, row_vectors
 
     record = os.path.join(config.checkpoints, RECORD)
-    if os.path.exists(record):
+    rows = len(pivots)
+    if config.resume and os.path.exists(record):
         with open(record, encoding="utf-8") as f:
-            found: list[int] = json.load(f)["set_aside"]
-        log.info("rows judged apart: %d set aside, read from %s", len(found), record)
-        return found
+            recorded = json.load(f)
+        if recorded["rows"] == rows:
+            found: list[int] = recorded["set_aside"]
+            log.info("rows judged apart: %d set aside, read from %s", len(found), record)
+            return found
     half = halves(pivots)
-    rows = len(half)
     steps = math.ceil(run_steps(config, rows) / 2)
     apart = dataclasses.replace(config, max_steps=steps, seeds=1, **NOT_RECHECKED)
     set_aside: list[int] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,15 @@ def test_each_half_is_judged_by_the_model_of_the_other_and_the_verdict_is_kept(
     assert aside == [i for i in range(60) if i % 6 == 0]
     record = json.loads((Path(config.checkpoints) / RECORD).read_text())
     assert record == {"steps_each": 15, "rows": 60, "set_aside": aside}
-    # A resumed run reads the verdict: no model is trained again.
+    # A resumed run reads the verdict: no model is trained again; a fresh run, or one on
+    # other rows, judges afresh.
     trained.clear()
-    assert set_aside_apart(config, columns, pivots, train_half) == aside and trained == []
+    resumed = dataclasses.replace(config, resume=True)
+    assert set_aside_apart(resumed, columns, pivots, train_half) == aside and trained == []
+    assert set_aside_apart(config, columns, pivots, train_half) == aside and len(trained) == 2
+    fewer = {name: values[:54] for name, values in columns.items()}
+    again = set_aside_apart(resumed, fewer, pivots[:54], train_half)
+    assert len(trained) == 4 and again and set(again) <= set(aside[:-1])
 
 
 def test_a_half_smaller_than_a_batch_sets_nothing_aside(
