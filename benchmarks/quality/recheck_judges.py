@@ -28,18 +28,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from paramine.encoders.evaluation.holdout import split_key
 from paramine.encoders.training.base_model import load_base
 from paramine.encoders.training.config import TrainConfig
 from paramine.encoders.training.data import prepare_data, read_evaluation
 from paramine.encoders.training.hard_negatives import TrainingRows, training_rows
+from paramine.encoders.training.judged_apart import halves, run_steps
 from paramine.encoders.training.modeling import choose_precision
 from paramine.encoders.training.recipes import RECIPES
-from paramine.encoders.training.seed_training import train_seed, training_epochs
+from paramine.encoders.training.seed_training import train_seed
 from paramine.encoders.training.seeds import SeedPlace
 from paramine.encoders.training.small_loss import below_null, row_vectors
 from paramine.schemas.options import parse_config
-from paramine.schemas.text_keys import hash_fraction
 from transformers import TrainerCallback
 
 from benchmarks.quality.aligned_rows import HELD_OUT, pass_arguments, true_pairs
@@ -65,11 +64,6 @@ def planted_rows(rows: TrainingRows, clean: set[tuple[str, str]]) -> np.ndarray:
             known = translations.get(pivot, set())
             planted.append(anchor not in known or positive not in known)
     return np.array(planted, dtype=bool)
-
-
-def first_half(pivots: Sequence[str]) -> np.ndarray:
-    """The rows whose pivot hashes below one half (the held-out split's hash, another cut)."""
-    return np.array([hash_fraction(split_key(pivot)) < 0.5 for pivot in pivots], dtype=bool)
 
 
 class StopAfter(TrainerCallback):
@@ -124,11 +118,6 @@ class Judges:
         self.prefix = facts["prefix"]
         self._load = lambda: load_encoder(facts["path"], device=config.device)
 
-    def round_steps(self, rows: int) -> int:
-        """The steps a round's training runs on ``rows`` rows, and the steps of its first epoch."""
-        epoch = -(-rows // self.config.batch_size)
-        return int(np.ceil(training_epochs(self.config, epoch) * epoch))
-
     def train(self, numbers: np.ndarray, steps: int, stop: int, name: str) -> Any:
         """A model trained on the rows ``numbers`` with a run of ``steps``, ended after ``stop``."""
         config = dataclasses.replace(self.config, max_steps=steps, recheck_false_accept=1.0)
@@ -149,7 +138,7 @@ class Judges:
         """The recheck as a round makes it: the round's run, stopped after its first epoch."""
         everyone = np.arange(len(self.rows.anchors))
         epoch = -(-len(everyone) // self.config.batch_size)
-        model = self.train(everyone, self.round_steps(len(everyone)), epoch, "self")
+        model = self.train(everyone, run_steps(self.config, len(everyone)), epoch, "self")
         aside, scores = judge(model, self.rows, everyone, shares)
         return Judged(
             "the model in training, after its first epoch", epoch, everyone, aside, scores
@@ -157,8 +146,8 @@ class Judges:
 
     def cross_judge(self, shares: Sequence[float]) -> Judged:
         """Each half's rows judged by a model trained on the other half, half the round's steps."""
-        half = first_half(self.rows.pivots)
-        steps = -(-self.round_steps(len(half)) // 2)
+        half = np.array(halves(self.rows.pivots), dtype=bool)  # as --recheck-by other-half
+        steps = -(-run_steps(self.config, len(half)) // 2)
         parts: list[tuple[np.ndarray, dict[float, np.ndarray], np.ndarray]] = []
         for trained_on in (half, ~half):
             model = self.train(np.flatnonzero(trained_on), steps, steps, f"half-{len(parts)}")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from paramine.encoders.training.hard_negatives import TrainingRows
 
-from benchmarks.quality.recheck_judges import StopAfter, first_half, main, planted_rows
+from benchmarks.quality.recheck_judges import StopAfter, main, planted_rows
 from tests.encoders.datasets import write_scored_dataset
 from tests.encoders.training.test_seed_training import adapt_config
 
@@ -26,14 +26,6 @@ def test_a_row_is_planted_where_a_line_of_it_is_not_a_clean_translation() -> Non
     # aligned true, aligned planted, paraphrase of two true lines, paraphrase holding a
     # planted line (a2 is P2's), aligned true
     assert planted_rows(rows, clean).tolist() == [False, True, False, True, False]
-
-
-def test_the_halves_keep_each_pivots_rows_together() -> None:
-    pivots = [f"Pivot sentence {i % 50}." for i in range(200)]
-    half = first_half(pivots)
-    assert 15 <= half[:50].sum() <= 35  # about half of the 50 pivots
-    for i, pivot in enumerate(pivots):
-        assert half[i] == half[i % 50], pivot
 
 
 def test_a_run_stopped_after_its_first_epoch_keeps_the_whole_runs_schedule(

@@ -41,6 +41,14 @@ def test_only_a_run_of_more_than_one_epoch_is_judged_apart(tmp_path: Path) -> No
     assert by_model.recheck_by == "model" and not judges_apart(by_model, 40)
 
 
+def test_the_halves_keep_each_pivots_rows_together() -> None:
+    pivots = [f"Pivot sentence {i % 50}." for i in range(200)]
+    half = halves(pivots)
+    assert 15 <= sum(half[:50]) <= 35  # about half of the 50 pivots
+    for i, pivot in enumerate(pivots):
+        assert half[i] == half[i % 50], pivot
+
+
 class _Lexicon:
     """A judge that knows which candidate translates which pivot: true rows score 1, others ~0.
 
