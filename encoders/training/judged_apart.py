@@ -94,7 +94,11 @@ def set_aside_apart(
             return found
     half = halves(pivots)
     steps = math.ceil(run_steps(config, rows) / 2)
-    apart = dataclasses.replace(config, max_steps=steps, seeds=1, **NOT_RECHECKED)
+    # A judge is not a model to keep: no selection on a suite's dev splits either.
+    apart = dataclasses.replace(
+        config, max_steps=steps, seeds=1, select_on="none", select_every=0, select_tasks=(),
+        **NOT_RECHECKED,
+    )  # fmt: skip
     set_aside: list[int] = []
     for n, side in enumerate((True, False)):
         trained_on = [i for i in range(rows) if half[i] == side]

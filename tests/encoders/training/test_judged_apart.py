@@ -146,3 +146,18 @@ def test_judging_apart_needs_a_share_to_judge_at(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="--recheck-false-accept < 1"):
         _config(tmp_path, recheck_false_accept=1.0)
+
+
+def test_the_judges_train_without_the_runs_dev_selection(tmp_path: Path) -> None:
+    pivots = [f"Pivot sentence {i}." for i in range(60)]
+    columns = {"anchor": pivots, "positive": [f"zdanie {i}" for i in range(60)]}
+    truth = {f"zdanie {i}": pivots[i] for i in range(60)}
+    seen: list[tuple[str, int]] = []
+
+    def train_half(config: TrainConfig, rows: dict[str, list[str]], place: SeedPlace) -> Any:
+        seen.append((config.select_on, config.select_every))
+        return _Lexicon(truth)
+
+    config = _config(tmp_path, min_steps=30, select_on="dev", select_every=5, suite="pl")
+    set_aside_apart(config, columns, pivots, train_half)
+    assert seen == [("none", 0), ("none", 0)]
