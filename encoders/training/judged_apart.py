@@ -55,8 +55,7 @@ def judges_apart(config: TrainConfig, rows: int) -> bool:
     """
     if config.recheck_by != "other-half" or config.recheck_false_accept >= 1.0:
         return False
-    epoch = math.ceil(rows / config.batch_size)
-    return config.max_steps > epoch or (config.max_steps < 0 and run_steps(config, rows) > epoch)
+    return run_steps(config, rows) > math.ceil(rows / config.batch_size)
 
 
 def run_steps(config: TrainConfig, rows: int) -> int:
@@ -99,19 +98,20 @@ def set_aside_apart(
         config, max_steps=steps, seeds=1, select_on="none", select_every=0, select_tasks=(),
         **NOT_RECHECKED,
     )  # fmt: skip
+    first = [i for i in range(rows) if half[i]]
+    second = [i for i in range(rows) if not half[i]]
+    # Both halves checked before either trains: a judge is not trained for nothing.
+    if min(len(first), len(second)) < max(config.batch_size, 2):
+        log.warning(
+            "rows judged apart: one half holds %d of %d rows, fewer than a batch of %d; "
+            "no row set aside",
+            min(len(first), len(second)),
+            rows,
+            config.batch_size,
+        )
+        return []
     set_aside: list[int] = []
-    for n, side in enumerate((True, False)):
-        trained_on = [i for i in range(rows) if half[i] == side]
-        judged = [i for i in range(rows) if half[i] != side]
-        if len(trained_on) < config.batch_size or len(judged) < 2:
-            log.warning(
-                "rows judged apart: one half holds %d of %d rows, fewer than a batch of %d; "
-                "no row set aside",
-                len(trained_on),
-                rows,
-                config.batch_size,
-            )
-            return []
+    for n, (trained_on, judged) in enumerate(((first, second), (second, first))):
         name = os.path.join(config.checkpoints, f"judge-{n}")
         place = SeedPlace(config.seed, name, name + "-checkpoints")
         model = train_half(

@@ -118,6 +118,23 @@ def test_a_half_smaller_than_a_batch_sets_nothing_aside(
     assert "fewer than a batch of 8" in caplog.text
 
 
+def test_no_judge_trains_where_the_second_half_is_smaller_than_a_batch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    everyone = [f"Pivot sentence {i}." for i in range(200)]
+    side = halves(everyone)
+    first = [p for p, s in zip(everyone, side, strict=True) if s]
+    second = [p for p, s in zip(everyone, side, strict=True) if not s]
+    pivots = first[:20] + second[:3]  # the first half a judge's worth, the second not
+    columns = {"anchor": pivots, "positive": [f"zdanie {i}" for i in range(len(pivots))]}
+
+    def train_half(*_: Any) -> Any:
+        raise AssertionError("no judge trains when the other half cannot be judged apart")
+
+    assert set_aside_apart(_config(tmp_path, min_steps=30), columns, pivots, train_half) == []
+    assert "one half holds 3 of 23 rows" in caplog.text
+
+
 def test_paramine_train_judges_apart_before_its_run_and_records_it(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:
