@@ -65,7 +65,7 @@ def prefilter(pairs: list[AlignedPair], options: PrefilterOptions, origins: Any)
     fn.start_bundle()
     out: list = []
     for start in range(0, len(pairs), BATCH_SIZE):
-        out.extend(fn.process(pairs[start : start + BATCH_SIZE]))
+        out.extend(fn.process_batch(pairs[start : start + BATCH_SIZE]))
     out.extend(fn.finish_bundle())
     profile: dict[str, int] = {}
     pending = []

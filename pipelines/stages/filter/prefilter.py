@@ -1,6 +1,6 @@
 """Prefilter: normalize pairs and drop those not worth encoding.
 
-pairs | "Batch" | "NormalizeAndFilter" ------------------------------> kept entries
+pairs (lists) | "NormalizeAndFilter" ------------------------------> kept entries
                         | pending --- "ResolvePending" (side profiles) --^   | "FirstOfDuplicates"
                         | line_checks figures -> "SideProfiles" ---------'         -> entries
                                                                    | "AsPairs" -> records (if asked)
@@ -11,6 +11,9 @@ before it worked as it does now (docs/results.md). So:
 
 - pairs come in batches, and the language check, the one costly rule,
   judges the new lines of a batch in one pass (``LanguageDetector.judge_many``);
+  the runner itself hands them over as lists (``FilterFn.process_batch``, a
+  batched DoFn), as it does to the books' counts: between the reader and
+  the judge no step is called once per pair;
 - a worker remembers the verdicts of the pairs it saw last: subtitles repeat
   "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
   it holds the first of each kept pair of a bundle too, so a repeat is
@@ -52,7 +55,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-from apache_beam import pvalue
+from apache_beam import pvalue, typehints
 from paramine.pipelines.core.accounting import DROPPED, Dropper, NoteTally
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.keep_first import KeepFirst
@@ -108,7 +111,8 @@ PREFILTER = Stage(
 
 
 #: Pairs normalized and checked together: the language check judges the
-#: new lines of a batch in one pass.
+#: new lines of a batch in one pass. The runner's lists (``FilterFn.process_batch``)
+#: are cut to this.
 BATCH_SIZE = 1024
 #: Pairs whose verdicts a worker remembers (some 15 MB); then it forgets them
 #: all, and the frequent ones come back first.
@@ -203,7 +207,18 @@ class FilterFn(beam.DoFn):
         self._figure_sets = {}
         self._firsts = {}
 
-    def process(self, batch: list[AlignedPair]) -> Iterator:
+    @beam.DoFn.yields_elements
+    def process_batch(self, pairs: list[AlignedPair]) -> Iterator:
+        for start in range(0, len(pairs), BATCH_SIZE):
+            yield from self._filter(pairs[start : start + BATCH_SIZE])
+
+    def get_input_batch_type(self, input_element_type: Any) -> Any:
+        # The runner hands the pairs over as lists, as many as it gathered
+        # (up to 4,096 where the reader is fused with this DoFn): no call per
+        # pair, and no BatchElements step before it.
+        return typehints.List[input_element_type]
+
+    def _filter(self, batch: list[AlignedPair]) -> Iterator:
         drops: dict[str, int] = {}
         value = self.origins.value
         firsts = self._firsts
@@ -386,14 +401,9 @@ class Prefilter(beam.PTransform):
 
     def expand(self, pairs: beam.PCollection) -> Prefiltered:
         register_coders()
-        filtered = (
-            pairs
-            | "Batch" >> beam.BatchElements(min_batch_size=BATCH_SIZE, max_batch_size=BATCH_SIZE)
-            | "NormalizeAndFilter"
-            >> beam.ParDo(FilterFn(self.options, self.origins)).with_outputs(
-                DROPPED, UNCHECKED, LINE_CHECKS, PENDING, SAMPLED, main="kept"
-            )
-        )
+        filtered = pairs | "NormalizeAndFilter" >> beam.ParDo(
+            FilterFn(self.options, self.origins)
+        ).with_outputs(DROPPED, UNCHECKED, LINE_CHECKS, PENDING, SAMPLED, main="kept")
         # The sides' figures as every pair left them, summed: what the pending
         # pairs are settled by (a side input: complete before any is settled).
         profile = filtered[LINE_CHECKS] | "SideProfiles" >> _SumFigures()

@@ -429,8 +429,10 @@ class TestFilterFn:
         self,
     ) -> None:
         fn = self.fn()
-        first = list(fn.process([aligned("Yes.", "Tak.", line=3), aligned("Yes. ", "Tak.", 1)]))
-        second = list(fn.process([aligned("Yes.", "Tak.", line=2, shard="t")]))
+        first = list(
+            fn.process_batch([aligned("Yes.", "Tak.", line=3), aligned("Yes. ", "Tak.", 1)])
+        )
+        second = list(fn.process_batch([aligned("Yes.", "Tak.", line=2, shard="t")]))
         assert self.kept(first) == self.kept(second) == []
         assert self.duplicates(first) == 1 and self.duplicates(second) == 1
         entries = self.held(fn)
@@ -445,8 +447,8 @@ class TestFilterFn:
     def test_a_full_table_goes_on_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(prefilter, "FIRSTS_SIZE", 2)
         fn = self.fn()
-        assert self.kept(list(fn.process([aligned("Yes.", "Tak.", 1)]))) == []
-        out = list(fn.process([aligned("No.", "Nie.", 2), aligned("No.", "Nie.", 3)]))
+        assert self.kept(list(fn.process_batch([aligned("Yes.", "Tak.", 1)]))) == []
+        out = list(fn.process_batch([aligned("No.", "Nie.", 2), aligned("No.", "Nie.", 3)]))
         assert sorted(k[:2] for k, _ in self.kept(out)) == [("No.", "Nie."), ("Yes.", "Tak.")]
         assert self.duplicates(out) == 1
         assert self.held(fn) == []
