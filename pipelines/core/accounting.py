@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-from apache_beam import pvalue, typehints
+from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.utils.windowed_value import WindowedValue
+from paramine.pipelines.core.batches import Rows
 from paramine.pipelines.core.tap import tap_for
 from paramine.pipelines.core.windows import in_global_window
 from paramine.schemas.run_counts import (
@@ -125,9 +126,8 @@ class DropTally:
 class NoteTally:
     """A note's figures summed over a bundle: ``(note, key, n)`` count rows at the bundle's end.
 
-    For a DoFn that notes something of many elements (the lines a check could
-    not judge): it calls ``add`` as it goes and yields ``flush(tag)`` from its
-    ``finish_bundle``, on an output whose rows join the run's counts.
+    For a DoFn that notes something of many elements (lines a check could not
+    judge): ``add`` as it goes, ``flush(tag)`` from ``finish_bundle``.
     """
 
     def __init__(self, note: str) -> None:
@@ -153,11 +153,10 @@ class NoteTally:
 class _CountOut(beam.DoFn):
     """Counts a bundle's elements into one ``(book, key, n)`` row, emitted at the bundle's end.
 
-    The elements come in the runner's lists (a batched DoFn). A row per bundle
-    rather than a combine per count: every count of a run is summed once, in
-    ``GatherCounts``. It also tells a local run's progress what the stage let
-    out, every ``REPORT_EVERY`` elements and at the end of each bundle, when
-    the count is flushed: a worker process may stop right after its last bundle.
+    A row per bundle, not a combine per count: every count is summed once, in
+    ``GatherCounts``. The reader's ``Rows`` are counted whole (``core.batches``).
+    A local run's progress hears what the stage let out every ``REPORT_EVERY``
+    elements and at each bundle's end (a worker may stop after its last bundle).
 
     Args:
         book: The stage (or note) the row belongs to.
@@ -189,10 +188,17 @@ class _CountOut(beam.DoFn):
     def start_bundle(self) -> None:
         self._n = self._unreported = 0
 
+    def process(self, element: Any) -> Iterator[int]:
+        return self._add(1 if self.weight is None else self.weight(element))
+
     @beam.DoFn.yields_elements
-    def process_batch(self, batch: list) -> Iterator[int]:
-        weight = self.weight
-        n = len(batch) if weight is None else sum(weight(e) for e in batch)
+    def process_batch(self, rows: Rows) -> Iterator[int]:
+        return self._add(len(rows) if self.weight is None else sum(map(self.weight, rows)))
+
+    def get_input_batch_type(self, input_element_type: Any) -> Any:
+        return Rows  # the reader's, as they are; single elements stay single
+
+    def _add(self, n: int) -> Iterator[int]:
         self._n += n
         if self.progress:
             self._unreported += n
@@ -200,11 +206,6 @@ class _CountOut(beam.DoFn):
                 tap_for(self.progress).add_out(self.book, self.unit, self._unreported)
                 self._unreported = 0
         return iter(())
-
-    def get_input_batch_type(self, input_element_type: Any) -> Any:
-        # The runner gathers the elements into lists (up to 4,096): the books
-        # cost a call a list, not a call an element, on every stage.
-        return typehints.List[input_element_type]
 
     def finish_bundle(self) -> Iterator[WindowedValue]:
         if self.progress:

@@ -11,9 +11,9 @@ before it worked as it does now (docs/results.md). So:
 
 - pairs come in batches, and the language check, the one costly rule,
   judges the new lines of a batch in one pass (``LanguageDetector.judge_many``);
-  the runner itself hands them over as lists (``FilterFn.process_batch``, a
-  batched DoFn), as it does to the books' counts: between the reader and
-  the judge no step is called once per pair;
+  the reader hands them over as they are read, a thousand to a ``Rows``
+  (``core.batches``: Beam's batched DoFns), to this stage's DoFn and to the
+  books' counts: between the reader and the judge no step is called per pair;
 - a worker remembers the verdicts of the pairs it saw last: subtitles repeat
   "Yes." / "Tak." tens of thousands of times, and a repeat costs a lookup;
   it holds the first of each kept pair of a bundle too, so a repeat is
@@ -55,8 +55,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-from apache_beam import pvalue, typehints
+from apache_beam import pvalue
 from paramine.pipelines.core.accounting import DROPPED, Dropper, NoteTally
+from paramine.pipelines.core.batches import Rows
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.keep_first import KeepFirst
 from paramine.pipelines.core.origins import DedupKey, Origins
@@ -208,15 +209,14 @@ class FilterFn(beam.DoFn):
         self._firsts = {}
 
     @beam.DoFn.yields_elements
-    def process_batch(self, pairs: list[AlignedPair]) -> Iterator:
+    def process_batch(self, pairs: Rows) -> Iterator:
         for start in range(0, len(pairs), BATCH_SIZE):
             yield from self._filter(pairs[start : start + BATCH_SIZE])
 
     def get_input_batch_type(self, input_element_type: Any) -> Any:
-        # The runner hands the pairs over as lists, as many as it gathered
-        # (up to 4,096 where the reader is fused with this DoFn): no call per
-        # pair, and no BatchElements step before it.
-        return typehints.List[input_element_type]
+        # The reader's Rows as it yields them; a caller's pairs gathered into
+        # Rows by the runner (up to 4,096): no call per pair, no BatchElements.
+        return Rows
 
     def _filter(self, batch: list[AlignedPair]) -> Iterator:
         drops: dict[str, int] = {}

@@ -15,12 +15,13 @@ million and a thousand rows of evidence, not a million rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.combiners import TopCombineFn
 from paramine.pipelines.core.accounting import DROPPED, Dropper, progress_file
+from paramine.pipelines.core.batches import Rows
 from paramine.pipelines.core.coders import register_coders
 from paramine.pipelines.core.tap import Tap, tap_for
 from paramine.pipelines.formats import ReaderOptions, Repair, Shard, read_shard, split_shard
@@ -36,6 +37,8 @@ READ_BITEXT = Stage(
 )
 
 REJECTED = "rejected"
+#: Pairs a ``Rows`` of the reader's output holds.
+ROWS = 1024
 #: Stage name of the repair rows, beside the ledger stages: a repaired pair
 #: is kept (and counted as kept by ``read``), so repairs are no drops.
 REPAIRS_STAGE = REPAIRS
@@ -77,7 +80,12 @@ class _SplitShardFn(beam.DoFn):
 
 
 class _ReadShardFn(beam.DoFn):
-    """Reads one shard (or span); counts its pairs and bytes into ``progress``, if any."""
+    """Reads one shard (or span); counts its pairs and bytes into ``progress``, if any.
+
+    Its outputs are ``Rows`` (``core.batches``): the pairs a thousand at a
+    time, which the Prefilter's DoFn and the books take as they are, and the
+    span's drops (summed per reason), rejects and repairs at its end.
+    """
 
     def __init__(self, options: ReaderOptions, progress: str = "") -> None:
         self.options = options
@@ -85,43 +93,61 @@ class _ReadShardFn(beam.DoFn):
         self.drop = Dropper(READ_BITEXT)
         self._repair_counters: dict[str, object] = {}
 
+    @beam.DoFn.yields_batches
     def process(self, shard: Shard) -> Iterator:
         with tap_for(self.progress).reading() as tap:
             yield from self._read(shard, tap)
+
+    def get_output_batch_type(self, input_element_type: Any) -> Any:
+        return Rows
+
+    def infer_output_type(self, input_type: Any) -> Any:
+        return AlignedPair
 
     def _read(self, shard: Shard, tap: Tap) -> Iterator:
         limit = self.options.max_rejects_per_reason
         # The first `limit` rejections of each reason in this span; the rest
         # are counted only. Trimmed at twice the limit: memory stays bounded
-        # whatever the order a reader yields in.
+        # whatever the order a reader yields in. Without a limit, every one
+        # goes out, a thousand at a time.
         first: dict[str, list[Rejected]] = {}
-        unreported = 0
+        dropped: dict[str, int] = {}
+        repaired: dict[str, int] = {}
+        pairs, rejects = Rows(), Rows()
         for result in read_shard(shard, self.options):
             if isinstance(result, AlignedPair):
-                # The progress hears of pairs a few hundred at a time: a
-                # report per pair took a lock per pair.
-                unreported += 1
-                if unreported == 256:
-                    tap.add(pairs=unreported)
-                    unreported = 0
-                yield result
+                pairs.append(result)
+                if len(pairs) == ROWS:
+                    # The progress hears of pairs a thousand at a time: a
+                    # report per pair took a lock per pair.
+                    tap.add(pairs=ROWS)
+                    yield pairs
+                    pairs = Rows()
             elif isinstance(result, Repair):
                 self._count_repair(result.reason)
-                yield beam.pvalue.TaggedOutput(REPAIRS, (result.reason, 1))
+                repaired[result.reason] = repaired.get(result.reason, 0) + 1
             else:
-                yield self.drop(result.reason)
-                if not limit:
-                    yield beam.pvalue.TaggedOutput(REJECTED, result)
-                    continue
-                rows = first.setdefault(result.reason, [])
+                dropped[result.reason] = dropped.get(result.reason, 0) + 1
+                rows = first.setdefault(result.reason, []) if limit else rejects
                 rows.append(result)
-                if len(rows) >= 2 * limit:
+                if not limit and len(rejects) == ROWS:
+                    yield beam.pvalue.TaggedOutput(REJECTED, rejects)
+                    rejects = Rows()
+                elif limit and len(rows) >= 2 * limit:
                     rows.sort(key=reject_order)
                     del rows[limit:]
-        tap.add(pairs=unreported)
+        tap.add(pairs=len(pairs))
+        if pairs:
+            yield pairs
         for rows in first.values():
-            for row in sorted(rows, key=reject_order)[:limit]:
-                yield beam.pvalue.TaggedOutput(REJECTED, row)
+            rejects.extend(sorted(rows, key=reject_order)[:limit])
+        if rejects:
+            yield beam.pvalue.TaggedOutput(REJECTED, rejects)
+        if dropped:
+            drops = Rows(self.drop(reason, n).value for reason, n in dropped.items())
+            yield beam.pvalue.TaggedOutput(DROPPED, drops)
+        if repaired:
+            yield beam.pvalue.TaggedOutput(REPAIRS, Rows(repaired.items()))
 
     def finish_bundle(self) -> None:
         # The launcher's bar gets the last counts before the run ends.
@@ -135,13 +161,9 @@ class _ReadShardFn(beam.DoFn):
         counter.inc()  # type: ignore[attr-defined]
 
     def __getstate__(self) -> dict:
-        # Counters are per worker; they are made again after unpickling.
-        return {
-            "options": self.options,
-            "progress": self.progress,
-            "drop": self.drop,
-            "_repair_counters": {},
-        }
+        # Counters are per worker; they are made again after unpickling. The
+        # rest goes too: Beam's batch converters are set on the DoFn.
+        return {**self.__dict__, "_repair_counters": {}}
 
 
 class ReadBitext(beam.PTransform):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import apache_beam as beam
 import pytest
@@ -16,6 +17,7 @@ from paramine.pipelines.core.accounting import (
     _CountOut,
     counts_from_rows,
 )
+from paramine.pipelines.core.batches import Rows
 from paramine.schemas.run_counts import StageCounts
 from paramine.schemas.stages import ALIGNED_PAIR, Stage
 
@@ -26,31 +28,37 @@ class TestCountBooks:
         rows = []
         for bundle in (["a", "b"], [], ["c"]):
             count.start_bundle()
-            list(count.process_batch(bundle))
+            for element in bundle:
+                list(count.process(element))
             rows += [row.value for row in count.finish_bundle()]
         assert rows == [("s", KEPT, 2), ("s", KEPT, 0), ("s", KEPT, 1)]
 
-    def test_a_list_counts_as_its_elements_or_their_weights(self) -> None:
+    def test_rows_count_as_their_elements_or_their_weights(self) -> None:
         plain = _CountOut("s", KEPT, "pair")
         weighed = _CountOut("s", KEPT, "candidate", weight=len)
         for count in (plain, weighed):
             count.start_bundle()
-            list(count.process_batch(["ab", "c"]))
-            list(count.process_batch(["def"]))
-            list(count.process_batch([]))
+            list(count.process_batch(Rows(["ab", "c"])))
+            list(count.process("def"))
+            list(count.process_batch(Rows()))
         assert [row.value for row in plain.finish_bundle()] == [("s", KEPT, 3)]
         assert [row.value for row in weighed.finish_bundle()] == [("s", KEPT, 6)]
 
     @pytest.mark.pipeline
-    def test_the_runner_hands_the_books_lists(self) -> None:
-        # The count defines no per-element call: the run only passes if the
-        # runner gathered what the FlatMap lets out into lists for it.
+    def test_rows_reach_the_books_whole_and_single_elements_stay_single(self) -> None:
+        # The count fails on a single element after a step that yields Rows,
+        # and on Rows after one that yields single elements.
         with TestPipeline(runner="FnApiRunner") as p:
-            words = p | beam.Create(["a b c", "d e"]) | beam.FlatMap(str.split)
-            rows = words | beam.ParDo(_ListsOnly("s", KEPT, "word"))
-            assert_that(
-                rows | beam.Map(lambda row: row[2]) | beam.CombineGlobally(sum), equal_to([5])
-            )
+            lines = p | beam.Create(["a b c", "d e"])
+            words = lines | "Rows" >> beam.ParDo(_WordRows())
+            rows = words | "CountRows" >> beam.ParDo(_Only(Rows, "s", KEPT, "word"))
+            single = lines | "Split" >> beam.FlatMap(str.split)
+            singles = single | "CountSingle" >> beam.ParDo(_Only(str, "s", KEPT, "word"))
+            for label, counted in (("Rows", rows), ("Single", singles)):
+                total = counted | f"N{label}" >> beam.Map(lambda row: row[2])
+                assert_that(
+                    total | f"Sum{label}" >> beam.CombineGlobally(sum), equal_to([5]), label
+                )
 
     @pytest.mark.pipeline
     def test_gathered_rows_are_summed_and_every_book_is_opened(self) -> None:
@@ -74,10 +82,32 @@ class TestCountBooks:
             assert_that(gathered, check)
 
 
-class _ListsOnly(_CountOut):
-    """A count that fails unless the runner hands it Python lists of the elements."""
+class _WordRows(beam.DoFn):
+    """Each line's words as one ``Rows``, as the reader yields its pairs."""
+
+    @beam.DoFn.yields_batches
+    def process(self, line: str) -> Iterator[Rows]:
+        yield Rows(line.split())
+
+    def get_output_batch_type(self, input_element_type: object) -> type:
+        return Rows
+
+    def infer_output_type(self, input_type: object) -> type:
+        return str
+
+
+class _Only(_CountOut):
+    """A count that takes only ``kind``: ``Rows`` whole, or single elements."""
+
+    def __init__(self, kind: type, *args: Any) -> None:
+        super().__init__(*args)
+        self.kind = kind
+
+    def process(self, element: str) -> Iterator[int]:
+        assert self.kind is str, f"{element!r} counted alone"
+        return super().process(element)
 
     @beam.DoFn.yields_elements
-    def process_batch(self, batch: list) -> Iterator[int]:
-        assert isinstance(batch, list), batch
-        return super().process_batch(batch)
+    def process_batch(self, rows: Rows) -> Iterator[int]:
+        assert self.kind is Rows and type(rows) is Rows, f"{rows!r} counted as a batch"
+        return super().process_batch(rows)
