@@ -58,13 +58,17 @@ class TestRejectCap:
             assert_that(lines, equal_to([("blank_line", n) for n in range(2, 12)]), label="Written")
 
     @pytest.mark.pipeline
-    def test_zero_keeps_every_row(self, tmp_path: Path) -> None:
-        path = blank_lines_tsv(tmp_path / "blank.tsv", 30)
+    @pytest.mark.parametrize("blanks", [30, 2500])
+    def test_zero_keeps_every_row(self, tmp_path: Path, blanks: int) -> None:
+        # 2,500: the reader sends unlimited rejects on a thousand at a time.
+        path = blank_lines_tsv(tmp_path / "blank.tsv", blanks)
         shards = resolve_inputs([str(path)], "en", "pl")
         with TestPipeline(runner="FnApiRunner") as pipeline:
             read = pipeline | ReadBitext(shards, ReaderOptions(max_rejects_per_reason=0))
             lines = read.rejected | beam.Map(lambda r: r.line)
-            assert_that(lines, equal_to(list(range(2, 32))))
+            assert_that(lines, equal_to(list(range(2, blanks + 2))))
+            dropped = read.dropped | beam.CombinePerKey(sum)
+            assert_that(dropped, equal_to([("blank_line", blanks)]), label="Counted")
 
     @pytest.mark.pipeline
     def test_mine_counts_every_reject_and_writes_the_cap(
