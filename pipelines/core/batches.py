@@ -34,7 +34,9 @@ class _RowsConverter(BatchConverter):
     """Beam's view of ``Rows`` for any record type."""
 
     @staticmethod
-    @BatchConverter.register(name="paramine_rows")
+    # Named by the module, so that a copy imported under another name (the
+    # source tree on sys.path) registers its own Rows rather than failing.
+    @BatchConverter.register(name=f"{__name__}.Rows")
     def from_typehints(element_type: Any, batch_type: Any) -> _RowsConverter:
         if batch_type is not Rows:
             raise TypeError(f"{batch_type!r} is not Rows")

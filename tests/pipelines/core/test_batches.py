@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from apache_beam import typehints
 from apache_beam.typehints.batch import BatchConverter
 from paramine.pipelines.core.batches import RECORD_BYTES, Rows
 from paramine.schemas.records import AlignedPair
+
+from tests.paths import ROOT
 
 
 @pytest.mark.parametrize(
@@ -36,3 +41,19 @@ def test_other_batch_types_are_left_to_beam() -> None:
     converter = BatchConverter.from_typehints(element_type=int, batch_type=typehints.List[int])
     assert converter.produce_batch([1, 2]) == [1, 2]
     assert type(converter.produce_batch([1, 2])) is not Rows
+
+
+def test_a_second_copy_under_another_name_registers_its_own_rows() -> None:
+    # With the source tree on sys.path, `pipelines.core.batches` is a second
+    # module beside the package's: each finds its own Rows, neither fails.
+    script = (
+        "import sys; import paramine.pipelines.core.batches as a; sys.path.insert(0, '.');"
+        " import pipelines.core.batches as b;"
+        " from apache_beam.typehints.batch import BatchConverter as C;"
+        " print(*(type(C.from_typehints(element_type=str, batch_type=m.Rows)).__module__"
+        " for m in (a, b)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["paramine.pipelines.core.batches", "pipelines.core.batches"]
