@@ -1,6 +1,6 @@
 """Prefilter: normalize pairs and drop those not worth encoding.
 
-pairs (lists) | "NormalizeAndFilter" ------------------------------> kept entries
+pairs (Rows) | "NormalizeAndFilter" -------------------------------> kept entries
                         | pending --- "ResolvePending" (side profiles) --^   | "FirstOfDuplicates"
                         | line_checks figures -> "SideProfiles" ---------'         -> entries
                                                                    | "AsPairs" -> records (if asked)
@@ -112,8 +112,8 @@ PREFILTER = Stage(
 
 
 #: Pairs normalized and checked together: the language check judges the
-#: new lines of a batch in one pass. The runner's lists (``FilterFn.process_batch``)
-#: are cut to this.
+#: new lines of a batch in one pass. The ``Rows`` the DoFn is handed
+#: (``FilterFn.process_batch``) are cut to this.
 BATCH_SIZE = 1024
 #: Pairs whose verdicts a worker remembers (some 15 MB); then it forgets them
 #: all, and the frequent ones come back first.
